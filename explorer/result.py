@@ -1,0 +1,183 @@
+"""TokenScores: the one type that carries a scored or generated sequence to every view.
+
+Numpy only (no torch): the engine fills it, exporters, renderers and the UI read it.
+Position i scores token `token_ids[i]` given `token_ids[:i]`; unscored positions
+(position 0 of a prompt, or prompt positions when only the output was asked for)
+hold NaN logprob/entropy and rank 0. Units: natural log, entropy in nats.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+FORMAT_VERSION = 1
+
+
+@dataclass(eq=False)
+class TokenScores:
+    model: str
+    token_ids: np.ndarray  # (n,) int64
+    token_bytes: list[bytes]  # n raw byte strings; their concatenation is the UTF-8 text
+    n_prompt: int  # tokens [0, n_prompt) are prompt, the rest were generated
+    logprobs: np.ndarray  # (n,) float32, logprob of the actual token; NaN where unscored
+    ranks: np.ndarray  # (n,) int64, 1-based count of entries >= the actual; 0 where unscored
+    entropy: np.ndarray  # (n,) float32, nats; NaN where unscored
+    top_ids: np.ndarray  # (n, K) int64, descending logprob; -1 padding where a row has fewer
+    top_logprobs: np.ndarray  # (n, K) float32; -inf padding
+    pieces: dict[int, bytes]  # raw bytes of every id in token_ids and top_ids (all ids for k=-1)
+    mode: str = "raw"  # "raw": the model's distribution; "processed": after the sampler
+    sampler: dict = field(default_factory=dict)  # the settings that produced it
+    prompt_k: int | None = None  # k asked for prompt positions; None: prompt not scored; -1: full
+    output_k: int | None = None  # k asked for generated positions; None: not generated
+    finish_reason: str | None = None  # "stop" | "length" for generations
+    output_text: str | None = None  # generated text when a stop string cut it; else derived
+    full_logprobs: np.ndarray | None = None  # (n, V) float32 in vocabulary order, for k=-1
+    vocab_size: int = 0
+
+    # ---- derived values -------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def scored(self) -> np.ndarray:
+        """(n,) bool: positions that carry numbers."""
+        return ~np.isnan(self.logprobs)
+
+    @property
+    def probs(self) -> np.ndarray:
+        """(n,) probability of the actual token; NaN where unscored."""
+        return np.exp(self.logprobs)
+
+    @property
+    def surprisal_bits(self) -> np.ndarray:
+        """(n,) -log2 p of the actual token, in bits."""
+        return -self.logprobs / math.log(2)
+
+    @property
+    def total_logprob(self) -> float:
+        """Sum of the scored positions' logprobs (nats)."""
+        return float(np.nansum(self.logprobs.astype(np.float64)))
+
+    @property
+    def mean_logprob(self) -> float:
+        k = int(self.scored.sum())
+        return self.total_logprob / k if k else float("nan")
+
+    @property
+    def perplexity(self) -> float:
+        """exp(-mean logprob) over the scored positions."""
+        m = self.mean_logprob
+        return math.exp(-m) if not math.isnan(m) else float("nan")
+
+    @property
+    def cumulative_logprob(self) -> float | None:
+        """Sum of the generated tokens' logprobs (vLLM's `cumulative_logprob`)."""
+        if self.output_k is None:
+            return None
+        return float(np.sum(self.logprobs[self.n_prompt :].astype(np.float64)))
+
+    @cached_property
+    def token_text(self) -> list[str]:
+        """Per token, the characters it completes: a character split over tokens sits on its last token."""
+        dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        last = len(self.token_bytes) - 1
+        return [dec.decode(b, final=(i == last)) for i, b in enumerate(self.token_bytes)]
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """(n,) character offset of each token's text from the start of the whole text."""
+        lengths = [len(t) for t in self.token_text]
+        return np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if lengths else np.zeros(0, np.int64)
+
+    @property
+    def prompt_text(self) -> str:
+        return "".join(self.token_text[: self.n_prompt])
+
+    @property
+    def completion_text(self) -> str:
+        if self.output_text is not None:
+            return self.output_text
+        return "".join(self.token_text[self.n_prompt :])
+
+    @property
+    def text(self) -> str:
+        return self.prompt_text + self.completion_text
+
+    def top_k(self, pos: int) -> int:
+        """The k asked for at this position (-1: full vocabulary; 0 when none)."""
+        k = self.prompt_k if pos < self.n_prompt else self.output_k
+        return 0 if k is None else k
+
+    # ---- JSON round trip --------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """A JSON-safe dict (no NaN/Infinity: unscored numbers are null, -inf is -9999.0)."""
+        def num(a):
+            return [None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x)) for x in a.tolist()]
+
+        d = {
+            "format": "logprob-explorer/token-scores",
+            "version": FORMAT_VERSION,
+            "model": self.model,
+            "mode": self.mode,
+            "sampler": self.sampler,
+            "n_prompt": self.n_prompt,
+            "prompt_k": self.prompt_k,
+            "output_k": self.output_k,
+            "finish_reason": self.finish_reason,
+            "output_text": self.output_text,
+            "vocab_size": self.vocab_size,
+            "token_ids": self.token_ids.tolist(),
+            "token_bytes": [b.hex() for b in self.token_bytes],
+            "token_text": self.token_text,
+            "text_offset": self.offsets.tolist(),
+            "logprobs": num(self.logprobs),
+            "ranks": self.ranks.tolist(),
+            "entropy": num(self.entropy),
+            "top_ids": self.top_ids.tolist(),
+            "top_logprobs": [num(row) for row in self.top_logprobs],
+            "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())},
+        }
+        if self.full_logprobs is not None:
+            d["full_logprobs_f32_b64"] = base64.b64encode(self.full_logprobs.astype("<f4").tobytes()).decode()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TokenScores":
+        def arr(values, dtype):
+            a = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+            a[a == -9999.0] = -np.inf
+            return a.astype(dtype)
+
+        n = len(d["token_ids"])
+        top_ids = np.array(d["top_ids"], dtype=np.int64).reshape(n, -1)
+        top_lp = np.array([arr(r, np.float32) for r in d["top_logprobs"]], dtype=np.float32).reshape(top_ids.shape)
+        full = None
+        if "full_logprobs_f32_b64" in d:
+            full = np.frombuffer(base64.b64decode(d["full_logprobs_f32_b64"]), dtype="<f4").reshape(n, -1).copy()
+        return cls(
+            model=d["model"],
+            token_ids=np.array(d["token_ids"], dtype=np.int64),
+            token_bytes=[bytes.fromhex(h) for h in d["token_bytes"]],
+            n_prompt=d["n_prompt"],
+            logprobs=arr(d["logprobs"], np.float32),
+            ranks=np.array(d["ranks"], dtype=np.int64),
+            entropy=arr(d["entropy"], np.float32),
+            top_ids=top_ids,
+            top_logprobs=top_lp,
+            pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},
+            mode=d["mode"],
+            sampler=d["sampler"],
+            prompt_k=d["prompt_k"],
+            output_k=d["output_k"],
+            finish_reason=d["finish_reason"],
+            output_text=d["output_text"],
+            full_logprobs=full,
+            vocab_size=d["vocab_size"],
+        )

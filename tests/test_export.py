@@ -1,0 +1,157 @@
+"""Exporters: golden JSON for every shape, and the checks of section 7 of the shapes reference on real outputs."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openai.types.chat import ChatCompletion
+
+from explorer.engine import generate, score_text
+from explorer.export import FORMATS, dumps, export, openai_chat, openai_completion, vllm, vllm_offline
+from explorer.export.native import full_vocab_npy
+from explorer.result import TokenScores
+from explorer.settings import SamplerSettings
+from tests.reference import ref_logprobs
+from tests.samples import generated_chat, scored_prompt
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES = {
+    "scored": (scored_prompt, ["openai-completion", "vllm", "vllm-offline", "native"]),
+    "chat": (generated_chat, ["openai-completion", "openai-chat", "vllm", "vllm-offline", "native"]),
+}
+
+
+def _fixed(body: dict) -> dict:
+    for key, val in (("id", "x"), ("created", 1)):
+        if key in body:
+            body[key] = val
+    return body
+
+
+@pytest.mark.parametrize(("case", "fmt"), [(c, f) for c, (_, fmts) in CASES.items() for f in fmts])
+def test_golden(case, fmt):
+    body = _fixed(export(fmt, CASES[case][0]()))
+    path = GOLDEN / f"{case}.{fmt}.json"
+    text = json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"{path.name} changed (UPDATE_GOLDEN=1 rewrites it after review)"
+
+
+def test_native_round_trip(gpt2):
+    for r in [scored_prompt(), generated_chat(), score_text(gpt2, "fox 🦊", k=-1)]:
+        d = json.loads(dumps(r.to_dict()))
+        back = TokenScores.from_dict(d)
+        assert back.to_dict() == d
+        assert back.token_bytes == r.token_bytes and back.pieces == r.pieces
+        np.testing.assert_array_equal(back.top_logprobs, r.top_logprobs)
+        if r.full_logprobs is not None:
+            np.testing.assert_array_equal(back.full_logprobs, r.full_logprobs)
+
+
+# ---- section 7 checks, on real model outputs -------------------------------------------
+
+def check_completion_logprobs(lp: dict, k: int, echo: bool) -> None:
+    n = len(lp["tokens"])
+    assert len(lp["token_logprobs"]) == len(lp["top_logprobs"]) == len(lp["text_offset"]) == n
+    for i in range(n):
+        if echo and i == 0:
+            assert lp["token_logprobs"][0] is None and lp["top_logprobs"][0] is None
+            continue
+        assert lp["token_logprobs"][i] is not None
+        top = lp["top_logprobs"][i]
+        assert top[lp["tokens"][i]] == lp["token_logprobs"][i]
+        assert len(top) <= k + 1
+
+
+def check_prompt_logprobs(entries: list, ids: list[int], k: int) -> None:
+    assert entries[0] is None and len(entries) == len(ids)
+    for pos in range(1, len(ids)):
+        e = entries[pos]
+        keys = list(e)
+        assert keys[0] == str(ids[pos])
+        actual = e[keys[0]]
+        if k == -1:
+            continue
+        assert len(keys) == (k + 1 if actual["rank"] > k else k)
+        others = sorted(v["rank"] for key, v in e.items() if key != keys[0])
+        expected = [r for r in range(1, k + 1) if not (actual["rank"] <= k and r == actual["rank"])]
+        assert others == expected
+        best = max(e.values(), key=lambda v: v["logprob"])
+        assert best["rank"] == 1
+
+
+def test_completion_echo_and_vllm_checks(engine):
+    k = 3
+    r = score_text(engine, "The quick brown fox 🦊 jumps.", k=k)
+    body = json.loads(dumps(openai_completion.export(r)))
+    check_completion_logprobs(body["choices"][0]["logprobs"], k, echo=True)
+    ids = r.token_ids.tolist()
+    v = json.loads(dumps(vllm.export(r)))
+    check_prompt_logprobs(v["choices"][0]["prompt_logprobs"], ids, k)
+    assert v["choices"][0]["prompt_token_ids"] == ids
+    assert v["usage"]["prompt_tokens"] == len(ids)
+    # numbers agree with an independent computation
+    lp = ref_logprobs(engine.model, ids)
+    for pos in range(1, len(ids)):
+        for key, val in v["choices"][0]["prompt_logprobs"][pos].items():
+            assert abs(val["logprob"] - float(lp[pos - 1, int(key)])) < 1e-4
+
+
+def test_full_vocab_prompt_logprobs(gpt2):
+    r = score_text(gpt2, "fox jumps", k=-1)
+    v = json.loads(dumps(vllm.export(r)))
+    ids = r.token_ids.tolist()
+    entries = v["choices"][0]["prompt_logprobs"]
+    check_prompt_logprobs(entries, ids, -1)
+    for e in entries[1:]:
+        assert len(e) == gpt2.vocab_size
+        assert math.isclose(sum(math.exp(x["logprob"]) for x in e.values()), 1.0, rel_tol=1e-3)
+    blob = full_vocab_npy(r)
+    assert len(blob) - 128 == 2 * gpt2.vocab_size * (r.n - 1)
+
+
+def test_chat_body_validates_and_bytes_join(gpt2):
+    ids = gpt2.encode_chat([{"role": "user", "content": "Emoji: 👋🙂 東京"}])
+    for k in (0, 4):
+        results = generate(gpt2, ids, SamplerSettings(max_tokens=15, temperature=1.0, seed=7, logprobs=k, n=2))
+        body = json.loads(dumps(openai_chat.export(results, top_logprobs=k)))
+        ChatCompletion.model_validate(body)
+        for ch in body["choices"]:
+            content = ch["logprobs"]["content"]
+            assert b"".join(bytes(e["bytes"]) for e in content) == ch["message"]["content"].encode()
+            for e in content:
+                tl = [t["logprob"] for t in e["top_logprobs"]]
+                assert tl == sorted(tl, reverse=True) and len(tl) == k
+            assert ch["logprobs"]["refusal"] is None and "tokens" not in ch["logprobs"]
+
+
+def test_chat_without_top_logprobs_gives_empty_lists(gpt2):
+    r = generate(gpt2, gpt2.encode("Hi"), SamplerSettings(max_tokens=4, temperature=0))
+    body = openai_chat.export(r, logprobs=True, top_logprobs=0)
+    assert all(e["top_logprobs"] == [] for e in body["choices"][0]["logprobs"]["content"])
+
+
+def test_vllm_offline_shape(gpt2):
+    s = SamplerSettings(max_tokens=6, temperature=0.9, seed=2, logprobs=2, prompt_logprobs=2, n=2)
+    results = generate(gpt2, gpt2.encode("The lazy dog"), s)
+    body = json.loads(dumps(vllm_offline.export(results)))
+    assert set(body) >= {"prompt", "prompt_token_ids", "prompt_logprobs", "outputs"}
+    check_prompt_logprobs(body["prompt_logprobs"], body["prompt_token_ids"], 2)
+    for out, r in zip(body["outputs"], results):
+        assert out["token_ids"] == r.token_ids[r.n_prompt:].tolist()
+        for tid, e in zip(out["token_ids"], out["logprobs"]):
+            assert list(e)[0] == str(tid) and len(e) in (2, 3)
+        assert math.isclose(out["cumulative_logprob"], sum(e[str(t)]["logprob"] for t, e in zip(out["token_ids"], out["logprobs"])), abs_tol=1e-3)
+
+
+def test_every_format_is_strict_json(gpt2):
+    r = generate(gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=5, temperature=0.5, top_k=3, seed=1, mode="processed", prompt_logprobs=3))
+    for fmt in FORMATS:
+        text = dumps(export(fmt, r))
+        json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))

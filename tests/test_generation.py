@@ -1,0 +1,140 @@
+"""Generation: raw logprobs equal a scoring pass and HF's compute_transition_scores; sampler checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.engine import Done, generate, score_ids, stream
+from explorer.errors import ExplorerError
+from explorer.settings import SamplerSettings
+from tests.reference import assert_matches_reference, ref_logprobs
+
+
+def _gen(engine, prompt="The capital of", **kw):
+    kw.setdefault("max_tokens", 12)
+    return generate(engine, engine.encode(prompt), SamplerSettings(**kw))
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_raw_generation_equals_scoring(engine, temperature):
+    r = _gen(engine, temperature=temperature, seed=3, logprobs=5, top_k=50, top_p=0.9)[0]
+    assert r.n > r.n_prompt
+    lp = ref_logprobs(engine.model, r.token_ids.tolist())
+    assert_matches_reference(r, lp, range(r.n_prompt, r.n))
+    rescored = score_ids(engine, r.token_ids.tolist(), k=5)
+    np.testing.assert_allclose(r.logprobs[r.n_prompt:], rescored.logprobs[r.n_prompt:], atol=1e-4)
+
+
+def test_matches_compute_transition_scores(gpt2):
+    ids = gpt2.encode("The quick brown")
+    r = generate(gpt2, ids, SamplerSettings(max_tokens=10, temperature=0, logprobs=1))[0]
+    x = torch.tensor([ids])
+    out = gpt2.model.generate(x, max_new_tokens=r.n - r.n_prompt, do_sample=False, output_logits=True,
+                              return_dict_in_generate=True, eos_token_id=None, pad_token_id=0)
+    hf = gpt2.model.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)[0]
+    assert out.sequences[0].tolist() == r.token_ids.tolist()
+    np.testing.assert_allclose(r.logprobs[r.n_prompt:], hf.numpy(), atol=1e-4)
+
+
+def test_processed_mode_matches_hf_scores(gpt2):
+    s = SamplerSettings(max_tokens=8, temperature=0.7, top_k=20, top_p=0.8, seed=5, logprobs=3, mode="processed")
+    r = generate(gpt2, gpt2.encode("The lazy"), s)[0]
+    assert r.mode == "processed"
+    # processed numbers: temperature/top-k/top-p applied by the same steps transformers uses
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    warp = LogitsProcessorList([TemperatureLogitsWarper(0.7), TopKLogitsWarper(20), TopPLogitsWarper(0.8)])
+    with torch.no_grad():
+        logits = gpt2.model(torch.tensor([r.token_ids.tolist()])).logits[0].float()
+    for pos in range(r.n_prompt, r.n):
+        ids = torch.tensor([r.token_ids[:pos].tolist()])
+        lp = torch.log_softmax(warp(ids, logits[pos - 1 : pos].clone()), -1)[0]
+        assert abs(float(lp[r.token_ids[pos]]) - r.logprobs[pos]) < 1e-4
+        assert int((lp >= lp[r.token_ids[pos]]).sum()) == r.ranks[pos]
+        assert r.ranks[pos] <= 20  # a sampled token survived the filters
+
+
+def test_same_seed_same_tokens(engine):
+    a = _gen(engine, temperature=1.0, seed=42, n=2)
+    b = _gen(engine, temperature=1.0, seed=42, n=2)
+    assert [r.token_ids.tolist() for r in a] == [r.token_ids.tolist() for r in b]
+    assert a[0].token_ids.tolist() != a[1].token_ids.tolist() or a[0].n == a[0].n_prompt  # independent samples
+
+
+def test_prompt_logprobs_in_the_same_call(gpt2):
+    r = _gen(gpt2, temperature=0, prompt_logprobs=4, logprobs=2)[0]
+    lp = ref_logprobs(gpt2.model, r.token_ids.tolist())
+    assert r.prompt_k == 4 and r.output_k == 2
+    assert_matches_reference(r, lp, range(1, r.n))
+
+
+def test_stop_string_cuts_text_and_tokens(gpt2):
+    free = _gen(gpt2, temperature=0, max_tokens=20)[0]
+    text = free.completion_text
+    assert len(text) > 4
+    stop = text[2:4]
+    r = _gen(gpt2, temperature=0, max_tokens=20, stop=(stop,))[0]
+    assert r.finish_reason == "stop"
+    assert r.completion_text == text[: text.find(stop)]
+    kept = r.n - r.n_prompt
+    assert kept <= free.n - free.n_prompt
+    assert r.token_ids.tolist() == free.token_ids[: r.n].tolist()
+
+
+def test_eos_finishes_with_stop(gpt2, monkeypatch):
+    free = _gen(gpt2, temperature=0, max_tokens=6)[0]
+    eos = int(free.token_ids[free.n_prompt + 2])
+    monkeypatch.setattr(gpt2, "eos_ids", {eos})
+    r = _gen(gpt2, temperature=0, max_tokens=6)[0]
+    assert r.finish_reason == "stop"
+    assert eos not in r.token_ids[r.n_prompt:].tolist()  # EOS is not part of the text
+    assert free.finish_reason == "length"
+
+
+def test_stream_yields_steps_then_done_and_stops_early(gpt2):
+    it = stream(gpt2, gpt2.encode("The"), SamplerSettings(max_tokens=50, temperature=0, logprobs=2))
+    first = next(it)
+    assert first.top_ids.shape == (2,)
+    it.close()  # a closed connection: the generator ends, no more work
+    evs = list(stream(gpt2, gpt2.encode("The"), SamplerSettings(max_tokens=3, temperature=0)))
+    assert isinstance(evs[-1], Done) and evs[-1].finish_reason == "length" and len(evs) == 4
+
+
+def test_chat_template(gpt2, llama):
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    ids = gpt2.encode_chat(msgs)
+    assert gpt2.tokenizer.decode(ids).endswith("<|assistant|>")
+    with pytest.raises(ExplorerError, match="no chat template"):
+        llama.encode_chat(msgs)
+    with pytest.raises(ExplorerError, match="role"):
+        gpt2.encode_chat([{"role": "wizard", "content": "x"}])
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"temperature": -0.1}, r"`temperature` \(=-0.1\) must be in \[0.0, 100.0\]"),
+    ({"top_p": 0.0}, r"`top_p` \(=0.0\) must be in \(0.0, 1.0\]"),
+    ({"top_p": 1.5}, r"top_p"),
+    ({"logprobs": 21}, r"`logprobs` \(=21\) must be at most 20"),
+    ({"logprobs": -1}, r"from 0 to 20"),
+    ({"prompt_logprobs": 30}, r"at most 20"),
+    ({"max_tokens": -1}, r"max_tokens"),
+    ({"n": 0}, r"`n`"),
+    ({"stop": ("",)}, r"non-empty"),
+    ({"mode": "cooked"}, r"raw' or 'processed"),
+])
+def test_bad_settings(kw, match):
+    with pytest.raises(ExplorerError, match=match):
+        SamplerSettings(**kw)
+
+
+def test_prompt_over_context(gpt2):
+    with pytest.raises(ExplorerError, match="reads at most"):
+        generate(gpt2, gpt2.encode("fox jumps " * 200), SamplerSettings(max_tokens=2))
+
+
+def test_generation_stops_at_context(gpt2):
+    ids = gpt2.encode("fox jumps over " * 40)[:120]
+    r = generate(gpt2, ids, SamplerSettings(max_tokens=50, temperature=0))[0]
+    assert r.n == gpt2.context and r.finish_reason == "length"

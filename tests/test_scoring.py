@@ -1,0 +1,94 @@
+"""Scoring against an independent plain-torch computation, on both tokenizer families."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.engine import score_ids, score_text
+from explorer.errors import ExplorerError
+from tests.reference import assert_matches_reference, ref_logprobs
+
+TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋 🦊 Ωmega"
+
+
+@pytest.mark.parametrize("k", [0, 1, 5, 20])
+def test_score_matches_reference(engine, k):
+    r = score_text(engine, TEXT, k=k)
+    ids = r.token_ids.tolist()
+    lp = ref_logprobs(engine.model, ids)
+    assert np.isnan(r.logprobs[0]) and r.ranks[0] == 0
+    assert r.scored[1:].all()
+    assert_matches_reference(r, lp, range(1, r.n))
+
+
+def test_full_vocabulary(engine):
+    r = score_text(engine, "Paris is big.", k=-1)
+    lp = ref_logprobs(engine.model, r.token_ids.tolist())
+    assert r.full_logprobs.shape == (r.n, engine.vocab_size)
+    np.testing.assert_allclose(r.full_logprobs[1:], lp.numpy(), atol=1e-4)
+    assert len(r.pieces) == engine.vocab_size
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_chunked_equals_unchunked(engine, chunk):
+    ids = engine.encode(TEXT)
+    whole = score_ids(engine, ids, k=5, chunk=10_000)
+    part = score_ids(engine, ids, k=5, chunk=chunk)
+    np.testing.assert_allclose(part.logprobs[1:], whole.logprobs[1:], atol=1e-5)
+    np.testing.assert_allclose(part.entropy[1:], whole.entropy[1:], atol=1e-5)
+    assert (part.ranks == whole.ranks).all()
+    assert (part.top_ids == whole.top_ids).all()
+
+
+def test_bos_added_where_expected(llama):
+    ids = llama.encode("fox")
+    assert ids[0] == llama.tokenizer.bos_token_id
+
+
+def test_ids_scored_exactly_as_given(gpt2):
+    ids = gpt2.encode("The capital of France")
+    r = score_ids(gpt2, ids[1:], k=2)  # no BOS: nothing is added
+    assert r.token_ids.tolist() == ids[1:]
+
+
+def test_bad_input_messages(gpt2):
+    with pytest.raises(ExplorerError, match="empty"):
+        score_text(gpt2, "", k=5)
+    with pytest.raises(ExplorerError, match="at most 20"):
+        score_text(gpt2, "hi there", k=21)
+    with pytest.raises(ExplorerError, match="from 0 to 20"):
+        score_text(gpt2, "hi there", k=-2)
+    with pytest.raises(ExplorerError, match=r"reads at most 128"):
+        score_text(gpt2, "fox jumps " * 200, k=1)
+    with pytest.raises(ExplorerError, match="outside the vocabulary"):
+        score_ids(gpt2, [1, 2, 10**6], k=1)
+
+
+def test_no_full_matrix_beyond_one_chunk(gpt2, monkeypatch):
+    """Scoring never allocates a [positions, vocabulary] tensor larger than one chunk."""
+    from explorer.engine import metrics
+
+    seen = []
+    real = metrics.row_stats
+
+    def spy(logits, targets, k, full=False):
+        seen.append(tuple(logits.shape))
+        return real(logits, targets, k, full=full)
+
+    monkeypatch.setattr("explorer.engine.scoring.row_stats", spy)
+    ids = (gpt2.encode("fox jumps over the dog. ") * 20)[:120]
+    r = score_ids(gpt2, ids, k=20, chunk=16)
+    assert r.n == 120
+    assert max(s[0] for s in seen) == 16 and len(seen) == 8  # 119 scored positions, 16 a chunk
+    assert all(s[1] == gpt2.vocab_size for s in seen)
+
+
+def test_hidden_path_equals_full_forward(gpt2):
+    """The engine's body+head split reproduces the model's own logits."""
+    assert gpt2.split_head
+    ids = torch.tensor([gpt2.encode("The lazy dog")])
+    with torch.no_grad():
+        h, _ = gpt2.body(ids)
+    np.testing.assert_allclose(gpt2.head(h).detach().numpy(), gpt2.model(ids).logits[0].detach().numpy(), atol=1e-5)
