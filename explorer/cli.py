@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     try:
         if a.command == "serve":
-            from explorer.app_main import serve
+            from explorer.server import serve
 
             return serve(model=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
                          trust_remote_code=a.trust_remote_code)

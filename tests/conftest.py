@@ -130,3 +130,45 @@ def smollm():
     from explorer.engine import Engine
 
     return Engine.load(None, device="cpu")
+
+
+class LiveServer:
+    """The real app (web UI + /v1 API) on a loopback port, in a background thread."""
+
+    def __init__(self, engine):
+        import socket
+        import threading
+
+        import uvicorn
+
+        from explorer.runtime import ModelHolder
+        from explorer.server import build_app
+
+        self.holder = ModelHolder(engine.name)
+        self.holder.set(engine)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(build_app(self.holder), host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        import time
+
+        for _ in range(200):
+            if self.server.started:
+                break
+            time.sleep(0.05)
+        assert self.server.started, "the test server did not start"
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live(gpt2):
+    srv = LiveServer(gpt2)
+    yield srv
+    srv.stop()

@@ -1,0 +1,1 @@
+"""TokenScores -> HTML heatmap, plotly figures, pandas tables. No torch, no gradio."""

@@ -1,0 +1,188 @@
+"""The HTTP API on a live loopback server, driven by the real `openai` client."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import openai
+import pytest
+from openai.types import ErrorObject
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+from tests.reference import assert_rank_close, ref_logprobs
+
+
+@pytest.fixture(scope="module")
+def client(live):
+    return openai.OpenAI(base_url=live.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def model(client):
+    return client.models.list().data[0].id
+
+
+def test_models_capabilities(live):
+    body = httpx.get(live.url + "/v1/models").json()
+    caps = body["data"][0]["capabilities"]
+    assert caps["full_vocab_max_prompt_tokens"] == 256 and caps["max_logprobs"] == 20
+
+
+def test_completion_logprobs(client, model, gpt2):
+    r = client.completions.create(model=model, prompt="The quick brown", max_tokens=6, temperature=0, logprobs=5)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == r.usage.completion_tokens
+    for tok, val, top in zip(lp.tokens, lp.token_logprobs, lp.top_logprobs):
+        assert top[tok] == val and len(top) <= 6
+    assert lp.text_offset[0] == 0 and r.choices[0].finish_reason == "length"
+
+
+def test_echo_scoring_and_prompt_logprobs(client, model, gpt2):
+    prompt = "The capital of France is Paris."
+    r = client.completions.create(model=model, prompt=prompt, max_tokens=0, echo=True, logprobs=3,
+                                  extra_body={"prompt_logprobs": 4})
+    body = r.model_dump()
+    ch = body["choices"][0]
+    assert ch["text"] == prompt
+    assert ch["logprobs"]["token_logprobs"][0] is None and ch["logprobs"]["top_logprobs"][0] is None
+    ids = ch["prompt_token_ids"]
+    assert ids == gpt2.encode(prompt) and body["usage"]["prompt_tokens"] == len(ids)
+    lp = ref_logprobs(gpt2.model, ids)
+    pl = ch["prompt_logprobs"]
+    assert pl[0] is None and len(pl) == len(ids)
+    for pos in range(1, len(ids)):
+        keys = list(pl[pos])
+        assert keys[0] == str(ids[pos])
+        actual = pl[pos][keys[0]]
+        assert len(keys) == (5 if actual["rank"] > 4 else 4)
+        assert_rank_close(actual["rank"], lp[pos - 1], ids[pos])
+        for key, v in pl[pos].items():
+            assert abs(v["logprob"] - float(lp[pos - 1, int(key)])) < 1e-4
+
+
+def test_token_id_prompt_is_scored_as_sent(client, model, gpt2):
+    ids = gpt2.encode("fox jumps over")[1:]
+    r = client.completions.create(model=model, prompt=ids, max_tokens=0, echo=True, logprobs=0, extra_body={"prompt_logprobs": 0})
+    ch = r.model_dump()["choices"][0]
+    assert ch["prompt_token_ids"] == ids and all(e is None or len(e) == 1 for e in ch["prompt_logprobs"])
+
+
+def test_full_vocab_under_and_over_the_cap(client, model, gpt2):
+    r = client.completions.create(model=model, prompt="fox jumps", max_tokens=1, temperature=0, extra_body={"prompt_logprobs": -1})
+    pl = r.model_dump()["choices"][0]["prompt_logprobs"]
+    assert all(len(e) == gpt2.vocab_size for e in pl[1:])
+    assert math.isclose(sum(math.exp(v["logprob"]) for v in pl[1].values()), 1.0, rel_tol=1e-3)
+    with pytest.raises(openai.BadRequestError) as err:
+        client.completions.create(model=model, prompt="fox jumps over the lazy dog. " * 12, max_tokens=1, n=3, extra_body={"prompt_logprobs": -1})
+    assert err.value.code == "full_vocab_prompt_too_long"
+    ErrorObject.model_validate(err.value.body)
+    # a top-k request of the same size has no cap
+    client.completions.create(model=model, prompt="fox jumps over the lazy dog. " * 12, max_tokens=1, n=3, extra_body={"prompt_logprobs": 5})
+
+
+def test_chat_logprobs_true_without_top_logprobs(client, model):
+    r = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi 👋"}], max_tokens=8, logprobs=True, seed=1)
+    ChatCompletion.model_validate(r.model_dump())
+    content = r.choices[0].logprobs.content
+    assert content and all(e.top_logprobs == [] for e in content)
+    assert b"".join(bytes(e.bytes) for e in content) == r.choices[0].message.content.encode()
+
+
+def test_chat_top_logprobs_21_is_a_400_with_param(client, model):
+    with pytest.raises(openai.BadRequestError) as err:
+        client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi"}], logprobs=True, top_logprobs=21)
+    assert err.value.status_code == 400 and err.value.param == "top_logprobs"
+    ErrorObject.model_validate(err.value.body)
+
+
+def test_streaming_chat_equals_non_stream(client, model):
+    kw = dict(model=model, messages=[{"role": "user", "content": "Tell me about foxes"}], max_tokens=12, logprobs=True,
+              top_logprobs=3, seed=11, temperature=0.9)
+    whole = client.chat.completions.create(**kw)
+    chunks = list(client.chat.completions.create(**kw, stream=True, stream_options={"include_usage": True}))
+    for c in chunks:
+        ChatCompletionChunk.model_validate(c.model_dump())
+    assert chunks[0].choices[0].delta.role == "assistant" and chunks[0].choices[0].logprobs is None
+    entries = [e.model_dump() for c in chunks if c.choices and c.choices[0].logprobs for e in c.choices[0].logprobs.content]
+    assert entries == [e.model_dump() for e in whole.choices[0].logprobs.content]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == whole.choices[0].message.content
+    assert chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == whole.choices[0].finish_reason
+
+
+def test_streaming_completion(client, model):
+    kw = dict(model=model, prompt="The lazy", max_tokens=5, temperature=0, logprobs=2)
+    whole = client.completions.create(**kw)
+    parts = list(client.completions.create(**kw, stream=True))
+    assert "".join(p.choices[0].text for p in parts) == whole.choices[0].text
+    toks = [t for p in parts if p.choices[0].logprobs for t in p.choices[0].logprobs.token_logprobs]
+    assert toks == whole.choices[0].logprobs.token_logprobs
+
+
+@pytest.mark.parametrize(("body", "param"), [
+    ({"prompt": "x", "logprobs": -1}, "logprobs"),
+    ({"prompt": "x", "logprobs": 21}, "logprobs"),
+    ({"prompt": "x", "temperature": -1}, "temperature"),
+    ({"prompt": "x", "top_p": 0}, "top_p"),
+    ({"prompt": "x", "max_tokens": "many"}, "max_tokens"),
+    ({"prompt": "x", "stream": True, "prompt_logprobs": 1}, "prompt_logprobs"),
+    ({"prompt": "", "max_tokens": 2}, "prompt"),
+    ({"prompt": [1, 2, 99999], "max_tokens": 2}, "prompt"),
+    ({"max_tokens": 2}, "prompt"),
+])
+def test_bad_completions_are_400_in_openai_shape(live, body, param):
+    r = httpx.post(live.url + "/v1/completions", json=body)
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    ErrorObject.model_validate(err)
+    assert err["param"] == param and isinstance(err["code"], str) and err["message"]
+
+
+def test_bad_chat_and_unknown_model(live):
+    r = httpx.post(live.url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "top_logprobs"
+    r = httpx.post(live.url + "/v1/completions", json={"model": "nope/none", "prompt": "x"})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
+    r = httpx.post(live.url + "/v1/completions", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 400
+
+
+def test_gzip_when_asked(live):
+    body = {"prompt": "fox jumps over the dog", "max_tokens": 1, "prompt_logprobs": -1}
+    raw = httpx.post(live.url + "/v1/completions", json=body, headers={"Accept-Encoding": "gzip"})
+    assert raw.headers.get("content-encoding") == "gzip"
+    plain = httpx.post(live.url + "/v1/completions", json=body, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert json.loads(raw.content)["choices"][0]["prompt_token_ids"] == plain.json()["choices"][0]["prompt_token_ids"]
+    assert len(gzip.compress(plain.content)) < len(plain.content)
+
+
+def test_api_key_enforced(live, monkeypatch, model):
+    monkeypatch.setenv("EXPLORER_API_KEY", "sekret")
+    r = httpx.get(live.url + "/v1/models")
+    assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+    ok = openai.OpenAI(base_url=live.url + "/v1", api_key="sekret", max_retries=0)
+    assert ok.models.list().data[0].id == model
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=live.url + "/v1", api_key="wrong", max_retries=0).models.list()
+
+
+def test_load_loses_nothing_and_mixes_nothing(client, model):
+    """8 concurrent clients, 200 requests: each seeded answer equals the same request made alone."""
+    prompts = ["The quick", "fox jumps", "The capital of", "def add(a, b):", "Grüße aus"]
+
+    def ask(i):
+        r = client.completions.create(model=model, prompt=prompts[i % 5], max_tokens=4, temperature=1.0, seed=i % 7, logprobs=1)
+        return i, r.choices[0].text, r.choices[0].logprobs.token_logprobs
+
+    alone = {(i % 5, i % 7): ask(i)[1:] for i in range(35)}
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(ask, range(200)))
+    assert len(results) == 200
+    for i, text, lps in results:
+        assert (text, lps) == alone[(i % 5, i % 7)]

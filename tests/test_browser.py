@@ -1,0 +1,109 @@
+"""The live app in real headless Chromium (Debian's), driven by Playwright, as a person would use it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+pytestmark = pytest.mark.browser
+CHROMIUM = os.environ.get("EXPLORER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"BROWSER TESTS SKIPPED: no Chromium at {CHROMIUM} (apt-get install -y chromium; .ci/run does this)",
+                allow_module_level=True)
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, live):
+    ctx = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 1000})
+    pg = ctx.new_page()
+    dialogs = []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.dialogs = dialogs
+    pg.goto(live.url)
+    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+    yield pg
+    ctx.close()
+
+
+def score(page, text):
+    page.get_by_label("Text", exact=True).fill(text)
+    page.get_by_role("button", name="Score", exact=True).click()
+
+
+def test_score_heatmap_and_token_detail(page):
+    score(page, "The quick brown fox jumps over the lazy dog.")
+    chip = page.locator("#heatmap [data-pos='3']")
+    chip.wait_for(timeout=30_000)
+    assert "rank" in chip.get_attribute("title")
+    assert page.locator("#heatmap [data-pos='0']").get_attribute("title").startswith("unscored")
+    chip.click()
+    page.get_by_text("Position 3").wait_for(timeout=15_000)
+    table = page.get_by_label("Alternatives")
+    assert "(others)" in page.content()
+    assert table.count() >= 1
+    # keyboard: focus a chip and press Enter
+    page.locator("#heatmap [data-pos='5']").focus()
+    page.keyboard.press("Enter")
+    page.get_by_text("Position 5").wait_for(timeout=15_000)
+
+
+def test_generate_with_seed_is_repeatable(page, live):
+    texts = []
+    for _ in range(2):
+        page.goto(live.url)  # a fresh session each time
+        page.get_by_role("tab", name="Generate").click()
+        page.get_by_label("Prompt", exact=True).fill("The lazy")
+        page.get_by_label("Seed (empty = random, shown in the summary)").fill("7")
+        page.get_by_role("button", name="Generate", exact=True).click()
+        page.get_by_text("seed 7", exact=False).wait_for(timeout=60_000)  # the summary appears when it is done
+        texts.append(page.locator("#heatmap .lx").inner_text())
+    assert texts[0] == texts[1] and len(texts[0]) > len("The lazy")
+
+
+def test_download_json_parses(page):
+    score(page, "fox jumps over the dog")
+    page.locator("#heatmap [data-pos='2']").wait_for(timeout=30_000)
+    page.get_by_role("button", name="Prepare download").click()
+    link = page.locator("a[download]").first
+    link.wait_for(timeout=30_000)
+    with page.expect_download() as dl:
+        link.click()
+    body = json.loads(open(dl.value.path(), encoding="utf-8").read())
+    assert body["choices"][0]["prompt_logprobs"][0] is None
+    assert len(body["choices"][0]["prompt_token_ids"]) == page.locator("#heatmap [data-pos]").count()
+
+
+def test_markup_is_shown_as_text(page):
+    evil = "<img src=x onerror=alert(1)> <script>alert(2)</script> ${alert(3)}"
+    score(page, evil)
+    page.locator("#heatmap [data-pos='3']").wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert page.dialogs == []
+    assert page.locator("#heatmap img").count() == 0 and page.locator("#heatmap script").count() == 0
+    shown = page.locator("#heatmap .lx").inner_text().replace("·", " ")
+    assert "<img src=x onerror=alert(1)>" in shown and "${alert(3)}" in shown
+
+
+def test_empty_text_shows_a_message_and_keeps_input(page):
+    page.get_by_role("tab", name="Generate").click()
+    page.get_by_label("Prompt", exact=True).fill("")
+    page.get_by_role("tab", name="Score").click()
+    page.get_by_label("Text", exact=True).fill("   ")
+    page.get_by_role("button", name="Score", exact=True).click()
+    page.get_by_text("The text is empty", exact=False).first.wait_for(timeout=15_000)
+    assert page.get_by_label("Text", exact=True).input_value() == "   "
