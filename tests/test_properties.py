@@ -25,10 +25,14 @@ def test_row_stats_invariants(shape, k):
     logits = torch.randn(c, v, generator=g) * scale
     targets = torch.randint(0, v, (c,), generator=g)
     kk = min(k, v)
-    st_ = row_stats(logits, targets, kk, full=True)
+    whole = row_stats(logits, targets, -1, full=True)
+    np.testing.assert_allclose(whole.full.exp().sum(-1).numpy(), 1.0, atol=1e-4)
+    st_ = row_stats(logits, targets, kk)
+    # the top-K shortcut for the rank gives exactly the full count
+    assert torch.equal(st_.rank, (whole.full >= st_.logprob[:, None]).sum(-1))
+    assert torch.equal(st_.rank, whole.rank)
     assert (st_.rank >= 1).all() and (st_.rank <= v).all()
     assert (st_.entropy >= -1e-5).all() and (st_.entropy <= math.log(v) + 1e-4).all()
-    np.testing.assert_allclose(st_.full.exp().sum(-1).numpy(), 1.0, atol=1e-4)
     assert st_.top_ids.shape == (c, kk)
     assert (st_.top_logprobs[:, :-1] >= st_.top_logprobs[:, 1:]).all() if kk > 1 else True
     # the actual token is in the top-k exactly when its rank is within k (up to ties)
@@ -62,3 +66,16 @@ def test_k_or_k_plus_one_entries(gpt2, ids, k):
         e = vllm.position_entry(r, pos)
         assert len(e) == (k + 1 if r.ranks[pos] > k else k) or (k == 0 and len(e) == 1)
         assert r.ranks[pos] >= 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 60), st.integers(0, 20))
+def test_rank_with_many_ties(seed, v, k):
+    """Integer logits tie a lot: ties count against the token, on the shortcut and the full path alike."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randint(-3, 4, (5, v), generator=g).float()
+    targets = torch.randint(0, v, (5,), generator=g)
+    st_ = row_stats(logits, targets, min(k, v))
+    lp = torch.log_softmax(logits, -1)
+    expected = (lp >= lp.gather(-1, targets[:, None])).sum(-1)
+    assert torch.equal(st_.rank, expected)

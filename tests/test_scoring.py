@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from explorer.engine import score_ids, score_text
 from explorer.errors import ExplorerError
@@ -66,23 +67,48 @@ def test_bad_input_messages(gpt2):
         score_ids(gpt2, [1, 2, 10**6], k=1)
 
 
-def test_no_full_matrix_beyond_one_chunk(gpt2, monkeypatch):
-    """Scoring never allocates a [positions, vocabulary] tensor larger than one chunk."""
-    from explorer.engine import metrics
+class Shapes(TorchDispatchMode):
+    """Records the shape of every tensor an op returns."""
 
-    seen = []
-    real = metrics.row_stats
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
 
-    def spy(logits, targets, k, full=False):
-        seen.append(tuple(logits.shape))
-        return real(logits, targets, k, full=full)
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else [out]:
+            if isinstance(t, torch.Tensor):
+                self.shapes.append(tuple(t.shape))
+        return out
 
-    monkeypatch.setattr("explorer.engine.scoring.row_stats", spy)
-    ids = (gpt2.encode("fox jumps over the dog. ") * 20)[:120]
-    r = score_ids(gpt2, ids, k=20, chunk=16)
-    assert r.n == 120
-    assert max(s[0] for s in seen) == 16 and len(seen) == 8  # 119 scored positions, 16 a chunk
-    assert all(s[1] == gpt2.vocab_size for s in seen)
+
+@pytest.fixture(scope="module")
+def long_gpt2(gpt2, tmp_path_factory):
+    """The tiny GPT-2's tokenizer on a 2,048-position model."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from explorer.engine import Engine
+
+    torch.manual_seed(2)
+    tok = gpt2.tokenizer
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=2048, n_embd=32, n_layer=1, n_head=2))
+    path = tmp_path_factory.mktemp("gpt2long")
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return Engine.load(str(path), device="cpu")
+
+
+def test_2048_tokens_allocate_no_full_matrix(long_gpt2):
+    """Scoring 2,048 tokens with k=20 allocates no [positions, vocabulary] tensor beyond one chunk."""
+    ids = (long_gpt2.encode("fox jumps over the lazy dog. ") * 300)[:2048]
+    with torch.inference_mode(), Shapes() as rec:
+        r = score_ids(long_gpt2, ids, k=20)
+    assert r.n == 2048
+    v = long_gpt2.vocab_size
+    rows = [s[-2] for s in rec.shapes if len(s) >= 2 and s[-1] == v]
+    assert rows, "no vocabulary-wide tensor seen: the recorder is not working"
+    assert max(rows) <= long_gpt2.chunk_size(2047) <= 320
+    assert not any(len(s) >= 2 and s[-1] == v and s[-2] >= 2047 for s in rec.shapes)
 
 
 def test_hidden_path_equals_full_forward(gpt2):

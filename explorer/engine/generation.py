@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from explorer.engine.metrics import row_stats
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
 from explorer.engine.scoring import assemble, chunked_stats
@@ -87,9 +86,12 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
     text, pending, finish = "", [], "length"
     for _ in range(budget):
         raw = engine.head(last).float()  # (1, V)
-        proc = process(raw, s)
-        tok = pick(proc, s, gen)  # (1,)
-        st = row_stats(raw if s.mode == "raw" else proc, tok, k)
+        if s.greedy:  # the argmax is the top-1 of the statistics' own top-K
+            st = engine.stats(raw, None, k)
+        else:
+            proc = process(raw, s)
+            st = engine.stats(raw if s.mode == "raw" else proc, pick(proc, gen), k)
+        tok = st.ids  # (1,)
         packed = torch.cat([tok.float(), st.logprob, st.rank.float(), st.entropy, st.top_ids[0].float(), st.top_logprobs[0]])
         row = packed.cpu().numpy()  # the one host sync per step
         tid = int(row[0])

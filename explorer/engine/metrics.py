@@ -1,15 +1,26 @@
 """Logits -> logprob, rank, entropy and top-k of the actual token, in float32.
 
-One read of each logit row gives everything: max, exp, sum (log-sum-exp),
-the actual token's logprob, the count of entries >= it (rank), the entropy, and
-the top-k. Only k + 3 numbers per position leave this function.
+Steps, per block of positions (c, V):
+1. top-K of the logits (K = max(k, 20)); its first value is the row max m.
+2. one fused pass (`sums`, torch.compile'd where it works): s = sum exp(x - m) and
+   q = sum exp(x - m) * (x - m). Then log-sum-exp = m + log s and entropy = log s - q / s.
+3. logprob of any entry = (x - m) - log s, as log_softmax computes it.
+4. rank = count of entries whose logprob >= the actual's. When the actual token beats
+   the K-th best strictly, every such entry is in the top-K, so the count is read
+   off the top-K; only the other rows get a full compare.
+Filtered entries may be -inf (processed mode): they get probability 0.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
+
+log = logging.getLogger(__name__)
+RANK_K = 20  # top-K always taken, so most ranks need no extra pass
+SLOW_ROWS = 16  # rows per full compare
 
 
 @dataclass
@@ -20,25 +31,53 @@ class Stats:
     top_ids: torch.Tensor  # (c, k) int64
     top_logprobs: torch.Tensor  # (c, k) float32
     full: torch.Tensor | None = None  # (c, V) float32 logprobs, only when asked (k = -1)
+    ids: torch.Tensor | None = None  # (c,) the actual ids (the argmax when none were given)
 
 
-def row_stats(logits: torch.Tensor, targets: torch.Tensor, k: int, *, full: bool = False) -> Stats:
-    """Statistics of rows `logits` (c, V) for the actual ids `targets` (c,); k top entries.
+def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s, q), each (c, 1): sum of e = exp(x - m), and sum of e * (x - m) (0 where e = 0)."""
+    d = logits.float() - m  # (c, V)
+    e = d.exp()
+    s = e.sum(-1, keepdim=True)
+    q = torch.where(e > 0, e * d, 0.0).sum(-1, keepdim=True)
+    return s, q
 
-    Filtered entries may be -inf (processed mode); they get probability 0.
+
+def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, full: bool = False, sums_fn=sums) -> Stats:
+    """Statistics of rows `logits` (c, V) for the actual ids `targets` (c,); k top entries (k=-1 with full=True).
+
+    `targets=None` takes each row's best entry (greedy decoding), read off the top-K.
     """
-    x = logits.float()  # (c, V)
-    lp = x - x.amax(-1, keepdim=True)  # (c, V), <= 0
-    e = lp.exp()  # (c, V), unnormalised probabilities
-    s = e.sum(-1, keepdim=True)  # (c, 1)
-    lp.sub_(s.log())  # (c, V) logprobs, in place
-    lp_tgt = lp.gather(-1, targets[:, None])  # (c, 1)
-    rank = (lp >= lp_tgt).sum(-1)  # (c,)
-    plogp = e.mul_(lp).nan_to_num_(0.0, 0.0, 0.0)  # e * logp, in place; 0 * -inf -> 0
-    entropy = -plogp.sum(-1) / s[:, 0]  # (c,)
-    if k > 0:
-        top_lp, top_ids = lp.topk(k, dim=-1)  # (c, k)
+    c, v = logits.shape
+    kk = min(max(k, RANK_K), v)
+    tv, ti = logits.topk(kk, dim=-1)  # (c, K), descending
+    if targets is None:
+        targets = ti[:, 0]
+    m = tv[:, :1].float()  # (c, 1) row max
+    s, q = sums_fn(logits, m)
+    ls = s.log()  # (c, 1)
+    entropy = (ls - q / s)[:, 0]  # (c,)
+    lp_t = (logits.gather(-1, targets[:, None]).float() - m) - ls  # (c, 1)
+    top_lp = (tv.float() - m) - ls  # (c, K)
+    rank = (top_lp >= lp_t).sum(-1)  # exact where the actual beats the K-th best
+    lp_full = None
+    if full:
+        lp_full = (logits.float() - m) - ls  # (c, V)
+        rank = (lp_full >= lp_t).sum(-1)
     else:
-        top_lp = lp.new_zeros((x.shape[0], 0))
-        top_ids = targets.new_zeros((x.shape[0], 0))
-    return Stats(lp_tgt[:, 0], rank, entropy, top_ids, top_lp, lp if full else None)
+        slow = (lp_t[:, 0] <= top_lp[:, -1]).nonzero()[:, 0]  # rows whose count needs every entry
+        for a in range(0, slow.numel(), SLOW_ROWS):  # a few rows at a time: bounded memory
+            r = slow[a : a + SLOW_ROWS]
+            lp_rows = (logits[r].float() - m[r]) - ls[r]  # (r, V)
+            rank = rank.index_copy(0, r, (lp_rows >= lp_t[r]).sum(-1))
+    n_top = 0 if full else max(k, 0)
+    return Stats(lp_t[:, 0], rank, entropy, ti[:, :n_top], top_lp[:, :n_top], lp_full, targets)
+
+
+def compiled_sums():
+    """`sums` compiled by torch.compile (fixed shapes), or None when compilation is unavailable."""
+    try:
+        return torch.compile(sums, dynamic=False)
+    except Exception as err:  # noqa: BLE001 - any backend failure means: stay eager
+        log.warning("torch.compile unavailable (%s); using eager statistics", err)
+        return None

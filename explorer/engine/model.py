@@ -7,17 +7,25 @@ positions, so the full [positions, vocabulary] logits never exist at once.
 from __future__ import annotations
 
 import inspect
+import logging
+import os
 import threading
 
 import torch
 
 from explorer.engine import loading
+from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
 from explorer.engine.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 
 
+STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
+HEAD_MIN_ROWS = 64  # the output layer always sees >= 64 rows: the same BLAS kernel, so chunking cannot change a logit
+log = logging.getLogger(__name__)
+
+
 class Engine:
-    def __init__(self, loaded: loading.Loaded):
+    def __init__(self, loaded: loading.Loaded, compile: bool | None = None):
         self.model = loaded.model
         self.tokenizer = loaded.tokenizer
         self.device = loaded.device
@@ -34,11 +42,56 @@ class Engine:
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
         self.lock = threading.Lock()  # one forward at a time on the shared model
         self.split_head = self._head_is_separable()
+        self._sums_kernel = self._stats_kernel(compile)
 
     @classmethod
     def load(cls, model_id: str | None = None, device: str | None = None, dtype: str | None = None,
-             trust_remote_code: bool = False) -> "Engine":
-        return cls(loading.load(model_id, device, dtype, trust_remote_code))
+             trust_remote_code: bool = False, compile: bool | None = None) -> "Engine":
+        return cls(loading.load(model_id, device, dtype, trust_remote_code), compile)
+
+    @property
+    def compiled(self) -> bool:
+        return self._sums_kernel is not sums
+
+    def _stats_kernel(self, compile: bool | None):
+        """The fused-sums kernel: torch.compile'd (and warmed up here) when asked and it works, else eager.
+
+        `compile=None` reads EXPLORER_COMPILE: 1 (on), 0 (off), auto (default: on).
+        """
+        if compile is None:
+            compile = os.environ.get("EXPLORER_COMPILE", "auto").lower() not in ("0", "false", "off", "no")
+        if not compile:
+            return sums
+        fn = compiled_sums()
+        if fn is None:
+            return sums
+        try:  # compile now (seconds), not on a user's first request: scoring slices and decode steps
+            for rows, dtype in ((STAT_ROWS, self.dtype), (1, torch.float32)):
+                fn(torch.zeros((rows, self.vocab_size), device=self.device, dtype=dtype), torch.zeros((rows, 1), device=self.device))
+        except Exception as err:  # noqa: BLE001 - any compiler failure means: stay eager
+            log.warning("torch.compile failed (%s); using eager statistics", str(err).splitlines()[0][:200])
+            return sums
+        return fn
+
+    def _sums(self, logits: torch.Tensor, m: torch.Tensor):
+        """`sums` over slices of STAT_ROWS rows (cache-sized; the compiled kernel sees exactly that shape)."""
+        if logits.shape[0] == 1 or (self._sums_kernel is sums and logits.shape[0] <= STAT_ROWS):
+            return self._sums_kernel(logits, m)  # a decode step: its own compiled shape
+        ss, qs = [], []
+        for a in range(0, logits.shape[0], STAT_ROWS):
+            x, mm = logits[a : a + STAT_ROWS], m[a : a + STAT_ROWS]
+            c = x.shape[0]
+            if c < STAT_ROWS and self._sums_kernel is not sums:
+                x = torch.cat([x, x.new_zeros((STAT_ROWS - c, x.shape[1]))])
+                mm = torch.cat([mm, mm.new_zeros((STAT_ROWS - c, 1))])
+            s, q = self._sums_kernel(x, mm)
+            ss.append(s[:c])
+            qs.append(q[:c])
+        return torch.cat(ss), torch.cat(qs)
+
+    def stats(self, logits: torch.Tensor, targets: torch.Tensor | None, k: int, full: bool = False) -> Stats:
+        """row_stats of a block of positions, with the engine's kernel."""
+        return row_stats(logits, targets, k, full=full, sums_fn=self._sums)
 
     def _eos_ids(self) -> set[int]:
         ids: set[int] = set()
@@ -75,9 +128,15 @@ class Engine:
             return hidden
         return self.model.get_output_embeddings()(hidden)
 
-    def chunk_size(self) -> int:
-        """Positions per chunk: about 4M logits, so temporaries stay near 16 MB each."""
-        return max(1, (1 << 22) // self.vocab_size)
+    def chunk_size(self, positions: int) -> int:
+        """Positions per output-layer call: at most 320 (and 256 MB of logits), split evenly.
+
+        One block's logits are the only [positions, V] tensor alive: at 2,048 positions
+        that is under a sixth of the full float32 matrix.
+        """
+        cap = max(HEAD_MIN_ROWS, min(320, (1 << 26) // self.vocab_size))
+        blocks = max(1, -(-positions // cap))
+        return -(-positions // blocks)
 
     # ---- text -> ids --------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:

@@ -41,9 +41,7 @@ def process(logits: torch.Tensor, s: SamplerSettings) -> torch.Tensor:
     return apply_top_p(apply_top_k(apply_temperature(logits, s.temperature), s.top_k), s.top_p)
 
 
-def pick(processed: torch.Tensor, s: SamplerSettings, gen: torch.Generator | None) -> torch.Tensor:
-    """(b,) next ids: argmax when greedy, else a draw from softmax(processed)."""
-    if s.greedy:
-        return processed.argmax(-1)
+def pick(processed: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
+    """(b,) next ids: a draw from softmax(processed). (Greedy decoding takes the top-1 of the statistics.)"""
     probs = processed.float().softmax(-1)
     return torch.multinomial(probs, 1, generator=gen)[:, 0]

@@ -5,24 +5,35 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer.engine.metrics import row_stats
-from explorer.engine.model import Engine
+from explorer.engine.model import HEAD_MIN_ROWS, Engine
 from explorer.result import TokenScores
 from explorer.settings import check_k
 
 
+def _head_block(engine: Engine, hidden: torch.Tensor) -> torch.Tensor:
+    """logits (c, V) of hidden (c, H), padded to HEAD_MIN_ROWS rows for the matmul."""
+    c = hidden.shape[0]
+    if c >= HEAD_MIN_ROWS:
+        return engine.head(hidden)
+    pad = hidden.new_zeros((HEAD_MIN_ROWS - c, hidden.shape[1]))
+    return engine.head(torch.cat([hidden, pad]))[:c]
+
+
 def chunked_stats(engine: Engine, hidden: torch.Tensor, targets: torch.Tensor, k: int,
                   chunk: int | None = None) -> dict[str, np.ndarray]:
-    """Stats of positions `hidden` (T, H) for `targets` (T,): numpy logprob/rank/entropy (T,), top (T, k), full (T, V) when k=-1."""
-    chunk = chunk or engine.chunk_size()
+    """Stats of positions `hidden` (T, H) for `targets` (T,): numpy logprob/rank/entropy (T,), top (T, k), full (T, V) when k=-1.
+
+    The output layer and the statistics run on `chunk` positions at a time.
+    """
+    chunk = chunk or engine.chunk_size(hidden.shape[0])
     full = k == -1
     kk = 0 if full else k
     parts = []
     for a in range(0, hidden.shape[0], chunk):
-        st = row_stats(engine.head(hidden[a : a + chunk]), targets[a : a + chunk], kk, full=full)
-        parts.append(st)
+        logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
+        parts.append(engine.stats(logits, targets[a : a + chunk], -1 if full else kk, full))
+    t = hidden.shape[0]
     if not parts:
-        t = 0
         return {"logprob": np.zeros(t, np.float32), "rank": np.zeros(t, np.int64), "entropy": np.zeros(t, np.float32),
                 "top_ids": np.zeros((t, kk), np.int64), "top_logprobs": np.zeros((t, kk), np.float32),
                 "full": np.zeros((t, engine.vocab_size), np.float32) if full else None}
