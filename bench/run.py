@@ -133,7 +133,7 @@ def gen_figures(engine, quick: bool) -> dict:
             return engine.model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True).cpu()
 
         same = ours()[0].token_ids.tolist() == hf()[0].tolist()
-        pairs = 3 if quick else 7
+        pairs = 5 if quick else 9
         a = paired(engine, ours, hf, pairs)
         b = paired(engine, ours, hf_scores, pairs)
     finally:
@@ -167,7 +167,7 @@ def full_vocab_figures(engine, quick: bool) -> dict:
     ids = ids_of(engine, 9 if quick else 33)
     r = score_ids(engine, ids, k=-1)
     t = time.perf_counter()
-    js = dumps({"prompt_logprobs": vllm.prompt_logprobs(r)[1:2]})
+    js = dumps({"prompt_logprobs": [vllm.position_entry(r, 1)]})
     json_s = time.perf_counter() - t
     reps = 20
     t = time.perf_counter()

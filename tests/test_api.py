@@ -186,3 +186,17 @@ def test_load_loses_nothing_and_mixes_nothing(client, model):
     assert len(results) == 200
     for i, text, lps in results:
         assert (text, lps) == alone[(i % 5, i % 7)]
+
+
+def test_echo_top_k_beside_full_vocab_prompt_logprobs(client, model, gpt2):
+    r = client.completions.create(model=model, prompt="fox jumps over", max_tokens=0, echo=True, logprobs=3,
+                                  extra_body={"prompt_logprobs": -1})
+    ch = r.model_dump()["choices"][0]
+    ids = ch["prompt_token_ids"]
+    lp = ref_logprobs(gpt2.model, ids)
+    for pos in range(1, len(ids)):
+        top = ch["logprobs"]["top_logprobs"][pos]
+        assert 3 <= len(top) <= 4
+        best = sorted(lp[pos - 1].tolist(), reverse=True)[:3]
+        assert sorted(top.values(), reverse=True)[:3] == pytest.approx(best, abs=1e-4)
+        assert len(ch["prompt_logprobs"][pos]) == gpt2.vocab_size

@@ -75,7 +75,16 @@ def test_rank_with_many_ties(seed, v, k):
     g = torch.Generator().manual_seed(seed)
     logits = torch.randint(-3, 4, (5, v), generator=g).float()
     targets = torch.randint(0, v, (5,), generator=g)
-    st_ = row_stats(logits, targets, min(k, v))
     lp = torch.log_softmax(logits, -1)
     expected = (lp >= lp.gather(-1, targets[:, None])).sum(-1)
-    assert torch.equal(st_.rank, expected)
+    for sync_free in (False, True):  # the host-decided and the accelerator (no sync) paths
+        assert torch.equal(row_stats(logits, targets, min(k, v), sync_free=sync_free).rank, expected)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(-1e4, 0, width=32) | st.just(-math.inf), min_size=1, max_size=50))
+def test_vectorised_numbers_match_scalar(values):
+    from explorer.export.common import num, nums
+
+    a = np.array(values, dtype=np.float32)
+    assert nums(a) == [num(x) for x in a]

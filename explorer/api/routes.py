@@ -11,6 +11,7 @@ import os
 import time
 from dataclasses import replace
 
+import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -51,8 +52,20 @@ def _check_full_vocab(req, prompts: list[list[int]]) -> None:
 
 
 def _view(r: TokenScores, k: int | None) -> TokenScores:
-    """The same result reporting k prompt alternatives (k <= the width it was scored with)."""
-    return replace(r, prompt_k=k)
+    """The same result reporting k prompt alternatives; a top-k is read off full-vocabulary rows when needed."""
+    width = r.top_ids.shape[1]
+    if not (k and k > 0 and width < k and r.full_logprobs is not None):
+        return replace(r, prompt_k=k)
+    n = r.n_prompt
+    rows = np.nan_to_num(r.full_logprobs[:n], nan=-np.inf)  # (n, V); unscored rows stay padding below
+    order = np.argsort(-rows, axis=1, kind="stable")[:, :k]  # (n, k)
+    top_ids = np.full((r.n, k), -1, np.int64)
+    top_lp = np.full((r.n, k), -np.inf, np.float32)
+    top_ids[:, :width], top_lp[:, :width] = r.top_ids, r.top_logprobs
+    scored = r.scored[:n]
+    top_ids[:n][scored] = order[scored]
+    top_lp[:n][scored] = np.take_along_axis(rows, order, axis=1)[scored]
+    return replace(r, prompt_k=k, top_ids=top_ids, top_logprobs=top_lp)
 
 
 def _complete(engine, req: CompletionRequest, ids: list[int]) -> list[TokenScores]:

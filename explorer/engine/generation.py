@@ -18,7 +18,6 @@ import torch
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
 from explorer.engine.scoring import assemble, chunked_stats
-from explorer.errors import ExplorerError
 from explorer.result import TokenScores
 from explorer.settings import SamplerSettings
 
@@ -59,21 +58,15 @@ def _held(text: str, stops: tuple[str, ...]) -> int:
     return best
 
 
-def check_prompt(engine: Engine, ids: list[int], s: SamplerSettings) -> None:
-    engine.check_ids(ids)
-    if s.prompt_logprobs is not None and len(ids) < 1:
-        raise ExplorerError("prompt_logprobs needs a prompt.", param="prompt_logprobs")
-
-
 @torch.inference_mode()
 def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
            want_prompt: bool = True) -> Iterator[Step | Done]:
     """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i."""
-    check_prompt(engine, ids, s)
+    engine.check_ids(ids)
     gen = None
     if not s.greedy:
         gen = torch.Generator(device=engine.device)
-        gen.manual_seed((s.seed if s.seed is not None else secrets.randbelow(2**31)) + sample)
+        gen.manual_seed(((s.seed if s.seed is not None else secrets.randbelow(2**31)) + sample) % 2**63)
     k = s.logprobs or 0
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)

@@ -43,11 +43,16 @@ def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return s, q
 
 
-def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, full: bool = False, sums_fn=sums) -> Stats:
+def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, full: bool = False, sums_fn=sums,
+              sync_free: bool | None = None) -> Stats:
     """Statistics of rows `logits` (c, V) for the actual ids `targets` (c,); k top entries (k=-1 with full=True).
 
     `targets=None` takes each row's best entry (greedy decoding), read off the top-K.
+    `sync_free` (default: one row on an accelerator) counts every entry instead of asking
+    the host which rows need it.
     """
+    if sync_free is None:
+        sync_free = logits.shape[0] == 1 and logits.device.type != "cpu"
     c, v = logits.shape
     kk = min(max(k, RANK_K), v)
     tv, ti = logits.topk(kk, dim=-1)  # (c, K), descending
@@ -64,6 +69,8 @@ def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, ful
     if full:
         lp_full = (logits.float() - m) - ls  # (c, V)
         rank = (lp_full >= lp_t).sum(-1)
+    elif sync_free:
+        rank = torch.where(lp_t[:, 0] > top_lp[:, -1], rank, ((logits.float() - m) - ls >= lp_t).sum(-1))
     else:
         slow = (lp_t[:, 0] <= top_lp[:, -1]).nonzero()[:, 0]  # rows whose count needs every entry
         for a in range(0, slow.numel(), SLOW_ROWS):  # a few rows at a time: bounded memory

@@ -21,6 +21,19 @@ def num(x: float) -> float:
     return float(str(np.float32(x)))  # shortest text that round-trips the float32 value
 
 
+def nums(a: np.ndarray) -> list[float]:
+    """`num` over a float32 array, vectorised (numpy writes each value's shortest round-trip text)."""
+    out = []
+    for t in np.asarray(a, dtype=np.float32).astype(str).tolist():
+        if t == "-inf":
+            out.append(NEG_INF_JSON)
+        elif t == "nan":
+            raise ValueError("NaN reached an exporter: a scored position has no number")
+        else:
+            out.append(float(t))
+    return out
+
+
 def token_str(b: bytes) -> str:
     """A token's text; bytes that are not valid UTF-8 on their own become literal `\\xNN`."""
     return b.decode("utf-8", errors="backslashreplace")

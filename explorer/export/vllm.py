@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.export import openai_completion
-from explorer.export.common import envelope, num, token_str, top_pairs, usage
+from explorer.export.common import envelope, num, nums, token_str, top_pairs, usage
 from explorer.result import TokenScores
 
 
@@ -13,8 +13,11 @@ def _lp(logprob: float, rank: int, piece: bytes) -> dict:
     return {"logprob": num(logprob), "rank": int(rank), "decoded_token": token_str(piece)}
 
 
-def position_entry(r: TokenScores, pos: int) -> dict[str, dict] | None:
-    """`{id: {logprob, rank, decoded_token}}`: the actual token first, then the top-k (k or k+1 keys)."""
+def position_entry(r: TokenScores, pos: int, texts: dict[int, str] | None = None) -> dict[str, dict] | None:
+    """`{id: {logprob, rank, decoded_token}}`: the actual token first, then the top-k (k or k+1 keys).
+
+    `texts` caches id -> decoded token across positions (the full vocabulary is large).
+    """
     if not r.scored[pos]:
         return None
     actual = int(r.token_ids[pos])
@@ -22,10 +25,15 @@ def position_entry(r: TokenScores, pos: int) -> dict[str, dict] | None:
     if r.top_k(pos) == -1 and r.full_logprobs is not None:
         row = r.full_logprobs[pos]  # (V,)
         order = np.argsort(-row, kind="stable")
-        pairs = zip(order.tolist(), row[order].tolist())
-    else:
-        pairs = top_pairs(r, pos)
-    for rank, (i, lp) in enumerate(pairs, start=1):
+        texts = texts if texts is not None else {}
+        for rank, (i, lp) in enumerate(zip(order.tolist(), nums(row[order])), start=1):
+            if i != actual:
+                t = texts.get(i)
+                if t is None:
+                    t = texts[i] = token_str(r.pieces[i])
+                out[str(i)] = {"logprob": lp, "rank": rank, "decoded_token": t}
+        return out
+    for rank, (i, lp) in enumerate(top_pairs(r, pos), start=1):
         if i != actual:
             out[str(i)] = _lp(lp, rank, r.pieces[i])
     return out
@@ -35,7 +43,8 @@ def prompt_logprobs(r: TokenScores) -> list[dict | None] | None:
     """One entry per prompt token, entry 0 null; None when the prompt was not scored."""
     if r.prompt_k is None:
         return None
-    return [position_entry(r, pos) for pos in range(r.n_prompt)]
+    texts: dict[int, str] = {}
+    return [position_entry(r, pos, texts) for pos in range(r.n_prompt)]
 
 
 def export(results: TokenScores | list[TokenScores], *, created: int | None = None, id_: str | None = None,
