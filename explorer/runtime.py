@@ -20,6 +20,11 @@ class ModelHolder:
         self._engine: Engine | None = None
         self._lock = threading.Lock()
 
+    @property
+    def loaded(self) -> Engine | None:
+        """The current Engine if one is loaded (never loads)."""
+        return self._engine
+
     def get(self) -> Engine:
         with self._lock:
             if self._engine is None:

@@ -184,24 +184,26 @@ def build_api(holder: ModelHolder) -> FastAPI:
             "capabilities": {"full_vocab_max_prompt_tokens": full_vocab_cap(), "max_logprobs": MAX_K, "prompt_logprobs": True},
         }]}
 
-    @api.post("/completions")
-    def completions(req: CompletionRequest):
+    def engine_for(req):
+        """The engine, once the request names it (or no model) and asks nothing streaming cannot give."""
         engine = holder.get()
         _check_model(engine, req.model)
+        if req.stream and req.prompt_logprobs is not None:
+            raise ExplorerError("`prompt_logprobs` cannot be combined with `stream: true`.", param="prompt_logprobs", code="invalid_value")
+        return engine
+
+    @api.post("/completions")
+    def completions(req: CompletionRequest):
+        engine = engine_for(req)
         if req.stream:
-            if req.prompt_logprobs is not None:
-                raise ExplorerError("`prompt_logprobs` cannot be combined with `stream: true`.", param="prompt_logprobs", code="invalid_value")
             events = completion_events(engine, req)  # validates before the first byte
             return StreamingResponse(sse(events), media_type="text/event-stream")
         return completion_body(engine, req)
 
     @api.post("/chat/completions")
     def chat(req: ChatRequest):
-        engine = holder.get()
-        _check_model(engine, req.model)
+        engine = engine_for(req)
         if req.stream:
-            if req.prompt_logprobs is not None:
-                raise ExplorerError("`prompt_logprobs` cannot be combined with `stream: true`.", param="prompt_logprobs", code="invalid_value")
             ids, s, top = chat_setup(engine, req)
             return StreamingResponse(sse(chat_events(engine, req, ids, s, top)), media_type="text/event-stream")
         return chat_body(engine, req)

@@ -64,7 +64,8 @@ def build(holder: ModelHolder) -> gr.Blocks:
         with gr.Row():
             model_box = gr.Textbox(value=holder.model_id, label="Model (hub id or local folder)", scale=4)
             load_btn = gr.Button("Load model", scale=1)
-        model_status = gr.Markdown(f"Model **{holder.model_id}** loads on the first action.")
+        model_status = gr.Markdown(Handlers.model_status(holder.loaded) if holder.loaded else
+                                   f"Model **{holder.model_id}** loads on the first action.")
 
         with gr.Tabs():
             with gr.Tab("Score"):
