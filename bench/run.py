@@ -99,7 +99,8 @@ def peak_bytes(engine, fn) -> int:
 
 
 def ids_of(engine, n: int) -> list[int]:
-    """n token ids of plain English text (repeated as needed)."""
+    """n token ids of plain English text (repeated as needed; at most the model's context)."""
+    n = min(n, engine.context)
     text_ids = engine.encode("The quick brown fox jumps over the lazy dog. " * (n // 8 + 1))
     return (text_ids * (n // len(text_ids) + 1))[:n]
 
@@ -116,8 +117,8 @@ def score_figures(engine, quick: bool) -> dict:
 
 @torch.inference_mode()
 def gen_figures(engine, quick: bool) -> dict:
-    steps = 32 if quick else 64
     prompt = engine.encode("The capital of France is")
+    steps = min(32 if quick else 64, engine.context - len(prompt))
     x = torch.tensor([prompt], device=engine.device)
     gc = engine.model.generation_config
     eos, engine.eos_ids = engine.eos_ids, set()  # generate exactly `steps` tokens on both sides
@@ -144,8 +145,8 @@ def gen_figures(engine, quick: bool) -> dict:
 
 @torch.inference_mode()
 def memory_figures(engine, quick: bool) -> dict:
-    n = 2048 if engine.context >= 2048 else engine.context
-    ids = ids_of(engine, n)
+    ids = ids_of(engine, 2048)
+    n = len(ids)
     x = torch.tensor([ids], device=engine.device)
     body = peak_bytes(engine, lambda: engine.body(x))
     ours = peak_bytes(engine, lambda: score_ids(engine, ids, k=20))

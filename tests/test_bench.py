@@ -1,0 +1,25 @@
+"""bench/run.py runs end to end (on a tiny model) and prints every figure as a number."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+FIGURES = ["score_overhead", "gen_overhead", "gen_vs_hf_scores", "score_mem_ratio", "chunk_invariance",
+           "full_vocab_json_mb_per_pos", "full_vocab_bin_kb_per_pos", "full_vocab_bin_mbps",
+           "html_bytes_per_token", "render_ms_5k"]
+
+
+def test_bench_quick_json(gpt2_dir):
+    script = Path(__file__).resolve().parents[1] / "bench" / "run.py"
+    p = subprocess.run([sys.executable, str(script), "--model", gpt2_dir, "--device", "cpu", "--quick", "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    for name in FIGURES:
+        assert isinstance(out[name], (int, float)) and math.isfinite(out[name]), name
+    assert out["chunk_ids_ranks_identical"] == 1.0 and out["gen_same_tokens"] == 1.0
+    assert out["full_vocab_bin_bytes_per_pos"] == 2 * out["vocab_size"]  # float16 rows in vocabulary order
