@@ -134,6 +134,7 @@ def test_streaming_completion(client, model):
     ({"prompt": "", "max_tokens": 2}, "prompt"),
     ({"prompt": [1, 2, 99999], "max_tokens": 2}, "prompt"),
     ({"max_tokens": 2}, "prompt"),
+    ({"prompt": "x", "max_tokens": 0, "echo": True, "n": 10**6}, "n"),
 ])
 def test_bad_completions_are_400_in_openai_shape(live, body, param):
     r = httpx.post(live.url + "/v1/completions", json=body)

@@ -97,6 +97,11 @@ def test_markup_is_shown_as_text(page):
     assert page.locator("#heatmap img").count() == 0 and page.locator("#heatmap script").count() == 0
     shown = page.locator("#heatmap .lx").inner_text().replace("·", " ")
     assert "<img src=x onerror=alert(1)>" in shown and "${alert(3)}" in shown
+    for pos in range(page.locator("#heatmap [data-pos]").count()):  # every token's detail, too
+        page.locator(f"#heatmap [data-pos='{pos}']").click()
+        page.get_by_text(f"Position {pos} ", exact=False).first.wait_for(timeout=15_000)
+    page.wait_for_timeout(500)
+    assert page.dialogs == [] and page.locator("img[src=x]").count() == 0
 
 
 def test_empty_text_shows_a_message_and_keeps_input(page):

@@ -74,12 +74,12 @@ def _complete(engine, req: CompletionRequest, ids: list[int]) -> list[TokenScore
     echo_k = k if req.echo else None
     wanted = [x for x in (pk, echo_k) if x is not None]
     score_k = -1 if -1 in wanted else (max(wanted) if wanted else None)
+    s = settings_of(req, req.max_tokens, k, score_k)  # validates every setting, n included
     if req.max_tokens == 0:
         if not req.echo:
             raise ExplorerError("`max_tokens: 0` generates nothing: set `echo: true` to score the prompt.", param="max_tokens", code="invalid_value")
         engine.check_ids(ids)
-        return [score_ids(engine, ids, k=score_k if score_k is not None else 0)] * req.n
-    s = settings_of(req, req.max_tokens, k, score_k)
+        return [score_ids(engine, ids, k=score_k if score_k is not None else 0)] * s.n
     return generate(engine, ids, s)
 
 
@@ -117,7 +117,8 @@ def _messages(req: ChatRequest) -> list[dict]:
         content = m.get("content")
         if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-        out.append({"role": m.get("role"), "content": content if content is not None else ""})
+        role = "system" if m.get("role") == "developer" else m.get("role")  # OpenAI's newer name for system
+        out.append({"role": role, "content": content if content is not None else ""})
     return out
 
 

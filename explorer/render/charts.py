@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -14,7 +16,7 @@ from explorer.result import TokenScores
 def curves(r: TokenScores) -> go.Figure:
     """Three stacked curves; hovering a point shows its token."""
     pos = np.flatnonzero(r.scored)
-    tokens = [visible(r.token_text[i]) or "▯" for i in pos]
+    tokens = [html.escape(visible(r.token_text[i])) or "▯" for i in pos]  # plotly reads tags in hover text
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
                         subplot_titles=("rank of the actual token (log)", "entropy (nats)", "surprisal (bits)"))
     for row, (y, name) in enumerate([(r.ranks[pos], "rank"), (r.entropy[pos], "entropy"), (r.surprisal_bits[pos], "surprisal")], start=1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.render.text import visible
+from explorer.render.text import escape, visible
 from explorer.result import TokenScores
 
 
@@ -59,7 +59,8 @@ def detail_table(r: TokenScores, pos: int, k: int) -> pd.DataFrame:
 def detail_markdown(r: TokenScores, pos: int) -> str:
     """One paragraph on the actual token at `pos`."""
     b = r.token_bytes[pos]
-    head = f"**Position {pos}** ({'prompt' if pos < r.n_prompt else 'generated'}): token `{visible(b.decode('utf-8', 'backslashreplace'))}`, id {int(r.token_ids[pos])}, bytes `{list(b)}`"
+    shown = escape(visible(b.decode("utf-8", "backslashreplace")))  # markup in a token stays text
+    head = f"**Position {pos}** ({'prompt' if pos < r.n_prompt else 'generated'}): token <code>{shown}</code>, id {int(r.token_ids[pos])}, bytes `{list(b)}`"
     if not r.scored[pos]:
         return head + "\n\nNot scored: " + ("the first token has no context to predict it from." if pos == 0 else "the prompt was not scored (tick “score the prompt”).")
     return (head + f"\n\nprobability **{r.probs[pos]:.3%}** · logprob **{r.logprobs[pos]:.4f}** nats · "

@@ -10,6 +10,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import gradio as gr
@@ -29,16 +30,23 @@ UI_K = MAX_K  # compute the top-20 once; the k slider only slices it
 EXPORTS = ["vllm", "openai-completion", "openai-chat", "vllm-offline", "native", "csv"]
 
 
+@contextmanager
+def user_errors():
+    """Turn the engine's ExplorerError (bad input, unusable model) into a message in the page."""
+    try:
+        yield
+    except ExplorerError as err:
+        raise gr.Error(str(err)) from None
+
+
 class Handlers:
     def __init__(self, holder: ModelHolder):
         self.holder = holder
 
     # ---- helpers ---------------------------------------------------------------------
     def _engine(self):
-        try:
+        with user_errors():
             return self.holder.get()
-        except ExplorerError as err:
-            raise gr.Error(str(err)) from None
 
     @staticmethod
     def thresholds(text: str) -> tuple[int, ...]:
@@ -68,28 +76,30 @@ class Handlers:
             raise gr.Error("The text is empty: type or paste some text to score.")
         self.thresholds(thresholds)
         engine = self._engine()
-        try:
+        with user_errors():
             r = score_text(engine, text, k=UI_K)
-        except ExplorerError as err:
-            raise gr.Error(str(err)) from None
         return ([r], *self.views(r, metric, thresholds), *self.first_detail(r, k))
 
     def settings(self, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt) -> SamplerSettings:
         stops = tuple(s.replace("\\n", "\n") for s in (stop or "").splitlines() if s)
         try:
-            return with_seed(SamplerSettings(
-                max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p), top_k=int(top_k),
-                seed=None if seed in (None, "") else int(seed), stop=stops, logprobs=UI_K,
-                prompt_logprobs=UI_K if score_prompt else None, mode="processed" if str(mode).startswith("processed") else "raw"))
-        except (ExplorerError, ValueError, TypeError) as err:
-            raise gr.Error(str(err)) from None
+            with user_errors():
+                return with_seed(SamplerSettings(
+                    max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p), top_k=int(top_k),
+                    seed=None if seed in (None, "") else int(seed), stop=stops, logprobs=UI_K,
+                    prompt_logprobs=UI_K if score_prompt else None, mode="processed" if str(mode).startswith("processed") else "raw"))
+        except (ValueError, TypeError) as err:  # a number field that is not a number
+            raise gr.Error(f"Check the sampler settings: {err}.") from None
 
-    def _run(self, ids: list[int], s: SamplerSettings, metric: str, thresholds: str, k: int) -> Iterator[tuple]:
-        """Stream a generation: partial heatmaps while it runs, every view at the end."""
+    def _run(self, encode, settings: tuple, metric: str, thresholds: str, k: int) -> Iterator[tuple]:
+        """Stream a generation from `encode(engine)` ids: partial heatmaps while it runs, every view at the end."""
+        s = self.settings(*settings)
+        t = self.thresholds(thresholds)
         engine = self._engine()
         steps, last = [], 0.0
         blank = (gr.skip(),) * 8
-        try:
+        with user_errors():
+            ids = encode(engine)
             for ev in stream(engine, ids, s):
                 if isinstance(ev, Done):
                     r = collect(engine, ids, s, steps, ev, ev.prompt_stats)
@@ -99,34 +109,20 @@ class Handlers:
                 if time.monotonic() - last > 0.2:
                     last = time.monotonic()
                     partial = collect(engine, ids, replace(s, prompt_logprobs=None), steps, Done("length", "", None), None)
-                    yield (gr.skip(), heatmap_html(partial, metric, self.thresholds(thresholds)), *blank)
-        except ExplorerError as err:
-            raise gr.Error(str(err)) from None
+                    yield (gr.skip(), heatmap_html(partial, metric, t), *blank)
 
     def generate(self, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric, thresholds, k):
         if not prompt or not prompt.strip():
             raise gr.Error("The prompt is empty: type a prompt to continue.")
-        s = self.settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
-        self.thresholds(thresholds)
-        engine = self._engine()
-        try:
-            ids = engine.encode(prompt)
-        except ExplorerError as err:
-            raise gr.Error(str(err)) from None
-        yield from self._run(ids, s, metric, thresholds, k)
+        settings = (max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
+        yield from self._run(lambda engine: engine.encode(prompt), settings, metric, thresholds, k)
 
     def chat(self, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric, thresholds, k):
         if not message or not message.strip():
             raise gr.Error("The message is empty: type what the user says.")
-        s = self.settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
-        self.thresholds(thresholds)
-        engine = self._engine()
         msgs = ([{"role": "system", "content": system}] if system and system.strip() else []) + [{"role": "user", "content": message}]
-        try:
-            ids = engine.encode_chat(msgs)
-        except ExplorerError as err:
-            raise gr.Error(str(err)) from None
-        yield from self._run(ids, s, metric, thresholds, k)
+        settings = (max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
+        yield from self._run(lambda engine: engine.encode_chat(msgs), settings, metric, thresholds, k)
 
     def detail(self, state, pos, k):
         """Detail of the token at `pos` of the current result."""
@@ -166,10 +162,8 @@ class Handlers:
 
     def load_model(self, model_id, progress=gr.Progress()):
         progress(0.1, desc=f"Loading {model_id or 'the default model'} ...")
-        try:
+        with user_errors():
             engine = self.holder.switch(model_id)
-        except ExplorerError as err:
-            raise gr.Error(str(err)) from None
         progress(1.0)
         return self.model_status(engine)
 
