@@ -42,7 +42,7 @@ def test_escaping_and_visible_whitespace(h):
     state, heat, *_ = h.score(text, "rank", "1, 10, 100, 1000", 5)
     assert "<img" not in heat and "${" not in heat and "`" not in heat
     # the chips' text, unescaped, reads as the input with whitespace made visible
-    shown = html.unescape(re.sub(r"<br>", "", re.sub(r"<span[^>]*>|</span>|</?div[^>]*>", "", heat)))
+    shown = html.unescape(re.sub(r"<br>|<wbr>", "", re.sub(r"<span[^>]*>|</span>|</?div[^>]*>", "", heat)))
     assert shown == visible(text)
     assert "↵<br>" in heat
 

@@ -24,7 +24,8 @@ def curves(r: TokenScores) -> go.Figure:
                                  hovertemplate="pos %{x}: %{text}<br>" + name + " %{y:.3f}<extra></extra>"), row=row, col=1)
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_xaxes(title_text="position", row=3, col=1)
-    fig.update_layout(height=520, showlegend=False, margin={"l": 40, "r": 10, "t": 30, "b": 30})
+    fig.update_layout(height=520, showlegend=False, margin={"l": 40, "r": 10, "t": 30, "b": 30},
+                      paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(128,128,128,0.12)", font={"color": "#888"})
     return fig
 
 
@@ -35,5 +36,6 @@ def rank_histogram(r: TokenScores, thresholds=DEFAULT_THRESHOLDS) -> go.Figure:
     b = rank_buckets(r.ranks[r.scored], thresholds)
     counts = np.bincount(b, minlength=len(names))
     fig = go.Figure(go.Bar(x=names, y=counts, marker_color=["#22c55e", "#84cc16", "#eab308", "#ef4444", "#a855f7"][: len(names)]))
-    fig.update_layout(height=260, title="tokens per rank bucket", margin={"l": 40, "r": 10, "t": 40, "b": 30})
+    fig.update_layout(height=260, title="tokens per rank bucket", margin={"l": 40, "r": 10, "t": 40, "b": 30},
+                      paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(128,128,128,0.12)", font={"color": "#888"})
     return fig

@@ -26,7 +26,7 @@ N_BINS = 8
 _C = ["220,38,38", "234,88,12", "245,158,11", "234,179,8", "163,230,53", "74,222,128", "34,197,94", "22,163,74"]
 _G = ["34,197,94", "132,204,22", "234,179,8", "239,68,68", "168,85,247"]  # top1, top10, top100, top1000, beyond
 CSS = (
-    ".lx{line-height:2;font-family:ui-monospace,monospace;font-size:14px;word-break:break-word}"
+    ".lx{line-height:2;font-family:ui-monospace,monospace;font-size:14px;overflow-wrap:anywhere}"
     ".lx .t{border-radius:3px;padding:1px 0;cursor:pointer;white-space:pre-wrap}"
     ".lx .t:focus,.lx .t.sel{outline:2px solid #2563eb;outline-offset:1px}"
     ".lx .u{outline:1px dashed #9ca3af}.lx .x{padding:0 2px}"
@@ -80,7 +80,8 @@ def heatmap_html(r: TokenScores, metric: str = "probability", thresholds=DEFAULT
         if pos == r.n_prompt and r.n_prompt and r.output_k is not None:
             out.append('<span title="generated from here">▸</span>')
         cls = classes[pos] + (" x" if texts[pos] == "" else "") + (" sel" if pos == selected else "")
-        out.append(f'<span class="t {cls}" data-pos="{pos}" tabindex="0" title="{_tip(r, pos)}">{chip_html(texts[pos])}</span>')
+        # <wbr>: spaces are shown as `·`, so the line may break between tokens, never inside one
+        out.append(f'<span class="t {cls}" data-pos="{pos}" tabindex="0" title="{_tip(r, pos)}">{chip_html(texts[pos])}</span><wbr>')
     out.append("</div>")
     return "".join(out)
 

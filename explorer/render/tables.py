@@ -53,7 +53,7 @@ def detail_table(r: TokenScores, pos: int, k: int) -> pd.DataFrame:
         rest = max(0.0, 1.0 - mass)
         rows.append({"rank": None, "token": "(others)", "id": None, "probability %": round(100 * rest, 3),
                      "logprob": round(float(np.log(rest)), 4) if rest > 0 else None, "actual": ""})
-    return pd.DataFrame(rows, columns=["rank", "token", "id", "probability %", "logprob", "actual"])
+    return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])
 
 
 def detail_markdown(r: TokenScores, pos: int) -> str:
