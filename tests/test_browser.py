@@ -112,3 +112,42 @@ def test_empty_text_shows_a_message_and_keeps_input(page):
     page.get_by_role("button", name="Score", exact=True).click()
     page.get_by_text("The text is empty", exact=False).first.wait_for(timeout=15_000)
     assert page.get_by_label("Text", exact=True).input_value() == "   "
+
+
+@pytest.fixture(scope="module")
+def long_live(gpt2, tmp_path_factory):
+    """The app on a 1-layer model with an 8,192-token context (the tiny GPT-2's tokenizer)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from explorer.engine import Engine
+    from tests.conftest import LiveServer
+
+    torch.manual_seed(3)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=gpt2.vocab_size, n_positions=8192, n_embd=16, n_layer=1, n_head=2))
+    path = tmp_path_factory.mktemp("gpt2-8k")
+    model.save_pretrained(path)
+    gpt2.tokenizer.save_pretrained(path)
+    srv = LiveServer(Engine.load(str(path), device="cpu"))
+    yield srv
+    srv.stop()
+
+
+def test_five_thousand_tokens(browser, long_live, gpt2):
+    """A 5,000-token text renders as 5,000 chips and its last token still opens on click."""
+    words = "fox jumps over the lazy dog. "
+    n = len(gpt2.encode(words))
+    text = words * (6000 // n + 1)  # tokens merge across repeats: aim above 5,000
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.goto(long_live.url)
+    page.get_by_label("Text", exact=True).fill(text)
+    page.get_by_role("button", name="Score", exact=True).click()
+    page.get_by_text("perplexity", exact=False).first.wait_for(timeout=120_000)
+    count = page.locator("#heatmap [data-pos]").count()
+    assert count >= 5000
+    last = page.locator(f"#heatmap [data-pos='{count - 1}']")
+    last.scroll_into_view_if_needed()
+    last.click()
+    page.get_by_text(f"Position {count - 1} ", exact=False).first.wait_for(timeout=60_000)
+    ctx.close()
