@@ -58,6 +58,13 @@ def _held(text: str, stops: tuple[str, ...]) -> int:
     return best
 
 
+def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int) -> np.ndarray:
+    """[logprob, rank, entropy, top-k ids, top-k logprobs] of one decode step, on the host."""
+    with torch.inference_mode():
+        st = engine.stats(logits, tok, k)
+        return torch.cat([st.logprob, st.rank.float(), st.entropy, st.top_ids[0].float(), st.top_logprobs[0]]).cpu().numpy()
+
+
 @torch.inference_mode()
 def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
            want_prompt: bool = True) -> Iterator[Step | Done]:
@@ -77,26 +84,24 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
     budget = min(s.max_tokens, engine.context - len(ids))
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
     text, pending, finish = "", [], "length"
-    for _ in range(budget):
+    for step in range(budget):
         raw = engine.head(last).float()  # (1, V)
-        if s.greedy:  # the argmax is the top-1 of the statistics' own top-K
-            st = engine.stats(raw, None, k)
-        else:
-            proc = process(raw, s)
-            st = engine.stats(raw if s.mode == "raw" else proc, pick(proc, gen), k)
-        tok = st.ids  # (1,)
-        packed = torch.cat([tok.float(), st.logprob, st.rank.float(), st.entropy, st.top_ids[0].float(), st.top_logprobs[0]])
-        row = packed.cpu().numpy()  # the one host sync per step
-        tid = int(row[0])
+        proc = raw if s.greedy else process(raw, s)
+        tok = raw.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
+        tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
         if tid in engine.eos_ids:
             finish = "stop"
             break
+        numbers = engine.background(_numbers, engine, raw if s.mode == "raw" else proc, tok, k)
         piece = dec.decode(engine.vocab[tid])
-        pending.append(Step(tid, float(row[1]), int(row[2]), float(row[3]), row[4 : 4 + k].astype(np.int64),
-                            row[4 + k :].astype(np.float32), piece, len(text)))
         since = max(0, len(text) - max((len(t) for t in s.stop), default=0))
-        text += piece
+        start, text = len(text), text + piece
         cut = _stop_at(text, s.stop, since) if s.stop else -1
+        if cut < 0 and step + 1 < budget:  # the next forward pass runs while the numbers are computed
+            last, past = engine.body(tok[None], past)
+        row = numbers.result()
+        pending.append(Step(tid, float(row[0]), int(row[1]), float(row[2]), row[3 : 3 + k].astype(np.int64),
+                            row[3 + k :].astype(np.float32), piece, start))
         if cut >= 0:
             text = text[:cut]
             yield from (p for p in pending if p.start < cut)
@@ -105,7 +110,6 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
         safe = len(text) - _held(text, s.stop) if s.stop else len(text) + 1
         while pending and pending[0].start < safe:
             yield pending.pop(0)
-        last, past = engine.body(tok[None], past)
     tail = dec.decode(b"", final=True)
     text += tail
     yield from pending

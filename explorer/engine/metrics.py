@@ -31,7 +31,6 @@ class Stats:
     top_ids: torch.Tensor  # (c, k) int64
     top_logprobs: torch.Tensor  # (c, k) float32
     full: torch.Tensor | None = None  # (c, V) float32 logprobs, only when asked (k = -1)
-    ids: torch.Tensor | None = None  # (c,) the actual ids (the argmax when none were given)
 
 
 def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -43,11 +42,10 @@ def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return s, q
 
 
-def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, full: bool = False, sums_fn=sums,
+def row_stats(logits: torch.Tensor, targets: torch.Tensor, k: int, *, full: bool = False, sums_fn=sums,
               sync_free: bool | None = None) -> Stats:
     """Statistics of rows `logits` (c, V) for the actual ids `targets` (c,); k top entries (k=-1 with full=True).
 
-    `targets=None` takes each row's best entry (greedy decoding), read off the top-K.
     `sync_free` (default: one row on an accelerator) counts every entry instead of asking
     the host which rows need it.
     """
@@ -56,8 +54,6 @@ def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, ful
     c, v = logits.shape
     kk = min(max(k, RANK_K), v)
     tv, ti = logits.topk(kk, dim=-1)  # (c, K), descending
-    if targets is None:
-        targets = ti[:, 0]
     m = tv[:, :1].float()  # (c, 1) row max
     s, q = sums_fn(logits, m)
     ls = s.log()  # (c, 1)
@@ -78,7 +74,7 @@ def row_stats(logits: torch.Tensor, targets: torch.Tensor | None, k: int, *, ful
             lp_rows = (logits[r].float() - m[r]) - ls[r]  # (r, V)
             rank = rank.index_copy(0, r, (lp_rows >= lp_t[r]).sum(-1))
     n_top = 0 if full else max(k, 0)
-    return Stats(lp_t[:, 0], rank, entropy, ti[:, :n_top], top_lp[:, :n_top], lp_full, targets)
+    return Stats(lp_t[:, 0], rank, entropy, ti[:, :n_top], top_lp[:, :n_top], lp_full)
 
 
 def compiled_sums():

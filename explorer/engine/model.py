@@ -10,6 +10,7 @@ import inspect
 import logging
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import torch
 
@@ -43,6 +44,7 @@ class Engine:
         self.lock = threading.Lock()  # one forward at a time on the shared model
         self.split_head = self._head_is_separable()
         self._sums_kernel = self._stats_kernel(compile)
+        self._pool: ThreadPoolExecutor | None = None  # see background()
 
     @classmethod
     def load(cls, model_id: str | None = None, device: str | None = None, dtype: str | None = None,
@@ -89,9 +91,20 @@ class Engine:
             qs.append(q[:c])
         return torch.cat(ss), torch.cat(qs)
 
-    def stats(self, logits: torch.Tensor, targets: torch.Tensor | None, k: int, full: bool = False) -> Stats:
+    def stats(self, logits: torch.Tensor, targets: torch.Tensor, k: int, full: bool = False) -> Stats:
         """row_stats of a block of positions, with the engine's kernel."""
         return row_stats(logits, targets, k, full=full, sums_fn=self._sums)
+
+    def background(self, fn, *args) -> Future:
+        """Run fn(*args) beside the caller on a CPU (a decode step's numbers overlap the next
+        forward pass there); elsewhere inline, as the accelerator queues the work anyway."""
+        if self.device.type == "cpu":
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logprob-stats")
+            return self._pool.submit(fn, *args)
+        done: Future = Future()
+        done.set_result(fn(*args))
+        return done
 
     def _eos_ids(self) -> set[int]:
         ids: set[int] = set()
