@@ -11,9 +11,11 @@ import importlib.util
 import logging
 import os
 import shutil
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 import torch
 
@@ -114,6 +116,16 @@ def convert_gguf_default() -> Path:
     return dest
 
 
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub answers a TCP connection at once (so an offline machine skips its retries)."""
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
 def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool):
     if os.path.isdir(model_id):
         if not os.path.exists(os.path.join(model_id, "config.json")):
@@ -126,12 +138,19 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool):
             pass
         if (converted_default_dir() / "config.json").exists():
             return _from_pretrained(str(converted_default_dir()), dtype, trust_remote_code)
-        if os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0"):
+        if os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0") and _hub_reachable():
             try:
                 return _from_pretrained(model_id, dtype, trust_remote_code)
             except OSError:
                 log.info("hub unreachable; using the GGUF copy of the default model")
         return _from_pretrained(str(convert_gguf_default()), dtype, trust_remote_code)
+    try:  # the local cache first: no network when the model is already here
+        return _from_pretrained(model_id, dtype, trust_remote_code, local_files_only=True)
+    except OSError:
+        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0") or not _hub_reachable():
+            raise ExplorerError(f"Model {model_id!r} was not found: no such folder, and not in the local Hugging Face cache "
+                                "while the hub cannot be reached. Give a folder holding config.json, or connect once to download it.",
+                                code="model_not_found") from None
     return _from_pretrained(model_id, dtype, trust_remote_code)
 
 
