@@ -14,6 +14,7 @@ from explorer.engine import Done, stream
 from explorer.errors import ExplorerError
 from explorer.export.common import envelope, num, token_str
 from explorer.export.openai_chat import entry
+from explorer.export.openai_completion import top_dict
 from explorer.settings import SamplerSettings
 
 
@@ -30,7 +31,7 @@ def _steps(engine, ids: list[int], s: SamplerSettings, sample: int):
         yield (None, ev) if isinstance(ev, Done) else (ev, None)
 
 
-def _top(engine, step, k: int) -> list[tuple[int, float]]:
+def _top(step, k: int) -> list[tuple[int, float]]:
     return [(int(i), float(lp)) for i, lp in zip(step.top_ids[:k].tolist(), step.top_logprobs[:k].tolist())]
 
 
@@ -46,7 +47,6 @@ def completion_events(engine, req) -> Iterator[dict]:
 
     def gen():
         index, usage = 0, [0, 0]
-        offset = 0
         for ids in prompts:
             usage[0] += len(ids)
             for sample in range(s.n):
@@ -58,12 +58,10 @@ def completion_events(engine, req) -> Iterator[dict]:
                     usage[1] += 1
                     lp = None
                     if req.logprobs is not None:
-                        tok = token_str(engine.vocab[step.token_id])
-                        top = {}
-                        for i, v in _top(engine, step, req.logprobs):
-                            top.setdefault(token_str(engine.vocab[i]), num(v))
-                        top[tok] = num(step.logprob)
-                        lp = {"tokens": [tok], "token_logprobs": [num(step.logprob)], "top_logprobs": [top], "text_offset": [offset]}
+                        piece = engine.vocab[step.token_id]
+                        top = top_dict([(engine.vocab[i], v) for i, v in _top(step, req.logprobs)], piece, step.logprob)
+                        lp = {"tokens": [token_str(piece)], "token_logprobs": [num(step.logprob)], "top_logprobs": [top],
+                              "text_offset": [offset]}
                     offset += len(step.text)
                     yield {**head, "choices": [{"index": index, "text": step.text, "logprobs": lp, "finish_reason": None}]}
                 index += 1
@@ -87,7 +85,7 @@ def chat_events(engine, req, ids: list[int], s: SamplerSettings, top: int | None
             lp = None
             if top is not None:
                 e = entry(engine.vocab[step.token_id], step.logprob)
-                e["top_logprobs"] = [entry(engine.vocab[i], v) for i, v in _top(engine, step, top)]
+                e["top_logprobs"] = [entry(engine.vocab[i], v) for i, v in _top(step, top)]
                 lp = {"content": [e], "refusal": None}
             yield {**head, "choices": [{"index": sample, "delta": {"content": step.text}, "logprobs": lp, "finish_reason": None}]}
     if req.include_usage():

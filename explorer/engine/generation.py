@@ -17,7 +17,7 @@ import torch
 
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
-from explorer.engine.scoring import assemble, chunked_stats
+from explorer.engine.scoring import assemble, chunked_stats, empty_stats
 from explorer.result import TokenScores
 from explorer.settings import SamplerSettings
 
@@ -128,8 +128,7 @@ def collect(engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step
     pk = s.prompt_logprobs
     width = max(k, pk if pk and pk > 0 else 0)
     if prompt_stats is None:
-        prompt_stats = {"logprob": np.zeros(0, np.float32), "rank": np.zeros(0, np.int64), "entropy": np.zeros(0, np.float32),
-                        "top_ids": np.zeros((0, 0), np.int64), "top_logprobs": np.zeros((0, 0), np.float32)}
+        prompt_stats = empty_stats(0, 0, engine.vocab_size)
     n_p = len(prompt_stats["logprob"])
     # place prompt rows at positions 1..n_p, generated rows right after the prompt
     rows = {

@@ -42,6 +42,6 @@ def process(logits: torch.Tensor, s: SamplerSettings) -> torch.Tensor:
 
 
 def pick(processed: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
-    """(b,) next ids: a draw from softmax(processed). (Greedy decoding takes the top-1 of the statistics.)"""
+    """(b,) next ids: a draw from softmax(processed). (Greedy decoding takes the argmax of the raw logits.)"""
     probs = processed.float().softmax(-1)
     return torch.multinomial(probs, 1, generator=gen)[:, 0]

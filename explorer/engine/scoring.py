@@ -19,6 +19,14 @@ def _head_block(engine: Engine, hidden: torch.Tensor) -> torch.Tensor:
     return engine.head(torch.cat([hidden, pad]))[:c]
 
 
+def empty_stats(t: int, k: int, vocab_size: int) -> dict[str, np.ndarray | None]:
+    """The stats dict of `t` unscored-shaped rows (zeros), k top entries; a (t, V) `full` when k = -1."""
+    kk = max(k, 0)
+    return {"logprob": np.zeros(t, np.float32), "rank": np.zeros(t, np.int64), "entropy": np.zeros(t, np.float32),
+            "top_ids": np.zeros((t, kk), np.int64), "top_logprobs": np.zeros((t, kk), np.float32),
+            "full": np.zeros((t, vocab_size), np.float32) if k == -1 else None}
+
+
 def chunked_stats(engine: Engine, hidden: torch.Tensor, targets: torch.Tensor, k: int,
                   chunk: int | None = None) -> dict[str, np.ndarray]:
     """Stats of positions `hidden` (T, H) for `targets` (T,): numpy logprob/rank/entropy (T,), top (T, k), full (T, V) when k=-1.
@@ -27,16 +35,12 @@ def chunked_stats(engine: Engine, hidden: torch.Tensor, targets: torch.Tensor, k
     """
     chunk = chunk or engine.chunk_size(hidden.shape[0])
     full = k == -1
-    kk = 0 if full else k
     parts = []
     for a in range(0, hidden.shape[0], chunk):
         logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
-        parts.append(engine.stats(logits, targets[a : a + chunk], -1 if full else kk, full))
-    t = hidden.shape[0]
+        parts.append(engine.stats(logits, targets[a : a + chunk], k, full))
     if not parts:
-        return {"logprob": np.zeros(t, np.float32), "rank": np.zeros(t, np.int64), "entropy": np.zeros(t, np.float32),
-                "top_ids": np.zeros((t, kk), np.int64), "top_logprobs": np.zeros((t, kk), np.float32),
-                "full": np.zeros((t, engine.vocab_size), np.float32) if full else None}
+        return empty_stats(0, k, engine.vocab_size)
     cat = lambda name: torch.cat([getattr(p, name) for p in parts]).cpu().numpy()  # noqa: E731
     return {"logprob": cat("logprob"), "rank": cat("rank"), "entropy": cat("entropy"),
             "top_ids": cat("top_ids"), "top_logprobs": cat("top_logprobs"), "full": cat("full") if full else None}

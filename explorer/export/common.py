@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from explorer.result import TokenScores
@@ -13,12 +11,7 @@ NEG_INF_JSON = -9999.0  # how OpenAI and vLLM write -inf
 
 def num(x: float) -> float:
     """A JSON-safe float: -inf -> -9999.0; NaN is a bug upstream and raises."""
-    x = float(x)
-    if math.isnan(x):
-        raise ValueError("NaN reached an exporter: a scored position has no number")
-    if x == -math.inf:
-        return NEG_INF_JSON
-    return float(str(np.float32(x)))  # shortest text that round-trips the float32 value
+    return nums(np.float32([x]))[0]
 
 
 def nums(a: np.ndarray) -> list[float]:

@@ -6,6 +6,15 @@ from explorer.export.common import envelope, num, token_str, top_pairs, usage
 from explorer.result import TokenScores
 
 
+def top_dict(pairs: list[tuple[bytes, float]], actual: bytes, actual_lp: float) -> dict[str, float]:
+    """`top_logprobs[i]`: text -> logprob of the top-k; ids that decode alike collapse; the actual token always present."""
+    top: dict[str, float] = {}
+    for piece, lp in pairs:
+        top.setdefault(token_str(piece), num(lp))
+    top[token_str(actual)] = num(actual_lp)
+    return top
+
+
 def completion_logprobs(r: TokenScores, echo: bool) -> dict:
     """The four parallel lists; offsets count characters from the start of the returned text (vLLM)."""
     start = 0 if echo else r.n_prompt
@@ -19,12 +28,8 @@ def completion_logprobs(r: TokenScores, echo: bool) -> dict:
             lps.append(None)
             tops.append(None)
             continue
-        top: dict[str, float] = {}
-        for i, lp in top_pairs(r, pos):
-            top.setdefault(token_str(r.pieces[i]), num(lp))  # ids that decode alike collapse
-        top[text] = num(r.logprobs[pos])  # the actual token, always present
         lps.append(num(r.logprobs[pos]))
-        tops.append(top)
+        tops.append(top_dict([(r.pieces[i], lp) for i, lp in top_pairs(r, pos)], r.token_bytes[pos], r.logprobs[pos]))
     return {"tokens": tokens, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs}
 
 
