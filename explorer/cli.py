@@ -7,9 +7,10 @@ import os
 import sys
 
 from explorer.errors import ExplorerError
+from explorer.export import names as export_names
 
-SCORE_FORMATS = ("vllm", "openai-completion", "native")
-GEN_FORMATS = ("openai-completion", "openai-chat", "vllm-offline", "vllm", "native")
+SCORE_FORMATS = export_names(generated=False)  # the exporters' registry decides
+GEN_FORMATS = export_names()
 
 
 def _k(value: str) -> int:
@@ -26,8 +27,12 @@ def _ids(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"--ids takes comma-separated integers like 1,2,3, got {value!r}") from None
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=os.environ.get("EXPLORER_MODEL"), help="hub id or local folder (default: SmolLM2-135M-Instruct)")
+def _model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
+    if many:
+        p.add_argument("--model", action="append", help="hub id or local folder; repeat to serve several (the first is the "
+                       "default; or EXPLORER_MODELS=a,b,c; default: SmolLM2-135M-Instruct)")
+    else:
+        p.add_argument("--model", default=os.environ.get("EXPLORER_MODEL"), help="hub id or local folder (default: SmolLM2-135M-Instruct)")
     p.add_argument("--device", default=os.environ.get("EXPLORER_DEVICE"), help="auto (default), cpu, cuda, cuda:N, mps")
     p.add_argument("--dtype", default=os.environ.get("EXPLORER_DTYPE"), help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16")
     p.add_argument("--trust-remote-code", action="store_true", help="run the model repository's own code (only for authors you trust)")
@@ -68,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--out")
 
     sv = sub.add_parser("serve", help="run the web app and the OpenAI-compatible API")
-    _model_args(sv)
+    _model_args(sv, many=True)
     sv.add_argument("--host", default=os.environ.get("EXPLORER_HOST", "127.0.0.1"))
     sv.add_argument("--port", type=int, default=int(os.environ.get("EXPLORER_PORT", "7860")))
     sv.add_argument("--share", action="store_true", default=os.environ.get("EXPLORER_SHARE") == "1")
@@ -87,19 +92,65 @@ def _write(body: dict, out: str | None) -> None:
         sys.stdout.write(text + "\n")
 
 
-def _score(a, engine) -> dict:
+def _read_text(a) -> str:
+    if not a.text_file:
+        return a.text
+    try:
+        with open(a.text_file, "rb") as f:
+            raw = f.read()
+    except OSError as err:
+        raise ExplorerError(f"Cannot read --text-file {a.text_file!r}: {err.strerror}.") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ExplorerError(f"--text-file {a.text_file!r} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
+
+
+def _check_out(path: str | None, flag: str) -> None:
+    if path:
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ExplorerError(f"{flag} {path!r}: the folder {folder!r} does not exist; create it or write elsewhere.")
+
+
+def _check_score(a) -> str:
+    """Every check of `score` that needs no model; returns the text (or '' for --ids)."""
+    from explorer.settings import check_k
+
+    check_k(a.logprobs, "logprobs", allow_full=True)
+    if a.binary_out and a.logprobs != -1:
+        raise ExplorerError("--binary-out writes full-vocabulary rows: add --logprobs -1.", param="binary_out")
+    _check_out(a.out, "--out")
+    _check_out(a.binary_out, "--binary-out")
+    if a.ids is not None:
+        if not a.ids:
+            raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
+        return ""
+    text = _read_text(a)
+    if not text:
+        raise ExplorerError("The text is empty: type or paste some text to score.", param="prompt", code="empty_text")
+    return text
+
+
+def _check_generate(a):
+    """Every check of `generate` that needs no model; returns the settings."""
+    from explorer.settings import SamplerSettings
+
+    if a.system is not None and not a.chat:
+        raise ExplorerError("--system only applies with --chat: add --chat or drop --system.", param="system")
+    if not a.prompt:
+        raise ExplorerError("The prompt is empty: type a prompt to continue.", param="prompt", code="empty_text")
+    _check_out(a.out, "--out")
+    return SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
+                           stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
+                           mode=a.logprobs_mode, n=a.n)
+
+
+def _score(a, engine, text: str) -> dict:
     from explorer.engine import score_ids, score_text
     from explorer.export import export
     from explorer.export.native import full_vocab_npy
 
-    if a.text_file:
-        try:
-            with open(a.text_file, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as err:
-            raise ExplorerError(f"Cannot read --text-file {a.text_file!r}: {err.strerror}.") from None
-    else:
-        text = a.text
     r = score_ids(engine, a.ids, a.logprobs) if a.ids is not None else score_text(engine, text, a.logprobs)
     if a.binary_out:
         with open(a.binary_out, "wb") as f:
@@ -107,21 +158,16 @@ def _score(a, engine) -> dict:
     return export(a.format, r)
 
 
-def _generate(a, engine) -> dict:
+def _generate(a, engine, s) -> dict:
     from explorer.engine import generate
     from explorer.export import export
-    from explorer.settings import SamplerSettings
 
-    s = SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
-                        stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
-                        mode=a.logprobs_mode, n=a.n)
     if a.chat:
         msgs = ([{"role": "system", "content": a.system}] if a.system else []) + [{"role": "user", "content": a.prompt}]
         ids = engine.encode_chat(msgs)
     else:
         ids = engine.encode(a.prompt)
-    results = generate(engine, ids, s)
-    return export(a.format, results)
+    return export(a.format, generate(engine, ids, s))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,16 +176,20 @@ def main(argv: list[str] | None = None) -> int:
         if a.command == "serve":
             from explorer.server import serve
 
-            return serve(model=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
+            return serve(models=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
                          trust_remote_code=a.trust_remote_code)
+        checked = _check_score(a) if a.command == "score" else _check_generate(a)  # before the model loads
         from explorer.engine import Engine
 
         engine = Engine.load(a.model, a.device, a.dtype, a.trust_remote_code)
-        body = _score(a, engine) if a.command == "score" else _generate(a, engine)
+        body = _score(a, engine, checked) if a.command == "score" else _generate(a, engine, checked)
         _write(body, a.out)
         return 0
     except ExplorerError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # writing --out / --binary-out
+        print(f"error: {err.strerror or err}: {getattr(err, 'filename', '') or ''}".rstrip(": "), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -20,6 +20,83 @@ FORMAT_VERSION = 1
 
 
 @dataclass(eq=False)
+class Rows:
+    """The numbers of some consecutive positions, as scoring and generation produce them (numpy)."""
+
+    logprobs: np.ndarray  # (m,) float32, logprob of the actual token
+    ranks: np.ndarray  # (m,) int64, 1-based
+    entropy: np.ndarray  # (m,) float32, nats
+    top_ids: np.ndarray  # (m, k) int64, descending logprob
+    top_logprobs: np.ndarray  # (m, k) float32
+    full: np.ndarray | None = None  # (m, V) float32 logprobs in vocabulary order, only for k = -1
+
+    def __len__(self) -> int:
+        return len(self.logprobs)
+
+    @classmethod
+    def empty(cls, k: int = 0, vocab_size: int = 0) -> "Rows":
+        """No positions, k top entries (a (0, V) `full` when k = -1)."""
+        kk = max(k, 0)
+        return cls(np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((0, kk), np.int64),
+                   np.zeros((0, kk), np.float32), np.zeros((0, vocab_size), np.float32) if k == -1 else None)
+
+    @classmethod
+    def concat(cls, parts: list["Rows"]) -> "Rows":
+        """Rows of `parts` one after another (same k; `full` kept only when every part has it)."""
+        full = [p.full for p in parts]
+        return cls(np.concatenate([p.logprobs for p in parts]).astype(np.float32),
+                   np.concatenate([p.ranks for p in parts]).astype(np.int64),
+                   np.concatenate([p.entropy for p in parts]).astype(np.float32),
+                   np.concatenate([p.top_ids for p in parts]).astype(np.int64),
+                   np.concatenate([p.top_logprobs for p in parts]).astype(np.float32),
+                   np.concatenate(full) if full and all(f is not None for f in full) else None)
+
+    def top(self, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, logprobs) of the k best entries of row j in descending order; k = -1: the whole vocabulary.
+
+        Read off the stored top-k when it is wide enough, otherwise off the full row.
+        """
+        width = self.top_ids.shape[1]
+        if k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        if self.full is not None and (k == -1 or k > width):
+            row = np.nan_to_num(self.full[j], nan=-np.inf, neginf=-np.inf)  # (V,); -inf stays -inf
+            order = np.argsort(-row, kind="stable")
+            order = order if k == -1 else order[:k]
+            return order.astype(np.int64), row[order].astype(np.float32)
+        ids, lps = self.top_ids[j, : max(k, 0) if k != -1 else width], self.top_logprobs[j, : max(k, 0) if k != -1 else width]
+        keep = ids >= 0
+        return ids[keep], lps[keep]
+
+
+def assemble(model: str, vocab: list[bytes], ids: list[int], n_prompt: int, rows: Rows, first: int = 1,
+             **kw) -> "TokenScores":
+    """TokenScores of `ids`: `rows` fill positions first.. first+len(rows); the rest stay unscored.
+
+    `vocab` maps every id to its raw bytes. Top-k lists narrower than the widest are padded (-1, -inf).
+    """
+    n, m = len(ids), len(rows)
+    width = rows.top_ids.shape[1]
+    logprobs = np.full(n, np.nan, np.float32)
+    ranks = np.zeros(n, np.int64)
+    entropy = np.full(n, np.nan, np.float32)
+    top_ids = np.full((n, width), -1, np.int64)
+    top_lp = np.full((n, width), -np.inf, np.float32)
+    span = slice(first, first + m)
+    logprobs[span], ranks[span], entropy[span] = rows.logprobs, rows.ranks, rows.entropy
+    top_ids[span], top_lp[span] = rows.top_ids, rows.top_logprobs
+    full = None
+    if rows.full is not None:
+        full = np.full((n, len(vocab)), np.nan, np.float32)
+        full[span] = rows.full
+    used = range(len(vocab)) if full is not None else sorted(set(ids) | set(top_ids[top_ids >= 0].tolist()))
+    return TokenScores(model=model, token_ids=np.array(ids, np.int64), token_bytes=[vocab[i] for i in ids],
+                       n_prompt=n_prompt, logprobs=logprobs, ranks=ranks, entropy=entropy, top_ids=top_ids,
+                       top_logprobs=top_lp, pieces={i: vocab[i] for i in used}, full_logprobs=full,
+                       vocab_size=len(vocab), **kw)
+
+
+@dataclass(eq=False)
 class TokenScores:
     model: str
     token_ids: np.ndarray  # (n,) int64
@@ -114,6 +191,19 @@ class TokenScores:
         """The k asked for at this position (-1: full vocabulary; 0 when none)."""
         k = self.prompt_k if pos < self.n_prompt else self.output_k
         return 0 if k is None else k
+
+    @property
+    def rows(self) -> Rows:
+        """Every position's numbers as Rows (views, no copy); row j is position j."""
+        return Rows(self.logprobs, self.ranks, self.entropy, self.top_ids, self.top_logprobs, self.full_logprobs)
+
+    def top(self, pos: int, k: int | None = None) -> list[tuple[int, float]]:
+        """(id, logprob) of the k best tokens at `pos` (default: the k asked there), descending; [] where unscored."""
+        k = self.top_k(pos) if k is None else k
+        if k == 0 or not self.scored[pos]:
+            return []
+        ids, lps = self.rows.top(pos, k)
+        return list(zip(ids.tolist(), lps.tolist()))
 
     # ---- JSON round trip --------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -1,46 +1,203 @@
-"""The model shared by the web app and the HTTP API: one Engine, swappable, loaded lazily."""
+"""The models a server may serve: the operator's list, loaded on first use, least recently used dropped first.
+
+Who may load what:
+- the operator names the models (`--model`, repeatable, the first is the default; or
+  EXPLORER_MODELS=a,b,c): hub ids or local folders, which are then shown by their folder name;
+- a visitor (page or API) may pick any of those, or type a hub id when the deployment
+  allows it (`allow_hub`); never a local path, never `trust_remote_code`;
+- whatever the reason a name cannot be served, the message is the same and shows no path.
+
+Each browser session keeps its own current model name; `use(name)` pins a model while a
+request computes with it, so eviction never drops a model in use.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
+import re
 import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 from explorer.engine import DEFAULT_MODEL, Engine
+from explorer.errors import ExplorerError
+
+log = logging.getLogger(__name__)
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 
 
-class ModelHolder:
-    """Holds the current Engine; `get()` loads the configured model on first use."""
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str  # what pages, API clients and exports call it (never a filesystem path)
+    source: str  # hub id or local folder, as the operator gave it
+    trust_remote_code: bool = False
+    hub_only: bool = False  # typed by a visitor: never read as a local folder
 
-    def __init__(self, model: str | None = None, device: str | None = None, dtype: str | None = None,
-                 trust_remote_code: bool = False):
-        self.model_id = model or os.environ.get("EXPLORER_MODEL") or DEFAULT_MODEL
+
+def public_name(source: str) -> str:
+    """A local folder is shown by its own name; a hub id as is."""
+    if os.path.isdir(source) or source.startswith(("/", ".", "~")):
+        return os.path.basename(os.path.normpath(os.path.expanduser(source))) or source
+    return source
+
+
+def _env_list(name: str) -> list[str]:
+    return [x.strip() for x in os.environ.get(name, "").split(",") if x.strip()]
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    try:
+        return int(raw) if raw.strip() else default
+    except ValueError:
+        raise ExplorerError(f"{name}={raw!r} must be a whole number.", param=name) from None
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Models:
+    """Registry of loadable models, keyed by public name; at most `max_loaded` (and `max_mb` of weights) in memory."""
+
+    def __init__(self, models: list[str] | None = None, *, device: str | None = None, dtype: str | None = None,
+                 trust_remote_code: bool = False, max_loaded: int | None = None, max_mb: int | None = None,
+                 allow_hub: bool | None = None, loader=None):
+        sources = [m for m in (models or []) if m] or _env_list("EXPLORER_MODELS") or [os.environ.get("EXPLORER_MODEL") or DEFAULT_MODEL]
+        self.specs: dict[str, ModelSpec] = {}
+        for src in sources:
+            spec = ModelSpec(public_name(src), src, trust_remote_code)
+            if spec.name in self.specs and self.specs[spec.name].source != src:
+                raise ExplorerError(f"Two models are both called {spec.name!r}: give their folders different names.", param="model")
+            self.specs.setdefault(spec.name, spec)
+        self.default = next(iter(self.specs))
         self.device = device or os.environ.get("EXPLORER_DEVICE")
         self.dtype = dtype or os.environ.get("EXPLORER_DTYPE")
-        self.trust_remote_code = trust_remote_code
-        self._engine: Engine | None = None
-        self._lock = threading.Lock()
+        self.max_loaded = max(1, max_loaded if max_loaded is not None else _env_int("EXPLORER_MAX_LOADED_MODELS", 2))
+        self.max_mb = max_mb if max_mb is not None else _env_int("EXPLORER_MODEL_MEMORY_MB", 0)  # 0: no budget
+        if allow_hub is None:
+            env = os.environ.get("EXPLORER_ALLOW_HUB_MODELS", "").strip().lower()
+            allow_hub = env in ("1", "true", "yes", "on") if env else not os.environ.get("SPACE_ID")
+        self.allow_hub = allow_hub
+        self._loader = loader or (lambda spec: Engine.load(spec.source, self.device, self.dtype, spec.trust_remote_code,
+                                                            name=spec.name, hub_only=spec.hub_only))
+        self._engines: OrderedDict[str, Engine] = OrderedDict()  # least recently used first
+        self._pins: dict[str, int] = {}
+        self._lock = threading.Lock()  # guards _engines and _pins
+        self._load_lock = threading.Lock()  # one load at a time (they are memory-heavy)
 
+    # ---- what may be served ------------------------------------------------------------
     @property
-    def loaded(self) -> Engine | None:
-        """The current Engine if one is loaded (never loads)."""
-        return self._engine
+    def names(self) -> list[str]:
+        """The operator's models, default first (the page's menu, GET /v1/models)."""
+        return list(self.specs)
 
-    def get(self) -> Engine:
+    def listed(self) -> list[str]:
+        """The operator's models, then any other model loaded now (typed hub ids)."""
         with self._lock:
-            if self._engine is None:
-                self._engine = Engine.load(self.model_id, self.device, self.dtype, self.trust_remote_code)
-            return self._engine
+            return self.names + [n for n in self._engines if n not in self.specs]
 
-    def switch(self, model_id: str) -> Engine:
-        """Load `model_id` and make it current; on failure the old model stays (the error propagates)."""
-        model_id = (model_id or "").strip() or DEFAULT_MODEL
+    def unavailable(self, name: object) -> ExplorerError:
+        shown = str(name)[:80]
+        hint = "pick one from the list" + (" or type a Hugging Face hub id such as 'gpt2'" if self.allow_hub else "")
+        return ExplorerError(f"Model {shown!r} is not available here: {hint} (available: {', '.join(self.names)}).",
+                             param="model", code="model_not_found")
+
+    def resolve(self, name: str | None) -> ModelSpec:
+        """The spec for `name` (None or '' = the default); hub ids only where allowed, never a local path."""
+        if name is None or (isinstance(name, str) and not name.strip()):
+            return self.specs[self.default]
+        if not isinstance(name, str):
+            raise self.unavailable(name)
+        name = name.strip()
+        if name in self.specs:
+            return self.specs[name]
+        if self.allow_hub and HUB_ID.match(name) and ".." not in name:
+            return ModelSpec(name, name, trust_remote_code=False, hub_only=True)
+        raise self.unavailable(name)
+
+    # ---- loaded engines ------------------------------------------------------------------
+    def loaded(self, name: str | None = None) -> Engine | None:
+        """The engine for `name` when it is in memory now (never loads)."""
         with self._lock:
-            if self._engine is not None and self._engine.name == model_id:
-                return self._engine
-            engine = Engine.load(model_id, self.device, self.dtype, trust_remote_code=False)
-            self._engine, self.model_id = engine, model_id
+            return self._engines.get(self.resolve(name).name)
+
+    def add(self, engine: Engine) -> None:
+        """Register an already-loaded engine under its name (server start-up, tests)."""
+        with self._lock:
+            if engine.name not in self.specs:
+                self.specs[engine.name] = ModelSpec(engine.name, engine.name)
+            self._engines[engine.name] = engine
+            self._engines.move_to_end(engine.name)
+
+    def get(self, name: str | None = None) -> Engine:
+        """The engine for `name`, loaded on first use."""
+        with self.use(name) as engine:
             return engine
 
-    def set(self, engine: Engine) -> None:
+    @contextmanager
+    def use(self, name: str | None = None) -> Iterator[Engine]:
+        """The engine for `name`, pinned (never evicted) until the block ends."""
+        spec = self.resolve(name)
+        engine = self._pin(spec)
+        try:
+            yield engine
+        finally:
+            with self._lock:
+                self._pins[spec.name] -= 1
+
+    def _pin(self, spec: ModelSpec) -> Engine:
         with self._lock:
-            self._engine, self.model_id = engine, engine.name
+            engine = self._engines.get(spec.name)
+            if engine is not None:
+                self._engines.move_to_end(spec.name)
+                self._pins[spec.name] = self._pins.get(spec.name, 0) + 1
+                return engine
+        with self._load_lock:
+            with self._lock:
+                engine = self._engines.get(spec.name)
+            if engine is None:
+                try:
+                    engine = self._loader(spec)
+                except ExplorerError as err:
+                    if spec.hub_only:  # a visitor's guess: one message whatever the reason
+                        raise self.unavailable(spec.name) from None
+                    raise ExplorerError(f"Model {spec.name!r} could not be loaded: {_no_paths(str(err), spec)}",
+                                        param="model", code=err.code or "model_load_failed") from None
+            with self._lock:
+                self._engines[spec.name] = engine
+                self._engines.move_to_end(spec.name)
+                self._pins[spec.name] = self._pins.get(spec.name, 0) + 1
+                self._evict(keep=spec.name)
+            return engine
+
+    def _evict(self, keep: str) -> None:
+        """Drop least recently used engines (not pinned, not `keep`) while over the count or the memory budget."""
+        def over() -> bool:
+            mb = sum(_weights_mb(e) for e in self._engines.values())
+            return len(self._engines) > self.max_loaded or (self.max_mb > 0 and mb > self.max_mb)
+
+        for name in list(self._engines):
+            if not over():
+                return
+            if name != keep and self._pins.get(name, 0) == 0:
+                log.info("unloading %s (least recently used)", name)
+                del self._engines[name]
+        if over():
+            log.warning("over the model budget: every other model is in use")
+
+
+def _weights_mb(engine: Engine) -> float:
+    return getattr(engine, "weights_mb", 0.0)
+
+
+def _no_paths(message: str, spec: ModelSpec) -> str:
+    """The loader's message with the operator's folder replaced by the model's public name."""
+    return message.replace(spec.source, spec.name) if spec.source != spec.name else message

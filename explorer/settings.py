@@ -1,13 +1,19 @@
-"""Sampler settings, checked once at the boundary with errors that say how to fix the call."""
+"""Every rule on what a request may ask, in one place: sampler settings, top-k counts and the server's limits.
+
+The CLI, the web app and the HTTP API all build these types, so they accept and
+reject exactly the same things with the same messages.
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 
 from explorer.errors import ExplorerError
 
 MAX_K = 20  # most top-k alternatives per position (vLLM's default --max-logprobs)
 MAX_STOP = 4
+MAX_STOP_CHARS = 256  # longer stop strings would cost a scan of their length every step
 
 
 def check_k(value, param: str, *, allow_full: bool) -> int | None:
@@ -19,7 +25,8 @@ def check_k(value, param: str, *, allow_full: bool) -> int | None:
     if value == -1 and allow_full:
         return -1
     if value < 0:
-        tail = " (or -1 for the full vocabulary)" if allow_full else ""
+        tail = (" (or -1 for the full vocabulary)" if allow_full else
+                " (the full vocabulary is offered only for the prompt: `prompt_logprobs: -1`)" if value == -1 else "")
         raise ExplorerError(f"`{param}` (={value}) must be from 0 to {MAX_K}{tail}.", param=param, code="integer_below_min_value")
     if value > MAX_K:
         raise ExplorerError(f"`{param}` (={value}) must be at most {MAX_K}.", param=param, code="integer_above_max_value")
@@ -33,7 +40,7 @@ class SamplerSettings:
     max_tokens: int = 32
     temperature: float = 1.0
     top_p: float = 1.0
-    top_k: int = 0
+    top_k: int = 0  # -1 is read as 0 (off), as vLLM does
     seed: int | None = None
     stop: tuple[str, ...] = ()
     logprobs: int | None = 5  # top-k per generated token (0..20); None: do not record top-k
@@ -60,7 +67,9 @@ class SamplerSettings:
         num("max_tokens", 0, 1_000_000, integer=True)
         num("temperature", 0.0, 100.0)
         num("top_p", 0.0, 1.0, lo_open=True)
-        num("top_k", 0, 1_000_000, integer=True)
+        num("top_k", -1, 1_000_000, integer=True)
+        if self.top_k == -1:
+            object.__setattr__(self, "top_k", 0)
         num("n", 1, 16, integer=True)
         if self.seed is not None:
             num("seed", 0, 2**63 - 1, integer=True)
@@ -72,6 +81,8 @@ class SamplerSettings:
             raise ExplorerError("`stop` must be a list of non-empty strings.", param="stop", code="invalid_type")
         if len(self.stop) > MAX_STOP:
             raise ExplorerError(f"`stop` takes at most {MAX_STOP} strings, got {len(self.stop)}.", param="stop", code="array_above_max_length")
+        if any(len(x) > MAX_STOP_CHARS for x in self.stop):
+            raise ExplorerError(f"Each `stop` string may be at most {MAX_STOP_CHARS} characters.", param="stop", code="string_above_max_length")
 
     @property
     def greedy(self) -> bool:
@@ -81,3 +92,50 @@ class SamplerSettings:
         d = asdict(self)
         d["stop"] = list(self.stop)
         return d
+
+
+def _env_number(name: str, default: float, kind=int):
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ExplorerError(f"{name}={raw!r} must be a number.", param=name) from None
+    if value < 0:
+        raise ExplorerError(f"{name}={raw!r} must not be negative.", param=name)
+    return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may cost; reported by GET /v1/models and named in the 400s that enforce them."""
+
+    max_body_bytes: int = 2_000_000  # a request body larger than this is refused before it is parsed
+    max_choices: int = 64  # prompts x n of one request
+    max_tokens: int = 0  # most tokens one choice may generate; 0: the model's context
+    max_seconds: float = 300.0  # a request computing longer is stopped (0: no limit)
+    full_vocab_max_prompt_tokens: int = 256  # prompt tokens x n for `prompt_logprobs: -1`
+    queue: int = 32  # model requests waiting beyond the running ones; more get a 429
+    workers: int = 2  # model requests computing at once
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        return cls(max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", cls.max_body_bytes),
+                   max_choices=_env_number("EXPLORER_MAX_CHOICES", cls.max_choices),
+                   max_tokens=_env_number("EXPLORER_MAX_TOKENS", cls.max_tokens),
+                   max_seconds=_env_number("EXPLORER_MAX_SECONDS", cls.max_seconds, float),
+                   full_vocab_max_prompt_tokens=_env_number("EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", cls.full_vocab_max_prompt_tokens),
+                   queue=_env_number("EXPLORER_QUEUE", cls.queue),
+                   workers=max(1, _env_number("EXPLORER_WORKERS", cls.workers)))
+
+    def max_new_tokens(self, context: int, prompt_tokens: int) -> int:
+        """Most tokens a choice may generate after `prompt_tokens` of a model reading `context`."""
+        room = max(context - prompt_tokens, 0)
+        return min(room, self.max_tokens) if self.max_tokens else room
+
+    def report(self) -> dict:
+        return {"max_body_bytes": self.max_body_bytes, "max_choices": self.max_choices,
+                "max_tokens": self.max_tokens or None, "max_seconds": self.max_seconds or None,
+                "full_vocab_max_prompt_tokens": self.full_vocab_max_prompt_tokens, "queue": self.queue,
+                "workers": self.workers}

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # compiles / runs the bench script: the full tier only
+
 FIGURES = ["score_overhead", "gen_overhead", "gen_vs_hf_scores", "score_mem_ratio", "chunk_invariance",
            "full_vocab_json_mb_per_pos", "full_vocab_bin_kb_per_pos", "full_vocab_bin_mbps",
            "html_bytes_per_token", "render_ms_5k"]

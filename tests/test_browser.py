@@ -114,21 +114,71 @@ def test_empty_text_shows_a_message_and_keeps_input(page):
     assert page.get_by_label("Text", exact=True).input_value() == "   "
 
 
-@pytest.fixture(scope="module")
-def long_live(gpt2, tmp_path_factory):
-    """The app on a 1-layer model with an 8,192-token context (the tiny GPT-2's tokenizer)."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+def test_markup_in_an_error_message_is_shown_as_text(page):
+    evil = "<img src=x onerror=window.__x=1>"
+    page.get_by_label("Rank bucket thresholds (GLTR)").fill(evil)
+    score(page, "hello there")
+    toast = page.get_by_test_id("toast-body").first
+    toast.wait_for(timeout=15_000)
+    page.wait_for_timeout(500)
+    assert evil in toast.inner_text()
+    assert page.locator("img[src=x]").count() == 0 and page.evaluate("window.__x") is None
 
-    from explorer.engine import Engine
+
+@pytest.fixture(scope="module")
+def two_models(gpt2, llama):
+    """The app serving both tiny models (tiny-gpt2 is the default)."""
     from tests.conftest import LiveServer
 
-    torch.manual_seed(3)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=gpt2.vocab_size, n_positions=8192, n_embd=16, n_layer=1, n_head=2))
-    path = tmp_path_factory.mktemp("gpt2-8k")
-    model.save_pretrained(path)
-    gpt2.tokenizer.save_pretrained(path)
-    srv = LiveServer(Engine.load(str(path), device="cpu"))
+    srv = LiveServer(gpt2, llama)
+    yield srv
+    srv.stop()
+
+
+def load_model(page, name):
+    page.get_by_label("Model (pick one of this server's models)").click()
+    page.get_by_role("option", name=name).click()
+    page.get_by_role("button", name="Load model").click()
+    page.get_by_text(f"Loaded {name} on", exact=False).wait_for(timeout=30_000)
+
+
+def test_each_session_has_its_own_model(browser, two_models, gpt2, llama):
+    """Two sessions, two models, scored at the same time; the API's default is untouched."""
+    import httpx
+
+    text = "The quick brown fox"
+    ctxs = [browser.new_context(viewport={"width": 1280, "height": 1000}) for _ in range(2)]
+    pages = [ctx.new_page() for ctx in ctxs]
+    for pg, name in zip(pages, ["tiny-gpt2", "tiny-llama"]):
+        pg.goto(two_models.url)
+        pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+        load_model(pg, name)
+        pg.get_by_label("Text", exact=True).fill(text)
+    for pg in pages:  # both at about the same time
+        pg.get_by_role("button", name="Score", exact=True).click()
+    seen = []
+    for pg in pages:
+        summary = pg.get_by_text("perplexity", exact=False).first
+        summary.wait_for(timeout=60_000)
+        chips = pg.locator("#heatmap [data-pos]")
+        seen.append((summary.inner_text(), chips.count(), chips.first.inner_text()))
+    (sa, na, fa), (sb, nb, fb) = seen
+    assert "tiny-gpt2" in sa and "tiny-llama" not in sa and "tiny-llama" in sb and "tiny-gpt2" not in sb
+    assert (na, nb) == (len(gpt2.encode(text)), len(llama.encode(text))) and (na, fa) != (nb, fb)
+    for ctx in ctxs:
+        ctx.close()
+    body = httpx.post(two_models.url + "/v1/completions", json={"model": "tiny-llama", "prompt": "x", "max_tokens": 1},
+                      timeout=60).json()
+    assert body["model"] == "tiny-llama"
+    assert two_models.models.get() is gpt2  # the default for /v1 clients that name no model
+
+
+@pytest.fixture(scope="module")
+def long_live(long_gpt2):
+    """The app on the 8,192-position tiny GPT-2."""
+    from tests.conftest import LiveServer
+
+    srv = LiveServer(long_gpt2)
     yield srv
     srv.stop()
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from explorer.engine import Engine, score_ids
+
+pytestmark = pytest.mark.slow  # compiles / runs the bench script: the full tier only
 
 
 def test_compiled_equals_eager(gpt2_dir, gpt2):

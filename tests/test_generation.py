@@ -96,7 +96,7 @@ def test_eos_finishes_with_stop(gpt2, monkeypatch):
 def test_stream_yields_steps_then_done_and_stops_early(gpt2):
     it = stream(gpt2, gpt2.encode("The"), SamplerSettings(max_tokens=50, temperature=0, logprobs=2))
     first = next(it)
-    assert first.top_ids.shape == (2,)
+    assert first.rows.top_ids.shape == (1, 2) and len(first.rows) == 1
     it.close()  # a closed connection: the generator ends, no more work
     evs = list(stream(gpt2, gpt2.encode("The"), SamplerSettings(max_tokens=3, temperature=0)))
     assert isinstance(evs[-1], Done) and evs[-1].finish_reason == "length" and len(evs) == 4

@@ -14,7 +14,7 @@ def client(live):
 
 def test_api_names_are_listed(client):
     names = set(client.view_api(return_format="dict", print_info=False)["named_endpoints"])
-    assert {"/score", "/generate", "/chat", "/token_detail", "/download", "/load_model"} <= names
+    assert {"/score", "/generate", "/chat", "/token_detail", "/restyle", "/download", "/load_model"} <= names
 
 
 def test_score_through_gradio_client(client):

@@ -82,22 +82,6 @@ class Shapes(TorchDispatchMode):
         return out
 
 
-@pytest.fixture(scope="module")
-def long_gpt2(gpt2, tmp_path_factory):
-    """The tiny GPT-2's tokenizer on a 2,048-position model."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    from explorer.engine import Engine
-
-    torch.manual_seed(2)
-    tok = gpt2.tokenizer
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=2048, n_embd=32, n_layer=1, n_head=2))
-    path = tmp_path_factory.mktemp("gpt2long")
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return Engine.load(str(path), device="cpu")
-
-
 def test_2048_tokens_allocate_no_full_matrix(long_gpt2):
     """Scoring 2,048 tokens with k=20 allocates no [positions, vocabulary] tensor beyond one chunk."""
     ids = (long_gpt2.encode("fox jumps over the lazy dog. ") * 300)[:2048]

@@ -1,94 +1,74 @@
-"""Server-sent events for `stream: true`: one chunk per token, logprobs in every chunk.
+"""`stream: true`: server-sent events, one chunk per token, logprobs in every chunk.
 
-The chunks reuse the exporters' per-token entries, so the concatenated chunk
-logprobs equal the non-stream body for the same seeded request.
+Every chunk is shaped by the exporters (the same per-token functions as the
+non-streamed bodies), so the concatenated chunk logprobs equal the non-stream
+body for the same seeded request. Each function validates everything before it
+returns; the iterator it returns computes one token per `next()`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from explorer.api.common import prompts_of, settings_of
+from explorer.api.framing import sse
 from explorer.engine import Done, stream
-from explorer.errors import ExplorerError
-from explorer.export.common import envelope, num, token_str
-from explorer.export.openai_chat import entry
-from explorer.export.openai_completion import top_dict
-from explorer.settings import SamplerSettings
+from explorer.engine.generation import step_scores
+from explorer.export import openai_chat, openai_completion
+from explorer.export.common import envelope, usage_chunk
 
 
-def sse(events: Iterable[dict]) -> Iterator[str]:
-    """`data: {...}` lines, then `data: [DONE]`."""
-    for ev in events:
-        yield f"data: {json.dumps(ev, ensure_ascii=False, allow_nan=False)}\n\n"
-    yield "data: [DONE]\n\n"
-
-
-def _steps(engine, ids: list[int], s: SamplerSettings, sample: int):
+def _steps(engine, ids, s, sample, check):
     """(Step or None, Done or None) pairs of one sample."""
-    for ev in stream(engine, ids, s, sample=sample, want_prompt=False):
+    for ev in stream(engine, ids, s, sample=sample, want_prompt=False, check=check):
         yield (None, ev) if isinstance(ev, Done) else (ev, None)
 
 
-def _top(step, k: int) -> list[tuple[int, float]]:
-    return [(int(i), float(lp)) for i, lp in zip(step.top_ids[:k].tolist(), step.top_logprobs[:k].tolist())]
+def completion_events(engine, req, limits, check) -> Iterator[bytes]:
+    """Completions chunks for every prompt x n sample."""
+    from explorer.api.routes import completion_setup
 
-
-def completion_events(engine, req) -> Iterator[dict]:
-    """Completions chunks for every prompt x n sample (validated eagerly by the caller's first next())."""
-    if req.echo:
-        raise ExplorerError("`echo` cannot be combined with `stream: true` here.", param="echo", code="invalid_value")
-    prompts = prompts_of(engine, req.prompt)
-    for ids in prompts:
-        engine.check_ids(ids)
-    s = settings_of(req, 16 if req.max_tokens is None else req.max_tokens, req.logprobs, None)
+    prompts, s = completion_setup(engine, req, limits)
     head = envelope("text_completion", engine.name, None, None, "cmpl")
 
     def gen():
-        index, usage = 0, [0, 0]
+        index, n_prompt, n_out = 0, 0, 0
         for ids in prompts:
-            usage[0] += len(ids)
+            n_prompt += len(ids)
             for sample in range(s.n):
-                offset = 0
-                for step, done in _steps(engine, ids, s, sample):
+                for step, done in _steps(engine, ids, s, sample, check):
                     if done is not None:
-                        yield {**head, "choices": [{"index": index, "text": "", "logprobs": None, "finish_reason": done.finish_reason}]}
+                        yield openai_completion.chunk(head, index, None, "", 0, done.finish_reason)
                         break
-                    usage[1] += 1
-                    lp = None
-                    if req.logprobs is not None:
-                        piece = engine.vocab[step.token_id]
-                        top = top_dict([(engine.vocab[i], v) for i, v in _top(step, req.logprobs)], piece, step.logprob)
-                        lp = {"tokens": [token_str(piece)], "token_logprobs": [num(step.logprob)], "top_logprobs": [top],
-                              "text_offset": [offset]}
-                    offset += len(step.text)
-                    yield {**head, "choices": [{"index": index, "text": step.text, "logprobs": lp, "finish_reason": None}]}
+                    n_out += 1
+                    r = step_scores(engine, step, s) if req.logprobs is not None else None
+                    yield openai_completion.chunk(head, index, r, step.text, step.start, None)
                 index += 1
         if req.include_usage():
-            yield {**head, "choices": [], "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+            yield usage_chunk(head, n_prompt, n_out)
 
-    return gen()
+    return sse(gen())
 
 
-def chat_events(engine, req, ids: list[int], s: SamplerSettings, top: int | None) -> Iterator[dict]:
+def chat_events(engine, req, limits, check) -> Iterator[bytes]:
     """Chat chunks: role first, then one chunk per token with its logprobs, then finish_reason."""
-    head = envelope("chat.completion.chunk", engine.name, None, None, "chatcmpl")
-    completion_tokens = 0
-    for sample in range(s.n):
-        yield {**head, "choices": [{"index": sample, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}]}
-        for step, done in _steps(engine, ids, s, sample):
-            if done is not None:
-                yield {**head, "choices": [{"index": sample, "delta": {}, "logprobs": None, "finish_reason": done.finish_reason}]}
-                break
-            completion_tokens += 1
-            lp = None
-            if top is not None:
-                e = entry(engine.vocab[step.token_id], step.logprob)
-                e["top_logprobs"] = [entry(engine.vocab[i], v) for i, v in _top(step, top)]
-                lp = {"content": [e], "refusal": None}
-            yield {**head, "choices": [{"index": sample, "delta": {"content": step.text}, "logprobs": lp, "finish_reason": None}]}
-    if req.include_usage():
-        yield {**head, "choices": [], "usage": {"prompt_tokens": len(ids), "completion_tokens": completion_tokens,
-                                                "total_tokens": len(ids) + completion_tokens}}
+    from explorer.api.routes import chat_setup
 
+    ids, s = chat_setup(engine, req, limits)
+    head = envelope("chat.completion.chunk", engine.name, None, None, "chatcmpl")
+    top = req.top()
+
+    def gen():
+        n_out = 0
+        for sample in range(s.n):
+            yield openai_chat.role_chunk(head, sample)
+            for step, done in _steps(engine, ids, s, sample, check):
+                if done is not None:
+                    yield openai_chat.chunk(head, sample, None, None, None, done.finish_reason)
+                    break
+                n_out += 1
+                r = step_scores(engine, step, s) if top is not None else None
+                yield openai_chat.chunk(head, sample, r, step.text, top, None)
+        if req.include_usage():
+            yield usage_chunk(head, len(ids), n_out)
+
+    return sse(gen())

@@ -1,8 +1,8 @@
 """The only package that imports torch and transformers: load, score, generate."""
 
-from explorer.engine.generation import Done, Step, generate, stream, with_seed
+from explorer.engine.generation import Done, Step, collect, generate, stream, with_seed
 from explorer.engine.loading import DEFAULT_MODEL
 from explorer.engine.model import Engine
 from explorer.engine.scoring import score_ids, score_text
 
-__all__ = ["DEFAULT_MODEL", "Done", "Engine", "Step", "generate", "score_ids", "score_text", "stream", "with_seed"]
+__all__ = ["DEFAULT_MODEL", "Done", "Engine", "Step", "collect", "generate", "score_ids", "score_text", "stream", "with_seed"]

@@ -17,28 +17,28 @@ import torch
 
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
-from explorer.engine.scoring import assemble, chunked_stats, empty_stats
-from explorer.result import TokenScores
+from explorer.engine.scoring import Check, chunked_rows
+from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
 
 @dataclass
 class Step:
     token_id: int
-    logprob: float
-    rank: int
-    entropy: float
-    top_ids: np.ndarray  # (k,) int64
-    top_logprobs: np.ndarray  # (k,) float32
+    rows: Rows  # this token's numbers: one row
     text: str  # characters this token completes
     start: int  # character offset of `text` in the generated text
+
+    @property
+    def logprob(self) -> float:
+        return float(self.rows.logprobs[0])
 
 
 @dataclass
 class Done:
     finish_reason: str  # "stop" | "length"
     text: str  # the generated text, cut before a stop string
-    prompt_stats: dict | None  # prompt positions' statistics when asked
+    prompt_rows: Rows | None  # prompt positions 1.. when asked
 
 
 def _stop_at(text: str, stops: tuple[str, ...], since: int) -> int:
@@ -58,17 +58,16 @@ def _held(text: str, stops: tuple[str, ...]) -> int:
     return best
 
 
-def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int) -> np.ndarray:
-    """[logprob, rank, entropy, top-k ids, top-k logprobs] of one decode step, on the host."""
+def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int) -> Rows:
+    """The one row of a decode step, on the host."""
     with torch.inference_mode():
-        st = engine.stats(logits, tok, k)
-        return torch.cat([st.logprob, st.rank.float(), st.entropy, st.top_ids[0].float(), st.top_logprobs[0]]).cpu().numpy()
+        return engine.stats(logits, tok, k).to_rows()
 
 
 @torch.inference_mode()
 def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
-           want_prompt: bool = True) -> Iterator[Step | Done]:
-    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i."""
+           want_prompt: bool = True, check: Check | None = None) -> Iterator[Step | Done]:
+    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step."""
     engine.check_ids(ids)
     gen = None
     if not s.greedy:
@@ -77,14 +76,16 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
     k = s.logprobs or 0
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)
-    prompt_stats = None
+    prompt_rows = None
     if want_prompt and s.prompt_logprobs is not None:
-        prompt_stats = chunked_stats(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
+        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
     last = hidden[-1:]  # (1, H)
     budget = min(s.max_tokens, engine.context - len(ids))
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
     text, pending, finish = "", [], "length"
     for step in range(budget):
+        if check is not None:
+            check()
         raw = engine.head(last).float()  # (1, V)
         proc = raw if s.greedy else process(raw, s)
         tok = raw.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
@@ -99,9 +100,7 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
         cut = _stop_at(text, s.stop, since) if s.stop else -1
         if cut < 0 and step + 1 < budget:  # the next forward pass runs while the numbers are computed
             last, past = engine.body(tok[None], past)
-        row = numbers.result()
-        pending.append(Step(tid, float(row[0]), int(row[1]), float(row[2]), row[3 : 3 + k].astype(np.int64),
-                            row[3 + k :].astype(np.float32), piece, start))
+        pending.append(Step(tid, numbers.result(), piece, start))
         if cut >= 0:
             text = text[:cut]
             yield from (p for p in pending if p.start < cut)
@@ -113,7 +112,7 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
     tail = dec.decode(b"", final=True)
     text += tail
     yield from pending
-    yield Done(finish, text, prompt_stats)
+    yield Done(finish, text, prompt_rows)
 
 
 def with_seed(s: SamplerSettings) -> SamplerSettings:
@@ -121,50 +120,53 @@ def with_seed(s: SamplerSettings) -> SamplerSettings:
     return s if s.seed is not None or s.greedy else replace(s, seed=secrets.randbelow(2**31))
 
 
-def collect(engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done,
-            prompt_stats: dict | None) -> TokenScores:
-    """TokenScores of prompt `ids` + generated `steps`."""
+def _padded(rows: Rows, width: int, full: bool, vocab_size: int) -> Rows:
+    """`rows` with top-k lists padded to `width` (-1, -inf), and NaN full rows when `full` and it has none."""
+    m, kk = len(rows), rows.top_ids.shape[1]
+    ids = np.full((m, width), -1, np.int64)
+    lps = np.full((m, width), -np.inf, np.float32)
+    ids[:, :kk], lps[:, :kk] = rows.top_ids, rows.top_logprobs
+    f = rows.full if rows.full is not None or not full else np.full((m, vocab_size), np.nan, np.float32)
+    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, f)
+
+
+def collect(engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None) -> TokenScores:
+    """TokenScores of prompt `ids` + generated `steps`; `done=None`: a partial result while streaming (no prompt numbers)."""
     k = s.logprobs or 0
-    pk = s.prompt_logprobs
+    prompt = done.prompt_rows if done is not None else None
+    pk = s.prompt_logprobs if prompt is not None else None
     width = max(k, pk if pk and pk > 0 else 0)
-    if prompt_stats is None:
-        prompt_stats = empty_stats(0, 0, engine.vocab_size)
-    n_p = len(prompt_stats["logprob"])
-    # place prompt rows at positions 1..n_p, generated rows right after the prompt
-    rows = {
-        "logprob": np.concatenate([np.full(len(ids) - 1 - n_p, np.nan, np.float32), prompt_stats["logprob"], [st.logprob for st in steps]]).astype(np.float32),
-        "rank": np.concatenate([np.zeros(len(ids) - 1 - n_p, np.int64), prompt_stats["rank"], [st.rank for st in steps]]).astype(np.int64),
-        "entropy": np.concatenate([np.full(len(ids) - 1 - n_p, np.nan, np.float32), prompt_stats["entropy"], [st.entropy for st in steps]]).astype(np.float32),
-    }
-    top_ids = np.full((len(ids) - 1 + len(steps), width), -1, np.int64)
-    top_lp = np.full(top_ids.shape, -np.inf, np.float32)
-    pk_w = prompt_stats["top_ids"].shape[1]
-    top_ids[len(ids) - 1 - n_p : len(ids) - 1, :pk_w] = prompt_stats["top_ids"]
-    top_lp[len(ids) - 1 - n_p : len(ids) - 1, :pk_w] = prompt_stats["top_logprobs"]
-    for j, st in enumerate(steps):
-        top_ids[len(ids) - 1 + j, :k] = st.top_ids
-        top_lp[len(ids) - 1 + j, :k] = st.top_logprobs
-    rows["top_ids"], rows["top_logprobs"] = top_ids, top_lp
-    if prompt_stats.get("full") is not None:
-        rows["full"] = np.concatenate([prompt_stats["full"], np.full((len(steps), engine.vocab_size), np.nan, np.float32)])
-    all_ids = list(ids) + [st.token_id for st in steps]
+    full = prompt is not None and prompt.full is not None
+    parts = [_padded(st.rows, width, full, engine.vocab_size) for st in steps]
+    if prompt is not None:
+        parts.insert(0, _padded(prompt, width, full, engine.vocab_size))
+    rows = Rows.concat(parts) if parts else Rows.empty(width)
+    first = 1 if prompt is not None else len(ids)
     joined = "".join(st.text for st in steps)
-    return assemble(engine, all_ids, len(ids), rows, first=1, width=width, mode=s.mode, sampler=s.to_dict(),
-                    prompt_k=pk, output_k=k, finish_reason=done.finish_reason,
-                    output_text=done.text if done.text != joined else None)
+    text = done.text if done is not None else joined
+    return assemble(engine.name, engine.vocab, list(ids) + [st.token_id for st in steps], len(ids), rows, first=first,
+                    mode=s.mode, sampler=s.to_dict(), prompt_k=pk, output_k=k,
+                    finish_reason=done.finish_reason if done is not None else None,
+                    output_text=text if text != joined else None)
 
 
-def generate(engine: Engine, ids: list[int], s: SamplerSettings) -> list[TokenScores]:
-    """n samples of prompt `ids`, each a TokenScores (prompt + generated tokens)."""
+def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
+    """One streamed token as a TokenScores of its own (no prompt), for the exporters' per-token entries."""
+    return assemble(engine.name, engine.vocab, [step.token_id], 0, step.rows, first=0, mode=s.mode,
+                    sampler=s.to_dict(), output_k=s.logprobs or 0)
+
+
+def generate(engine: Engine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:
+    """n samples of prompt `ids`, each a TokenScores (prompt + generated tokens); the prompt is scored once."""
     s = with_seed(s)
-    out, prompt_stats = [], None
+    out, prompt_rows = [], None
     for i in range(s.n):
         steps, done = [], None
-        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0):
+        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0, check=check):
             if isinstance(ev, Done):
                 done = ev
             else:
                 steps.append(ev)
-        prompt_stats = done.prompt_stats if i == 0 else prompt_stats
-        out.append(collect(engine, ids, s, steps, done, prompt_stats))
+        prompt_rows = done.prompt_rows if i == 0 else prompt_rows
+        out.append(collect(engine, ids, s, steps, replace(done, prompt_rows=prompt_rows)))
     return out

@@ -126,7 +126,9 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool):
+def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_only: bool = False):
+    if hub_only and (os.path.exists(model_id) or os.path.isabs(model_id)):
+        raise ExplorerError(f"Model {model_id!r} was not found.", code="model_not_found")
     if os.path.isdir(model_id):
         if not os.path.exists(os.path.join(model_id, "config.json")):
             raise ExplorerError(f"The folder {model_id!r} has no config.json: point --model at a saved Hugging Face model.", code="model_not_found")
@@ -155,13 +157,13 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool):
 
 
 def load(model_id: str | None = None, device: str | None = None, dtype: str | None = None,
-         trust_remote_code: bool = False) -> Loaded:
-    """Load a causal LM and its tokenizer, in eval mode on the chosen device."""
+         trust_remote_code: bool = False, *, name: str | None = None, hub_only: bool = False) -> Loaded:
+    """Load a causal LM and its tokenizer, in eval mode on the chosen device; `name` is what it is called."""
     model_id = (model_id or DEFAULT_MODEL).strip()
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     try:
-        model, tok = _load_any(model_id, dt, trust_remote_code)
+        model, tok = _load_any(model_id, dt, trust_remote_code, hub_only)
     except ExplorerError:
         raise
     except ValueError as err:
@@ -179,4 +181,4 @@ def load(model_id: str | None = None, device: str | None = None, dtype: str | No
             code="model_not_found",
         ) from None
     model.to(dev).eval()
-    return Loaded(model, tok, dev, dt, model_id)
+    return Loaded(model, tok, dev, dt, name or model_id)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
+from explorer.result import Rows
+
 log = logging.getLogger(__name__)
 RANK_K = 20  # top-K always taken, so most ranks need no extra pass
 SLOW_ROWS = 16  # rows per full compare
@@ -31,6 +33,14 @@ class Stats:
     top_ids: torch.Tensor  # (c, k) int64
     top_logprobs: torch.Tensor  # (c, k) float32
     full: torch.Tensor | None = None  # (c, V) float32 logprobs, only when asked (k = -1)
+
+    def to_rows(self) -> Rows:
+        """The same numbers on the host, as the project's numpy Rows."""
+        def host(t):
+            return t.cpu().numpy()
+
+        return Rows(host(self.logprob), host(self.rank), host(self.entropy), host(self.top_ids), host(self.top_logprobs),
+                    host(self.full) if self.full is not None else None)
 
 
 def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

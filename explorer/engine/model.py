@@ -32,6 +32,7 @@ class Engine:
         self.device = loaded.device
         self.dtype = loaded.dtype
         self.name = loaded.name
+        self.weights_mb = sum(p.numel() * p.element_size() for p in self.model.parameters()) / 2**20
         head = self.model.get_output_embeddings()
         self.vocab_size = int(getattr(head, "out_features", 0) or self.model.config.vocab_size)
         self.vocab = vocab_bytes(self.tokenizer, self.vocab_size)  # id -> raw bytes
@@ -48,8 +49,10 @@ class Engine:
 
     @classmethod
     def load(cls, model_id: str | None = None, device: str | None = None, dtype: str | None = None,
-             trust_remote_code: bool = False, compile: bool | None = None) -> "Engine":
-        return cls(loading.load(model_id, device, dtype, trust_remote_code), compile)
+             trust_remote_code: bool = False, compile: bool | None = None, *, name: str | None = None,
+             hub_only: bool = False) -> "Engine":
+        """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id)."""
+        return cls(loading.load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only), compile)
 
     @property
     def compiled(self) -> bool:

@@ -1,26 +1,41 @@
-"""Exporters: pure functions of TokenScores, one module per response shape."""
+"""Exporters: pure functions of TokenScores, one module per response shape, behind one registry."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Callable
 
 from explorer.export import native, openai_chat, openai_completion, vllm, vllm_offline
 from explorer.result import TokenScores
 
-FORMATS = {
-    "openai-completion": openai_completion.export,
-    "openai-chat": openai_chat.export,
-    "vllm": vllm.export,
-    "vllm-offline": vllm_offline.export,
-    "native": native.export,
+
+@dataclass(frozen=True)
+class Format:
+    export: Callable[..., dict]
+    needs_generation: bool  # True: the shape describes generated tokens (a scored text cannot fill it)
+    about: str
+
+
+FORMATS: dict[str, Format] = {
+    "vllm": Format(vllm.export, False, "vLLM completions body with prompt_logprobs"),
+    "openai-completion": Format(openai_completion.export, False, "OpenAI / vLLM completions (logprobs: int)"),
+    "openai-chat": Format(openai_chat.export, True, "OpenAI chat completions (logprobs: true)"),
+    "vllm-offline": Format(vllm_offline.export, False, "vLLM offline RequestOutput (LLM.generate)"),
+    "native": Format(native.export, False, "this project's own JSON (opens again in the app)"),
 }
+
+
+def names(*, generated: bool = True) -> list[str]:
+    """Format names; `generated=False` leaves out the shapes that need generated tokens."""
+    return [n for n, f in FORMATS.items() if generated or not f.needs_generation]
 
 
 def export(fmt: str, results: TokenScores | list[TokenScores]) -> dict:
     """The body of shape `fmt` for `results` (one result or n samples of one prompt)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    return FORMATS[fmt](results)
+    return FORMATS[fmt].export(results)
 
 
 def dumps(body: dict) -> str:

@@ -1,6 +1,9 @@
-"""Helpers shared by the exporters: token text, JSON-safe numbers, top-k rows."""
+"""Helpers shared by the exporters: token text, JSON-safe numbers, the envelope and usage of a body."""
 
 from __future__ import annotations
+
+import time
+import uuid
 
 import numpy as np
 
@@ -32,25 +35,28 @@ def token_str(b: bytes) -> str:
     return b.decode("utf-8", errors="backslashreplace")
 
 
-def top_pairs(r: TokenScores, pos: int) -> list[tuple[int, float]]:
-    """(id, logprob) of the top-k at `pos`, in descending logprob (k as asked there)."""
-    k = r.top_k(pos)
-    if k <= 0:
-        return []
-    return [(int(i), float(lp)) for i, lp in zip(r.top_ids[pos, :k], r.top_logprobs[pos, :k]) if i >= 0]
-
-
 def envelope(kind: str, model: str, created: int | None, id_: str | None, prefix: str) -> dict:
     """The id/object/created/model head of a response body."""
-    import time
-    import uuid
-
     return {"id": id_ or f"{prefix}-{uuid.uuid4().hex[:24]}", "object": kind,
             "created": int(time.time()) if created is None else created, "model": model}
 
 
-def usage(results: list[TokenScores]) -> dict:
-    """OpenAI usage: prompt tokens once, completion tokens over all choices."""
-    p = results[0].n_prompt if results else 0
-    c = sum(r.n - r.n_prompt for r in results)
-    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+def usage_of(prompt_tokens: int, completion_tokens: int) -> dict:
+    """OpenAI's `usage` object."""
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens}
+
+
+def usage(results: list[TokenScores], n: int = 1) -> dict:
+    """Usage of choices grouped n per prompt: each prompt's tokens once, completion tokens over all choices."""
+    p = sum(r.n_prompt for r in results[::max(n, 1)])
+    return usage_of(p, sum(r.n - r.n_prompt for r in results))
+
+
+def usage_chunk(head: dict, prompt_tokens: int, completion_tokens: int) -> dict:
+    """The last chunk of a stream when `stream_options.include_usage` asks for it."""
+    return {**head, "choices": [], "usage": usage_of(prompt_tokens, completion_tokens)}
+
+
+def as_list(results: TokenScores | list[TokenScores]) -> list[TokenScores]:
+    return results if isinstance(results, list) else [results]

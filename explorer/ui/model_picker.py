@@ -1,0 +1,52 @@
+"""The model control: a menu of the operator's models, a Load button, and this session's model name.
+
+Loading changes only the session's `name` (a gr.State) and its status line: other visitors
+and /v1 clients keep theirs. Every action reads `name` and computes inside `models.use(name)`.
+"""
+
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from explorer.engine import Engine
+from explorer.runtime import Models
+from explorer.ui.errors import user_errors
+
+
+def status_text(engine: Engine) -> str:
+    """One line on the loaded model: name, device, dtype, vocabulary, context."""
+    return (f"Loaded **{html.escape(engine.name)}** on {engine.device.type} ({str(engine.dtype).replace('torch.', '')}), "
+            f"vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens.")
+
+
+def model_label(allow_hub: bool) -> str:
+    """The menu's label: it mentions typing a hub id only where visitors may."""
+    return "Model (pick one, or type a Hugging Face hub id)" if allow_hub else "Model (pick one of this server's models)"
+
+
+class ModelPicker:
+    """Menu + Load button + status line, and the session's current model name."""
+
+    def __init__(self, models: Models):
+        self.models = models
+        self.name = gr.State(models.default)
+        with gr.Row():
+            self.choice = gr.Dropdown(models.names, value=models.default, label=model_label(models.allow_hub),
+                                      allow_custom_value=models.allow_hub, scale=4)
+            self.button = gr.Button("Load model", scale=1)
+        engine = models.loaded(models.default)
+        self.status = gr.Markdown(status_text(engine) if engine else
+                                  f"Model **{html.escape(models.default)}** loads on the first action.")
+        self.button.click(self.load, [self.choice], [self.name, self.status], api_name="load_model")
+
+    def load(self, choice: str, progress=gr.Progress()) -> dict:
+        """Load `choice` for this session: its name into the session's state, a status line."""
+        with user_errors():
+            spec = self.models.resolve(choice)
+            progress(0.1, desc=f"Loading {spec.name} ...")
+            with self.models.use(spec.name) as engine:
+                text = status_text(engine)
+        progress(1.0)
+        return {self.name: engine.name, self.status: text}

@@ -1,0 +1,19 @@
+"""One module per tab; each class builds its tab from `Shared` and wires its own button."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from explorer.runtime import Models
+from explorer.ui.inspector import Inspector
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every tab gets: the models, the session's model name (a gr.State), the views it fills."""
+
+    models: Models
+    model: gr.State
+    inspector: Inspector

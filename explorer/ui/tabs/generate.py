@@ -1,0 +1,36 @@
+"""The Generate tab: continue a prompt; every generated token shows what else the model considered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import gradio as gr
+
+from explorer.ui.errors import error
+from explorer.ui.sampler import run, sampler_controls, settings
+from explorer.ui.tabs import Shared
+
+EXAMPLES = ["The capital of France is", "Once upon a time,", "def is_prime(n):", "The three primary colors are"]
+
+
+class GenerateTab:
+    """Prompt + sampler controls + Generate button."""
+
+    def __init__(self, shared: Shared):
+        self.models, self.inspector = shared.models, shared.inspector
+        with gr.Tab("Generate"):
+            gr.Markdown("Continue a prompt; every generated token shows what else the model considered.")
+            self.prompt = gr.Textbox(label="Prompt", lines=3)
+            self.controls = sampler_controls()
+            self.button = gr.Button("Generate", variant="primary")
+            gr.Examples(EXAMPLES, inputs=[self.prompt])
+        self.button.click(self.generate, [shared.model, self.prompt, *self.controls, *self.inspector.look],
+                          self.inspector.outputs, api_name="generate")
+
+    def generate(self, name, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
+                 metric, thresholds_text, k) -> Iterator[dict]:
+        """Stream a continuation of `prompt` from the session's model."""
+        if not prompt or not prompt.strip():
+            raise error("The prompt is empty: type a prompt to continue.")
+        s = settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
+        yield from run(self.models, name, lambda engine: engine.encode(prompt), s, self.inspector, metric, thresholds_text, k)
