@@ -77,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default=os.environ.get("EXPLORER_HOST", "127.0.0.1"))
     sv.add_argument("--port", type=int, default=int(os.environ.get("EXPLORER_PORT", "7860")))
     sv.add_argument("--share", action="store_true", default=os.environ.get("EXPLORER_SHARE") == "1")
+    sv.add_argument("--auth", default=None, help="user:password: lock the page and the API (or EXPLORER_AUTH)")
     return ap
 
 
@@ -106,6 +107,16 @@ def _read_text(a) -> str:
         raise ExplorerError(f"--text-file {a.text_file!r} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
 
 
+def _check_text(text: str, flag: str) -> str:
+    """`text` as given, when it is valid Unicode (a terminal can pass bytes that are not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ExplorerError(f"{flag} holds something that is not valid UTF-8 text at character {err.start}: "
+                            "pass UTF-8 text (or use --ids).", param=flag.lstrip("-")) from None
+    return text
+
+
 def _check_out(path: str | None, flag: str) -> None:
     if path:
         folder = os.path.dirname(os.path.abspath(path))
@@ -126,7 +137,7 @@ def _check_score(a) -> str:
         if not a.ids:
             raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
         return ""
-    text = _read_text(a)
+    text = _check_text(_read_text(a), "--text")
     if not text:
         raise ExplorerError("The text is empty: type or paste some text to score.", param="prompt", code="empty_text")
     return text
@@ -140,6 +151,9 @@ def _check_generate(a):
         raise ExplorerError("--system only applies with --chat: add --chat or drop --system.", param="system")
     if not a.prompt:
         raise ExplorerError("The prompt is empty: type a prompt to continue.", param="prompt", code="empty_text")
+    _check_text(a.prompt, "--prompt")
+    if a.system:
+        _check_text(a.system, "--system")
     _check_out(a.out, "--out")
     return SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
                            stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
@@ -177,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             from explorer.server import serve
 
             return serve(models=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
-                         trust_remote_code=a.trust_remote_code)
+                         trust_remote_code=a.trust_remote_code, auth=a.auth)
         checked = _check_score(a) if a.command == "score" else _check_generate(a)  # before the model loads
         from explorer.engine import Engine
 

@@ -7,11 +7,24 @@ import sys
 
 from fastapi import FastAPI
 
-from explorer.runtime import Models
+from explorer.errors import ExplorerError
+from explorer.runtime import Models, is_loopback
+from explorer.settings import Limits
 
 
-def build_app(models: Models) -> FastAPI:
-    """FastAPI app with /v1 (API) and / (web app) mounted."""
+def parse_auth(value: str | None) -> tuple[str, str] | None:
+    """`user:password` (EXPLORER_AUTH / --auth) -> (user, password); None when unset."""
+    value = value if value is not None else os.environ.get("EXPLORER_AUTH")
+    if not value:
+        return None
+    user, sep, password = value.partition(":")
+    if not sep or not user or not password:
+        raise ExplorerError("EXPLORER_AUTH / --auth must look like user:password (both non-empty).", param="auth")
+    return user, password
+
+
+def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limits | None = None) -> FastAPI:
+    """FastAPI app with /v1 (API) and / (web app) mounted; `auth` locks both (the page by Gradio's login)."""
     import gradio as gr
 
     from explorer.api.routes import build_api
@@ -19,30 +32,43 @@ def build_app(models: Models) -> FastAPI:
     from explorer.ui.layout import build
 
     app = FastAPI(title="logprob-explorer", docs_url=None, redoc_url=None)
-    app.mount("/v1", build_api(models))
+    api = build_api(models, limits, auth=auth)
+    app.state.gate = api.state.gate
+    app.mount("/v1", api)
     demo = build(models)
     demo.queue(default_concurrency_limit=4)
-    return gr.mount_gradio_app(app, demo, path="/", css=CSS, footer_links=["api"])
+    return gr.mount_gradio_app(app, demo, path="/", css=CSS, footer_links=["api"], auth=[auth] if auth else None)
 
 
 def serve(models: list[str] | None = None, device: str | None = None, dtype: str | None = None, host: str = "127.0.0.1",
-          port: int = 7860, share: bool = False, trust_remote_code: bool = False) -> int:
-    """Load the default model, then serve the app and API until interrupted."""
+          port: int = 7860, share: bool = False, trust_remote_code: bool = False, auth: str | None = None) -> int:
+    """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    registry = Models(models, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    credentials = parse_auth(auth)
+    allow_hub = None if os.environ.get("EXPLORER_ALLOW_HUB_MODELS") or is_loopback(host) else False
+    registry = Models(models, device=device, dtype=dtype, trust_remote_code=trust_remote_code, allow_hub=allow_hub)
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
     print(f"Loaded {engine.name} on {engine.device} ({engine.dtype}); serving {', '.join(registry.names)}.", file=sys.stderr)
     if share:
-        return _serve_shared(registry, host, port)
+        return _serve_shared(registry, host, port, credentials)
     import uvicorn
 
+    app = build_app(registry, credentials)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3))
+    stop = server.handle_exit
+
+    def handle_exit(sig, frame):  # running requests stop at their next step, then uvicorn exits
+        app.state.gate.shutdown()
+        stop(sig, frame)
+
+    server.handle_exit = handle_exit
     print(f"Web app: http://{host}:{port}/   API: http://{host}:{port}/v1", file=sys.stderr)
-    uvicorn.run(build_app(registry), host=host, port=port, log_level="warning")
+    server.run()
     return 0
 
 
-def _serve_shared(models: Models, host: str, port: int) -> int:
+def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | None) -> int:
     """`--share`: Gradio's own launcher (for the public link), with the API routes added to its app."""
     from explorer.api.routes import build_api
     from explorer.render.heatmap import CSS
@@ -50,8 +76,9 @@ def _serve_shared(models: Models, host: str, port: int) -> int:
 
     demo = build(models)
     demo.queue(default_concurrency_limit=4)
-    app, local, public = demo.launch(server_name=host, server_port=port, share=True, prevent_thread_lock=True, css=CSS)
-    app.mount("/v1", build_api(models))
+    app, local, public = demo.launch(server_name=host, server_port=port, share=True, prevent_thread_lock=True, css=CSS,
+                                     auth=[auth] if auth else None)
+    app.mount("/v1", build_api(models, auth=auth))
     app.router.routes.insert(0, app.router.routes.pop())  # before Gradio's catch-all routes
     print(f"Web app: {local}  public: {public}  API: {local.rstrip('/')}/v1", file=sys.stderr)
     demo.block_thread()

@@ -116,18 +116,23 @@ def engine(request):
 
 
 @pytest.fixture(scope="session")
-def long_gpt2(gpt2, tmp_path_factory):
-    """The tiny GPT-2's tokenizer on a 1-layer model with an 8,192-token context (long-text tests)."""
+def long_gpt2_dir(gpt2, tmp_path_factory):
+    """The tiny GPT-2's tokenizer on a 1-layer model with an 8,192-token context (long-text tests), saved."""
     from transformers import GPT2Config, GPT2LMHeadModel
-
-    from explorer.engine import Engine
 
     torch.manual_seed(2)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=gpt2.vocab_size, n_positions=8192, n_embd=32, n_layer=1, n_head=2))
     path = tmp_path_factory.mktemp("gpt2-8k")
     model.save_pretrained(path)
     gpt2.tokenizer.save_pretrained(path)
-    return Engine.load(str(path), device="cpu", name="tiny-gpt2-8k")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def long_gpt2(long_gpt2_dir):
+    from explorer.engine import Engine
+
+    return Engine.load(long_gpt2_dir, device="cpu", name="tiny-gpt2-8k")
 
 
 def has_default_model() -> bool:
@@ -151,7 +156,7 @@ def smollm():
 class LiveServer:
     """The real app (web UI + /v1 API) on a loopback port, in a background thread."""
 
-    def __init__(self, *engines, **models_kw):
+    def __init__(self, *engines, auth=None, limits=None, **models_kw):
         import socket
         import threading
 
@@ -167,7 +172,7 @@ class LiveServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(build_app(self.models), host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(build_app(self.models, auth, limits), host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

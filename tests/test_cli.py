@@ -58,6 +58,35 @@ def test_bad_input_is_one_clear_line(gpt2_dir, args, needle):
     assert needle in last and last.startswith("error:")
 
 
+@pytest.mark.parametrize(("args", "needle"), [
+    (["score", "--text", "hi", "--binary-out", "x.npy"], "--logprobs -1"),
+    (["score", "--text", "hi", "--out", "/nonexistent/dir/o.json"], "does not exist"),
+    (["generate", "--prompt", "hi", "--system", "be brief"], "--system only applies with --chat"),
+    (["generate", "--prompt", "hi", "--stop", "x" * 300], "at most 256"),
+])
+def test_arguments_are_checked_before_the_model_loads(args, needle):
+    """A model that does not exist: the argument's message comes first, so nothing was loaded."""
+    p = run(*args, "--model", "/nonexistent/model")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert needle in p.stderr.strip().splitlines()[-1], p.stderr
+
+
+def test_text_that_is_not_utf8(gpt2_dir, tmp_path):
+    f = tmp_path / "latin1.txt"
+    f.write_bytes("Grüße".encode("latin-1"))
+    p = run("score", "--model", gpt2_dir, "--text-file", str(f))
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "not UTF-8" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "explorer", "score", "--model", gpt2_dir, "--text", b"a\xffb"],
+                       capture_output=True, text=True, timeout=120)  # bytes that are not UTF-8 on the command line
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "not valid UTF-8" in p.stderr
+
+
+def test_one_token_prompt(gpt2_dir):
+    p = run("score", "--model", gpt2_dir, "--ids", "5", "--format", "openai-completion")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["choices"][0]["logprobs"]["token_logprobs"] == [None]
+
+
 def test_missing_and_wrong_models(tmp_path):
     p = run("score", "--model", str(tmp_path / "nope"), "--text", "hi")
     assert p.returncode != 0 and "Traceback" not in p.stderr and "not found" in p.stderr

@@ -217,3 +217,13 @@ def test_download_is_the_exporter_output(ui, v):
         ui.inspector.download(state, "openai-chat")
     generated = gen(ui, "The lazy")[-1][v.result]
     assert json.loads(open(ui.inspector.download(generated, "openai-chat")[v.dl_file]).read())["choices"]
+
+
+def test_one_token_texts_and_prompts(ui, v, gpt2):
+    """A one-token text has one unscored position; a one-token prompt still generates with prompt scoring on."""
+    assert len(gpt2.encode("T")) == 1
+    out = score(ui, "T")
+    r = out[v.result][0]
+    assert r.n == 1 and not r.scored.any()
+    final = gen(ui, "T", score_prompt=True)[-1][v.result][0]
+    assert final.n_prompt == 1 and final.n > 1 and not final.scored[0] and final.scored[1:].all()

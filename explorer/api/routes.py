@@ -6,17 +6,20 @@ every body and every per-token entry comes from `explorer.export`.
 
 from __future__ import annotations
 
+import base64
 import hmac
+import logging
 import os
 import time
 from contextlib import AsyncExitStack
+from dataclasses import replace
 
 import anyio.to_thread
 
 from fastapi import FastAPI, Request
 from pydantic import ValidationError
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from explorer.api import streaming
 from explorer.api.framing import DONE, error, error_event, error_of, json_response, read_json
@@ -25,8 +28,13 @@ from explorer.api.work import Gate
 from explorer.engine import generate, score_ids
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
+from explorer.export.common import encode_chunks, has_deferred
+from explorer.export.native import full_vocab_npy
 from explorer.runtime import Models
 from explorer.settings import MAX_K, Limits
+
+
+log = logging.getLogger(__name__)
 
 
 def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
@@ -71,8 +79,8 @@ def completion_setup(engine, req: CompletionRequest, limits: Limits):
     req.check()
     s = req.to_settings()
     prompts = prompts_of(engine, req.prompt)
-    check_max_tokens(s.max_tokens, "max_tokens", limits, engine)
     check_size(req, prompts, limits, engine)
+    check_max_tokens(s.max_tokens, "max_tokens", limits, engine)
     return prompts, s
 
 
@@ -87,13 +95,31 @@ def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> di
     return openai_completion.export(results, echo=req.echo, logprobs=req.logprobs, prompt_logprobs=req.prompt_logprobs, n=s.n)
 
 
+def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
+    """`Accept: application/x-npy` with `prompt_logprobs: -1`: the prompt's full distributions as float16 .npy."""
+    if req.prompt_logprobs != -1:
+        raise ExplorerError("`Accept: application/x-npy` returns full-vocabulary rows: set `prompt_logprobs: -1`.",
+                            param="prompt_logprobs", code="invalid_value")
+    if isinstance(req, ChatRequest):
+        ids, _ = chat_setup(engine, req, limits)
+    else:
+        prompts, _ = completion_setup(engine, req, limits)
+        if len(prompts) != 1:
+            raise ExplorerError("`Accept: application/x-npy` takes one prompt.", param="prompt", code="invalid_value")
+        ids = prompts[0]
+    return full_vocab_npy(score_ids(engine, ids, k=-1, check=check))
+
+
 def chat_setup(engine, req: ChatRequest, limits: Limits):
     """Validated prompt ids and settings of a chat request."""
     req.check()
     s = req.to_settings()
     ids = engine.encode_chat(req.chat_messages())
-    check_max_tokens(s.max_tokens, req.limit_param(), limits, engine)
     check_size(req, [ids], limits, engine)
+    if req.limit_given():
+        check_max_tokens(s.max_tokens, req.limit_param(), limits, engine)
+    else:  # the default: at most the room the context leaves
+        s = replace(s, max_tokens=min(s.max_tokens, limits.max_new_tokens(engine.context, len(ids))))
     return ids, s
 
 
@@ -115,26 +141,58 @@ def _parse(model, data: dict):
                             code="missing_required_parameter" if first.get("type") == "missing" else "invalid_type") from None
 
 
-def build_api(models: Models, limits: Limits | None = None) -> FastAPI:
-    """The `/v1` sub-application."""
+def allowed(request: Request, key: str | None, auth: tuple[str, str] | None) -> bool:
+    """Whether the request may use /v1: the API key as a bearer token, or with EXPLORER_AUTH (and no key) its
+    credentials as HTTP basic auth or as the bearer token `user:password`."""
+    scheme, _, got = request.headers.get("authorization", "").partition(" ")
+    scheme, got = scheme.lower(), got.strip()
+    if key:
+        return scheme == "bearer" and hmac.compare_digest(got.encode(), key.encode())
+    if auth:
+        secret = f"{auth[0]}:{auth[1]}"
+        if scheme == "basic":
+            try:
+                got = base64.b64decode(got, validate=True).decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                return False
+        return scheme in ("basic", "bearer") and hmac.compare_digest(got.encode(), secret.encode())
+    return True
+
+
+class Guard:
+    """ASGI middleware: refuses /v1 requests without the API key (or EXPLORER_AUTH's credentials)."""
+
+    def __init__(self, app, auth: tuple[str, str] | None = None):
+        self.app, self.auth = app, auth
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            key = os.environ.get("EXPLORER_API_KEY")
+            if not allowed(Request(scope), key, self.auth):
+                how = "Bearer <EXPLORER_API_KEY>" if key else "Basic (the EXPLORER_AUTH user and password)"
+                response = error(401, f"Missing or wrong credentials: send `Authorization: {how}`.", None, "invalid_api_key",
+                                 None if key else {"WWW-Authenticate": 'Basic realm="logprob-explorer"'})
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str] | None = None) -> FastAPI:
+    """The `/v1` sub-application; EXPLORER_API_KEY (or `auth`) guards it."""
     limits = limits or Limits.from_env()
     gate = Gate(limits)
     api = FastAPI(title="logprob-explorer API", docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate
     api.add_middleware(GZipMiddleware, minimum_size=1024)
-
-    @api.middleware("http")
-    async def auth(request: Request, call_next):
-        key = os.environ.get("EXPLORER_API_KEY")
-        if key:
-            scheme, _, got = request.headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(got.strip().encode(), key.encode()):
-                return error(401, "Missing or wrong API key: send `Authorization: Bearer <EXPLORER_API_KEY>`.", None, "invalid_api_key")
-        return await call_next(request)
+    api.add_middleware(Guard, auth=auth)
 
     @api.exception_handler(ExplorerError)
     async def bad(request: Request, exc: ExplorerError):
         return error_of(exc)
+
+    @api.exception_handler(Exception)
+    async def broken(request: Request, exc: Exception):  # a bug of ours: logged, answered in OpenAI's shape
+        log.exception("unexpected error on %s", request.url.path)
+        return error(500, "Internal error while serving this request; it has been logged.", None, "internal_error")
 
     @api.get("/models")
     async def list_models():
@@ -152,12 +210,32 @@ def build_api(models: Models, limits: Limits | None = None) -> FastAPI:
         models.resolve(req.model)  # an unknown model is a 404 before any queueing
         if req.stream:
             return await _stream(request, req, events_fn)
-        async with gate.slot() as token:
+        if "application/x-npy" in request.headers.get("accept", ""):
+            body_fn = full_vocab_npy_body
+        stack = AsyncExitStack()
+        token = await stack.enter_async_context(gate.slot())
+        try:
             def work(check):
                 with models.use(req.model) as engine:
                     return body_fn(engine, req, limits, check)
 
-            return json_response(await gate.run(work, request, token))
+            body = await gate.run(work, request, token)
+            if isinstance(body, bytes):
+                return Response(body, media_type="application/x-npy")
+            if not has_deferred(body):
+                return json_response(body)
+        except BaseException:
+            await stack.aclose()
+            raise
+
+        async def chunks():  # a full-vocabulary body: written position by position on worker threads
+            try:
+                async for chunk in gate.iterate(encode_chunks(body)):
+                    yield chunk
+            finally:
+                await stack.aclose()
+
+        return StreamingResponse(chunks(), media_type="application/json")
 
     async def _stream(request: Request, req, events_fn):
         stack = AsyncExitStack()

@@ -89,6 +89,9 @@ class ChatRequest(_Base):
     def limit_param(self) -> str:
         return "max_completion_tokens" if self.max_completion_tokens is not None else "max_tokens"
 
+    def limit_given(self) -> bool:
+        return self.max_completion_tokens is not None or self.max_tokens is not None
+
     def limit(self) -> int:
         for v in (self.max_completion_tokens, self.max_tokens):
             if v is not None:

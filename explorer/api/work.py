@@ -92,9 +92,9 @@ class Gate:
             finally:
                 tg.cancel_scope.cancel()
 
-        async def watch():
-            while not await request.is_disconnected():
-                await anyio.sleep(0.2)
+        async def watch():  # the body is read by now: the next message can only be the disconnect
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
             token.cancel("the client went away")
 
         async with anyio.create_task_group() as tg:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from explorer.export import native, openai_chat, openai_completion, vllm, vllm_offline
+from explorer.export.common import encode_chunks, has_deferred
 from explorer.result import TokenScores
 
 
@@ -39,5 +40,7 @@ def export(fmt: str, results: TokenScores | list[TokenScores]) -> dict:
 
 
 def dumps(body: dict) -> str:
-    """Strict JSON: raises on NaN or Infinity instead of writing them."""
+    """Strict JSON: raises on NaN or Infinity instead of writing them (a Deferred value is written out)."""
+    if has_deferred(body):
+        return b"".join(encode_chunks(body)).decode("utf-8")
     return json.dumps(body, ensure_ascii=False, allow_nan=False)

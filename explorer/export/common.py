@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
+import orjson
 
 from explorer.result import TokenScores
 
@@ -60,3 +63,41 @@ def usage_chunk(head: dict, prompt_tokens: int, completion_tokens: int) -> dict:
 
 def as_list(results: TokenScores | list[TokenScores]) -> list[TokenScores]:
     return results if isinstance(results, list) else [results]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A JSON value too large to hold as objects (a full-vocabulary list): `chunks()` yields its UTF-8 JSON text."""
+
+    chunks: Callable[[], Iterator[bytes]]
+
+
+def has_deferred(value) -> bool:
+    if isinstance(value, Deferred):
+        return True
+    if isinstance(value, dict):
+        return any(has_deferred(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_deferred(v) for v in value)
+    return False
+
+
+def encode_chunks(value) -> Iterator[bytes]:
+    """Strict UTF-8 JSON of `value` piece by piece; a Deferred writes its own pieces (memory stays bounded)."""
+    if isinstance(value, Deferred):
+        yield from value.chunks()
+    elif isinstance(value, dict) and has_deferred(value):
+        yield b"{"
+        for i, (key, v) in enumerate(value.items()):
+            yield (b"," if i else b"") + orjson.dumps(key) + b":"
+            yield from encode_chunks(v)
+        yield b"}"
+    elif isinstance(value, list) and has_deferred(value):
+        yield b"["
+        for i, v in enumerate(value):
+            if i:
+                yield b","
+            yield from encode_chunks(v)
+        yield b"]"
+    else:
+        yield orjson.dumps(value)

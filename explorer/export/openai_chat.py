@@ -30,7 +30,7 @@ def choice(r: TokenScores, index: int, logprobs: bool, top_logprobs: int | None,
          "message": {"role": "assistant", "content": r.completion_text, "refusal": None},
          "logprobs": {"content": content_logprobs(r, top_logprobs), "refusal": None} if logprobs else None}
     if prompt_logprobs is not None:
-        c["prompt_logprobs"] = vllm.prompt_logprobs(r, prompt_logprobs)
+        c["prompt_logprobs"] = vllm.prompt_logprobs_value(r, prompt_logprobs)
         c["prompt_token_ids"] = r.token_ids[: r.n_prompt].tolist()
     return c
 

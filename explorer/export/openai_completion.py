@@ -43,7 +43,7 @@ def choice(r: TokenScores, index: int, echo: bool, logprobs: int | None, prompt_
          "logprobs": completion_logprobs(r, echo, logprobs) if logprobs is not None else None,
          "finish_reason": r.finish_reason or "length"}
     if prompt_logprobs is not None:
-        c["prompt_logprobs"] = vllm.prompt_logprobs(r, prompt_logprobs)
+        c["prompt_logprobs"] = vllm.prompt_logprobs_value(r, prompt_logprobs)
         c["prompt_token_ids"] = r.token_ids[: r.n_prompt].tolist()
     return c
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.export.common import as_list, envelope, nums, token_str, usage
+from explorer.export.common import Deferred, as_list, envelope, nums, token_str, usage
 from explorer.result import TokenScores
 
 
@@ -38,6 +38,15 @@ def prompt_logprobs(r: TokenScores, k: int | None = None) -> list[dict | None] |
         return None
     texts: dict[int, str] = {}
     return [position_entry(r, pos, k, texts) for pos in range(r.n_prompt)]
+
+
+def prompt_logprobs_value(r: TokenScores, k: int | None = None):
+    """`prompt_logprobs(r, k)`, or for the full vocabulary (k = -1) a Deferred that writes it position by position."""
+    if k == -1 and r.prompt_k is not None:
+        from explorer.export import vllm_stream
+
+        return Deferred(lambda: vllm_stream.prompt_logprobs_chunks(r, k))
+    return prompt_logprobs(r, k)
 
 
 def export(results: TokenScores | list[TokenScores], *, created: int | None = None, id_: str | None = None,

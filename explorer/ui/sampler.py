@@ -38,14 +38,14 @@ def sampler_controls() -> list:
 def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt) -> SamplerSettings:
     """SamplerSettings from the controls' values, with a concrete seed."""
     stops = tuple(s.replace("\\n", "\n") for s in (stop or "").splitlines() if s)
-    try:
-        with user_errors():
-            return with_seed(SamplerSettings(
-                max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p), top_k=int(top_k),
-                seed=None if seed in (None, "") else int(seed), stop=stops, logprobs=UI_K,
-                prompt_logprobs=UI_K if score_prompt else None, mode="processed" if str(mode).startswith("processed") else "raw"))
+    try:  # the controls' values as numbers; the rules themselves are SamplerSettings' alone
+        numbers = dict(max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p), top_k=int(top_k),
+                       seed=None if seed in (None, "") else int(seed))
     except (ValueError, TypeError) as err:  # a number field that is not a number
         raise error(f"Check the sampler settings: {err}.") from None
+    with user_errors():
+        return with_seed(SamplerSettings(**numbers, stop=stops, logprobs=UI_K, prompt_logprobs=UI_K if score_prompt else None,
+                                         mode="processed" if str(mode).startswith("processed") else "raw"))
 
 
 def run(models: Models, name: str, encode: Callable[[Engine], list[int]], s: SamplerSettings, inspector: Inspector,
