@@ -3,8 +3,10 @@
     python bench/run.py [--model M] [--device D] [--quick] [--json]
 
 Each timed figure alternates A and B after a warm-up and reports the median of
-the per-pair ratios (and the minimum). `--json` prints one object whose keys
-are the figure names, each a number.
+the per-pair ratios (and the minimum). The `api` group is absolute: the real
+server in a thread of this process, one 64-token full-vocabulary JSON request
+(MB/s, the process's RSS growth) and GET /v1/models latency while one runs.
+`--json` prints one object whose keys are the figure names, each a number.
 """
 
 from __future__ import annotations
@@ -201,6 +203,138 @@ def render_figures(engine, quick: bool) -> dict:
     return {"html_bytes_per_token": len(html.encode()) / big.n, "render_ms_5k": ms}
 
 
+class LiveServer:
+    """The real app (web UI + /v1 API) serving `engine` on a loopback port, in a daemon thread of this process."""
+
+    def __init__(self, engine):
+        import socket
+        import threading
+
+        import uvicorn
+
+        from explorer.runtime import Models
+        from explorer.server import build_app
+
+        models = Models([engine.name], allow_hub=False)
+        models.add(engine)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}/v1"
+        self.server = uvicorn.Server(uvicorn.Config(build_app(models), host="127.0.0.1", port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        for _ in range(400):
+            if self.server.started:
+                break
+            time.sleep(0.05)
+        if not self.server.started:
+            raise RuntimeError("the bench server did not start")
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+class RssPeak:
+    """Peak resident memory of this process above its level on entry, in bytes (sampled every `every` s by a thread)."""
+
+    def __init__(self, every: float = 0.01):
+        import threading
+
+        import psutil
+
+        self.proc, self.every, self.stop = psutil.Process(), every, threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        while not self.stop.wait(self.every):
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            self.samples += 1
+
+    def __enter__(self):
+        self.base = self.peak = self.proc.memory_info().rss
+        self.samples = 0
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.peak = max(self.peak, self.proc.memory_info().rss)
+        self.growth = self.peak - self.base
+
+
+def stream_bytes(url: str, body: dict) -> tuple[int, float]:
+    """(JSON bytes received, seconds from send to last byte) of one uncompressed completions request."""
+    import httpx
+
+    n, t = 0, time.perf_counter()
+    with httpx.stream("POST", f"{url}/completions", json=body, headers={"Accept-Encoding": "identity"}, timeout=600) as r:
+        r.raise_for_status()
+        for chunk in r.iter_raw():
+            n += len(chunk)
+    return n, time.perf_counter() - t
+
+
+def probe_models(url: str, every: float, done) -> list[float]:
+    """Latencies (s) of GET /models, one every `every` s until `done` is set (at least one)."""
+    import httpx
+
+    out = []
+    with httpx.Client(timeout=60) as c:
+        while True:
+            t = time.perf_counter()
+            c.get(f"{url}/models").raise_for_status()
+            out.append(time.perf_counter() - t)
+            if done.wait(every):
+                return out
+
+
+def probe_under_load(url: str, body: dict, every: float) -> list[float]:
+    """Latencies (s) of GET /models, one every `every` s while `body` streams from another thread."""
+    import threading
+
+    done = threading.Event()
+
+    def load():
+        try:
+            stream_bytes(url, body)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    out = probe_models(url, every, done)
+    worker.join()
+    return out
+
+
+def api_figures(engine, quick: bool) -> dict:
+    """Full-vocabulary JSON through the live API: throughput, the process's RSS growth, /models latency meanwhile."""
+    ids = ids_of(engine, 64)
+    body = {"model": engine.name, "prompt": ids, "max_tokens": 0, "echo": True, "prompt_logprobs": -1}
+    srv = LiveServer(engine)
+    try:
+        stream_bytes(srv.url, {**body, "prompt": ids[:2]})  # warm-up: first-request imports and caches
+        runs, growth, samples = [], [], 0
+        for _ in range(3 if quick else 5):  # the first one's growth is the largest: later ones reuse freed memory
+            with RssPeak() as m:
+                runs.append(stream_bytes(srv.url, body))
+            growth.append(m.growth)
+            samples += m.samples
+        seconds = statistics.median(s for _, s in runs)
+        latencies = []
+        for _ in range(1 if quick else 3):  # ~10 probes spread over a request as long as the ones above
+            latencies += probe_under_load(srv.url, body, seconds / 12)
+    finally:
+        srv.stop()
+    return {"full_vocab_api_mbps": statistics.median(n / s for n, s in runs) / 1e6,
+            "full_vocab_api_mb": runs[0][0] / 1e6, "full_vocab_api_s": seconds, "full_vocab_api_positions": len(ids),
+            "full_vocab_api_peak_mb": max(growth) / 1e6, "full_vocab_api_rss_samples": samples,
+            "api_latency_under_load_ms": max(latencies) * 1000, "api_latency_samples": len(latencies)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=None, help="default: SmolLM2-135M-Instruct")
@@ -208,11 +342,11 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default=None)
     ap.add_argument("--quick", action="store_true", help="fewer pairs and steps (under two minutes on a 2-core CPU)")
     ap.add_argument("--json", action="store_true", help="print one JSON object of figures")
-    ap.add_argument("--only", nargs="*", help="run only these groups: score gen memory chunk full render")
+    ap.add_argument("--only", nargs="*", help="run only these groups: score gen memory chunk full render api")
     a = ap.parse_args(argv)
     engine = Engine.load(a.model, a.device, a.dtype)
     groups = {"score": score_figures, "gen": gen_figures, "memory": memory_figures, "chunk": chunk_figures,
-              "full": full_vocab_figures, "render": render_figures}
+              "full": full_vocab_figures, "render": render_figures, "api": api_figures}
     out = {"model": engine.name, "device": str(engine.device), "dtype": str(engine.dtype).replace("torch.", ""),
            "params_m": sum(p.numel() for p in engine.model.parameters()) / 1e6, "torch": torch.__version__,
            "threads": torch.get_num_threads()}

@@ -198,6 +198,10 @@ def _weights_mb(engine: Engine) -> float:
     return getattr(engine, "weights_mb", 0.0)
 
 
+_ABS_PATH = re.compile(r"(?<![\w.])(?:/|~/|[A-Za-z]:\\)[^\s'\"]+")
+
+
 def _no_paths(message: str, spec: ModelSpec) -> str:
-    """The loader's message with the operator's folder replaced by the model's public name."""
-    return message.replace(spec.source, spec.name) if spec.source != spec.name else message
+    """The loader's message with the operator's folder shown as the model's name and any other path hidden."""
+    message = message.replace(spec.source, spec.name) if spec.source != spec.name else message
+    return _ABS_PATH.sub("<path>", message)

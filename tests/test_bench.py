@@ -14,7 +14,8 @@ pytestmark = pytest.mark.slow  # compiles / runs the bench script: the full tier
 
 FIGURES = ["score_overhead", "gen_overhead", "gen_vs_hf_scores", "score_mem_ratio", "chunk_invariance",
            "full_vocab_json_mb_per_pos", "full_vocab_bin_kb_per_pos", "full_vocab_bin_mbps",
-           "html_bytes_per_token", "render_ms_5k"]
+           "html_bytes_per_token", "render_ms_5k", "full_vocab_api_mbps", "full_vocab_api_peak_mb",
+           "api_latency_under_load_ms"]
 
 
 def test_bench_quick_json(gpt2_dir):

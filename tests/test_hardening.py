@@ -253,3 +253,20 @@ def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_load_errors_never_show_a_path(tmp_path):
+    from explorer.errors import ExplorerError
+    from explorer.runtime import Models
+
+    broken = tmp_path / "secret-dir" / "mymodel"
+    broken.mkdir(parents=True)  # a folder without config.json
+    models = Models([str(broken)], allow_hub=True)
+    assert models.names == ["mymodel"]
+    for name in (None, "mymodel"):
+        with pytest.raises(ExplorerError) as err:
+            models.get(name)
+        assert str(tmp_path) not in str(err.value) and "secret-dir" not in str(err.value) and "mymodel" in str(err.value)
+    for name in (str(broken), str(tmp_path), "../x", "~/.ssh"):
+        with pytest.raises(ExplorerError, match="is not available here") as err:
+            models.get(name)

@@ -70,18 +70,22 @@ async def read_json(request: Request, max_bytes: int) -> dict:
 
 
 def _surrogate(value, path: str = "") -> str | None:
-    """The path of the first string holding a lone surrogate, or None."""
+    """The path (`messages[0].content`) of the first string holding a lone surrogate, or None."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
             return path or "body"
         return None
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, v in items:
-        if isinstance(key, str) and _surrogate(key) is not None:
-            return path or "body"
-        found = _surrogate(v, f"{path}.{key}" if isinstance(key, str) and path else str(key) if not path else f"{path}[{key}]")
+    if isinstance(value, dict):
+        children = [(f"{path}.{k}" if path else str(k), k, v) for k, v in value.items()]
+    elif isinstance(value, list):
+        children = [(f"{path}[{i}]", None, v) for i, v in enumerate(value)]
+    else:
+        return None
+    for where, key, v in children:
+        found = _surrogate(key, where) if isinstance(key, str) else None
+        found = found or _surrogate(v, where)
         if found is not None:
             return found
     return None
