@@ -1,4 +1,7 @@
-"""Command line: `logprob-explorer score|generate|serve`. JSON to stdout (or --out), messages to stderr."""
+"""Command line: `logprob-explorer score|generate|serve|...`. JSON to stdout (or --out), messages to stderr.
+
+score, generate and serve live here; every other command is a module in explorer/commands/ listed in COMMANDS.
+"""
 
 from __future__ import annotations
 
@@ -11,23 +14,24 @@ from explorer.export import names as export_names
 
 SCORE_FORMATS = export_names(generated=False)  # the exporters' registry decides
 GEN_FORMATS = export_names()
+COMMANDS: list[str] = []  # modules of explorer/commands/, one line each
 
 
-def _k(value: str) -> int:
+def k_arg(value: str) -> int:
     try:
         return int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
 
 
-def _ids(value: str) -> list[int]:
+def ids_arg(value: str) -> list[int]:
     try:
         return [int(v) for v in value.replace(" ", "").split(",") if v != ""]
     except ValueError:
         raise argparse.ArgumentTypeError(f"--ids takes comma-separated integers like 1,2,3, got {value!r}") from None
 
 
-def _model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
+def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     if many:
         p.add_argument("--model", action="append", help="hub id or local folder; repeat to serve several (the first is the "
                        "default; or EXPLORER_MODELS=a,b,c; default: SmolLM2-135M-Instruct)")
@@ -43,18 +47,18 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
 
     sc = sub.add_parser("score", help="score a text or a list of token ids")
-    _model_args(sc)
+    model_args(sc)
     src = sc.add_mutually_exclusive_group(required=True)
     src.add_argument("--text")
     src.add_argument("--text-file")
-    src.add_argument("--ids", type=_ids, help="comma-separated token ids, scored exactly as given")
-    sc.add_argument("--logprobs", type=_k, default=5, help="top-k alternatives per token, 0..20, or -1 for the full vocabulary")
+    src.add_argument("--ids", type=ids_arg, help="comma-separated token ids, scored exactly as given")
+    sc.add_argument("--logprobs", type=k_arg, default=5, help="top-k alternatives per token, 0..20, or -1 for the full vocabulary")
     sc.add_argument("--format", choices=SCORE_FORMATS, default="vllm")
     sc.add_argument("--binary-out", help="with --logprobs -1: also write the full distributions as float16 .npy here")
     sc.add_argument("--out", help="write the JSON here instead of stdout")
 
     g = sub.add_parser("generate", help="generate from a prompt")
-    _model_args(g)
+    model_args(g)
     g.add_argument("--prompt", required=True)
     g.add_argument("--chat", action="store_true", help="send the prompt as a user message through the chat template")
     g.add_argument("--system", help="system message (with --chat)")
@@ -65,23 +69,31 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int)
     g.add_argument("--n", type=int, default=1, help="independent samples")
     g.add_argument("--stop", nargs="+", default=[])
-    g.add_argument("--logprobs", type=_k, default=5, help="top-k per generated token, 0..20")
-    g.add_argument("--prompt-logprobs", type=_k, help="also score the prompt: top-k 0..20, or -1")
+    g.add_argument("--logprobs", type=k_arg, default=5, help="top-k per generated token, 0..20")
+    g.add_argument("--prompt-logprobs", type=k_arg, help="also score the prompt: top-k 0..20, or -1")
     g.add_argument("--logprobs-mode", choices=("raw", "processed"), default="raw",
                    help="raw: the model's distribution; processed: after temperature/top-k/top-p")
     g.add_argument("--format", choices=GEN_FORMATS, default="openai-completion")
     g.add_argument("--out")
 
     sv = sub.add_parser("serve", help="run the web app and the OpenAI-compatible API")
-    _model_args(sv, many=True)
+    model_args(sv, many=True)
     sv.add_argument("--host", default=os.environ.get("EXPLORER_HOST", "127.0.0.1"))
     sv.add_argument("--port", type=int, default=int(os.environ.get("EXPLORER_PORT", "7860")))
     sv.add_argument("--share", action="store_true", default=os.environ.get("EXPLORER_SHARE") == "1")
     sv.add_argument("--auth", default=None, help="user:password: lock the page and the API (or EXPLORER_AUTH)")
+    for mod in _commands().values():
+        mod.add_parser(sub)
     return ap
 
 
-def _write(body: dict, out: str | None) -> None:
+def _commands() -> dict:
+    import importlib
+
+    return {m.rsplit(".", 1)[1]: importlib.import_module(m) for m in COMMANDS}
+
+
+def write(body: dict, out: str | None) -> None:
     from explorer.export import dumps
 
     text = dumps(body)
@@ -93,7 +105,7 @@ def _write(body: dict, out: str | None) -> None:
         sys.stdout.write(text + "\n")
 
 
-def _read_text(a) -> str:
+def read_text(a) -> str:
     if not a.text_file:
         return a.text
     try:
@@ -107,7 +119,7 @@ def _read_text(a) -> str:
         raise ExplorerError(f"--text-file {a.text_file!r} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
 
 
-def _check_text(text: str, flag: str) -> str:
+def check_text(text: str, flag: str) -> str:
     """`text` as given, when it is valid Unicode (a terminal can pass bytes that are not UTF-8)."""
     try:
         text.encode("utf-8")
@@ -117,7 +129,7 @@ def _check_text(text: str, flag: str) -> str:
     return text
 
 
-def _check_out(path: str | None, flag: str) -> None:
+def check_out(path: str | None, flag: str) -> None:
     if path:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
@@ -131,13 +143,13 @@ def _check_score(a) -> str:
     check_k(a.logprobs, "logprobs", allow_full=True)
     if a.binary_out and a.logprobs != -1:
         raise ExplorerError("--binary-out writes full-vocabulary rows: add --logprobs -1.", param="binary_out")
-    _check_out(a.out, "--out")
-    _check_out(a.binary_out, "--binary-out")
+    check_out(a.out, "--out")
+    check_out(a.binary_out, "--binary-out")
     if a.ids is not None:
         if not a.ids:
             raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
         return ""
-    text = _check_text(_read_text(a), "--text")
+    text = check_text(read_text(a), "--text")
     if not text:
         raise ExplorerError("The text is empty: type or paste some text to score.", param="prompt", code="empty_text")
     return text
@@ -151,10 +163,10 @@ def _check_generate(a):
         raise ExplorerError("--system only applies with --chat: add --chat or drop --system.", param="system")
     if not a.prompt:
         raise ExplorerError("The prompt is empty: type a prompt to continue.", param="prompt", code="empty_text")
-    _check_text(a.prompt, "--prompt")
+    check_text(a.prompt, "--prompt")
     if a.system:
-        _check_text(a.system, "--system")
-    _check_out(a.out, "--out")
+        check_text(a.system, "--system")
+    check_out(a.out, "--out")
     return SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
                            stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
                            mode=a.logprobs_mode, n=a.n)
@@ -192,12 +204,16 @@ def main(argv: list[str] | None = None) -> int:
 
             return serve(models=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
                          trust_remote_code=a.trust_remote_code, auth=a.auth)
+        if a.command not in ("score", "generate"):
+            body = _commands()[a.command].run(a)
+            write(body, getattr(a, "out", None))
+            return 0
         checked = _check_score(a) if a.command == "score" else _check_generate(a)  # before the model loads
         from explorer.engine import Engine
 
         engine = Engine.load(a.model, a.device, a.dtype, a.trust_remote_code)
         body = _score(a, engine, checked) if a.command == "score" else _generate(a, engine, checked)
-        _write(body, a.out)
+        write(body, a.out)
         return 0
     except ExplorerError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -116,12 +116,16 @@ def test_streaming_chat_equals_non_stream(client, model):
 
 
 def test_streaming_completion(client, model):
-    kw = dict(model=model, prompt="The lazy", max_tokens=5, temperature=0, logprobs=2)
+    """The streamed chunks' logprobs, joined, are the non-stream body's, for a seeded sampled request."""
+    kw = dict(model=model, prompt="The lazy", max_tokens=8, temperature=0.9, seed=4, logprobs=3)
     whole = client.completions.create(**kw)
     parts = list(client.completions.create(**kw, stream=True))
     assert "".join(p.choices[0].text for p in parts) == whole.choices[0].text
-    toks = [t for p in parts if p.choices[0].logprobs for t in p.choices[0].logprobs.token_logprobs]
-    assert toks == whole.choices[0].logprobs.token_logprobs
+    lists = whole.choices[0].logprobs.model_dump()
+    for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
+        joined = [x for p in parts if p.choices[0].logprobs for x in getattr(p.choices[0].logprobs, key)]
+        assert joined == lists[key], key
+    assert parts[-1].choices[0].finish_reason == whole.choices[0].finish_reason
 
 
 @pytest.mark.parametrize(("body", "param"), [
