@@ -41,6 +41,10 @@ class SamplerSettings:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0  # -1 is read as 0 (off), as vLLM does
+    min_p: float = 0.0  # keep entries with p >= min_p * p(top); 0 = off
+    repetition_penalty: float = 1.0  # > 1 discourages any token already in the prompt or output; 1 = off
+    frequency_penalty: float = 0.0  # minus this per earlier occurrence in the output
+    presence_penalty: float = 0.0  # minus this once a token occurred in the output
     seed: int | None = None
     stop: tuple[str, ...] = ()
     logprobs: int | None = 5  # top-k per generated token (0..20); None: do not record top-k
@@ -68,6 +72,10 @@ class SamplerSettings:
         num("temperature", 0.0, 100.0)
         num("top_p", 0.0, 1.0, lo_open=True)
         num("top_k", -1, 1_000_000, integer=True)
+        num("min_p", 0.0, 1.0)
+        num("repetition_penalty", 0.0, 10.0, lo_open=True)
+        num("frequency_penalty", -2.0, 2.0)
+        num("presence_penalty", -2.0, 2.0)
         if self.top_k == -1:
             object.__setattr__(self, "top_k", 0)
         num("n", 1, 16, integer=True)
@@ -87,6 +95,11 @@ class SamplerSettings:
     @property
     def greedy(self) -> bool:
         return self.temperature == 0
+
+    @property
+    def penalised(self) -> bool:
+        """Whether a penalty changes the logits (then greedy takes the argmax of the penalised ones)."""
+        return self.repetition_penalty != 1.0 or self.frequency_penalty != 0.0 or self.presence_penalty != 0.0
 
     def to_dict(self) -> dict:
         d = asdict(self)

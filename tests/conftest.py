@@ -194,3 +194,17 @@ def live(gpt2):
     srv = LiveServer(gpt2)
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium under Playwright, one for the whole session (see tests/browser.py)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import CHROMIUM, FLAGS, require_chromium
+
+    require_chromium()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()

@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import pytest
 
+from tests.browser import require_chromium
+
+require_chromium()
 pytestmark = pytest.mark.browser
-CHROMIUM = os.environ.get("EXPLORER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"BROWSER TESTS SKIPPED: no Chromium at {CHROMIUM} (apt-get install -y chromium; .ci/run does this)",
-                allow_module_level=True)
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

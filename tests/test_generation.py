@@ -56,6 +56,36 @@ def test_processed_mode_matches_hf_scores(gpt2):
         assert r.ranks[pos] <= 20  # a sampled token survived the filters
 
 
+def test_penalties_and_min_p_match_hf_processors(gpt2):
+    """Repetition penalty, then temperature, top-k, top-p, min-p: transformers' own processors give the same numbers."""
+    s = SamplerSettings(max_tokens=10, temperature=0.8, top_k=50, top_p=0.95, min_p=0.05, repetition_penalty=1.4,
+                        seed=3, logprobs=3, mode="processed")
+    r = generate(gpt2, gpt2.encode("The lazy dog"), s)[0]
+    from transformers import (LogitsProcessorList, MinPLogitsWarper, RepetitionPenaltyLogitsProcessor,
+                              TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper)
+
+    warp = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(1.4), TemperatureLogitsWarper(0.8), TopKLogitsWarper(50),
+                                TopPLogitsWarper(0.95), MinPLogitsWarper(0.05)])
+    with torch.no_grad():
+        logits = gpt2.model(torch.tensor([r.token_ids.tolist()])).logits[0].float()
+    for pos in range(r.n_prompt, r.n):
+        ids = torch.tensor([r.token_ids[:pos].tolist()])
+        lp = torch.log_softmax(warp(ids, logits[pos - 1 : pos].clone()), -1)[0]
+        assert abs(float(lp[r.token_ids[pos]]) - r.logprobs[pos]) < 1e-4
+
+
+def test_greedy_with_a_penalty_takes_the_penalised_argmax(gpt2):
+    plain = generate(gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=12, temperature=0, logprobs=1))[0]
+    pen = generate(gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=12, temperature=0, logprobs=1, frequency_penalty=2.0))[0]
+    out = pen.token_ids[pen.n_prompt:].tolist()
+    assert len(set(out)) >= len(set(plain.token_ids[plain.n_prompt:].tolist()))
+    with torch.no_grad():
+        logits = gpt2.model(torch.tensor([pen.token_ids.tolist()])).logits[0].float()
+    for j, pos in enumerate(range(pen.n_prompt, pen.n)):
+        counts = torch.bincount(torch.tensor(out[:j], dtype=torch.long), minlength=logits.shape[-1]).float()
+        assert int((logits[pos - 1] - 2.0 * counts).argmax()) == out[j]
+
+
 def test_same_seed_same_tokens(engine):
     a = _gen(engine, temperature=1.0, seed=42, n=2)
     b = _gen(engine, temperature=1.0, seed=42, n=2)

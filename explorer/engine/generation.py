@@ -82,14 +82,20 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
     last = hidden[-1:]  # (1, H)
     budget = min(s.max_tokens, engine.context - len(ids))
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    text, pending, finish = "", [], "length"
+    text, pending, finish, out_ids = "", [], "length", []
     for step in range(budget):
         if check is not None:
             check()
         raw = engine.head(last).float()  # (1, V)
-        proc = raw if s.greedy else process(raw, s)
-        tok = raw.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
+        if s.greedy and not s.penalised:
+            proc = raw
+        elif s.penalised:
+            proc = process(raw, s, x[0], torch.tensor(out_ids, dtype=torch.long, device=raw.device))
+        else:
+            proc = process(raw, s)
+        tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
         tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
+        out_ids.append(tid)
         if tid in engine.eos_ids:
             finish = "stop"
             break
