@@ -1,12 +1,12 @@
 # `make run`: set up and start the web app + API on the default model.  `make test`: set up and run the tests.
-# `make test-fast`: the tier that needs no real model and no browser (a few minutes).
+# `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff, as CI runs it.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # torch first, pinned, so pip does not pull a multi-GB CUDA build where a CPU one is wanted
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast bench setup clean
+.PHONY: run test test-fast lint format bench setup clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,6 +26,14 @@ test: setup
 
 test-fast: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not slow and not browser"
+
+lint: setup
+	$(VENV)/bin/ruff check explorer tests bench docs app.py
+	$(VENV)/bin/ruff format --check explorer tests bench docs app.py
+
+format: setup
+	$(VENV)/bin/ruff check --fix explorer tests bench docs app.py
+	$(VENV)/bin/ruff format explorer tests bench docs app.py
 
 bench: setup
 	$(PY) bench/run.py --quick

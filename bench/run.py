@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 import weakref
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -203,6 +204,57 @@ def render_figures(engine, quick: bool) -> dict:
     return {"html_bytes_per_token": len(html.encode()) / big.n, "render_ms_5k": ms}
 
 
+@torch.inference_mode()
+def lens_figures(engine, quick: bool) -> dict:
+    """Milliseconds per (layer, position) cell of the logit lens (median of 3 runs), its time over scoring the same
+    text (L+1 output layers against one), and its extra peak memory over the body with its hidden states, in
+    float32 [positions, V] matrices."""
+    from explorer.engine.lens import lens_ids
+
+    ids = ids_of(engine, 64 if quick else 256)
+    lens_ids(engine, ids[:8], k=20)  # warm-up (and the final-norm check)
+    times = [timed(engine, lambda: lens_ids(engine, ids, k=20)) for _ in range(3)]
+    vs_score = paired(engine, lambda: lens_ids(engine, ids, k=20), lambda: score_ids(engine, ids, k=20), 3)
+    layers = engine.model.config.num_hidden_layers + 1
+    x = torch.tensor([ids], device=engine.device)
+    body = peak_bytes(engine, lambda: engine.model.base_model(input_ids=x, output_hidden_states=True, use_cache=False))
+    ours = peak_bytes(engine, lambda: lens_ids(engine, ids, k=20))
+    return {"lens_ms_per_layer_token": statistics.median(times) * 1000 / (layers * (len(ids) - 1)),
+            "lens_positions": len(ids), "lens_layers": layers, "lens_vs_score": vs_score["median"],
+            "lens_mem_ratio": max(0, ours - body) / (len(ids) * engine.vocab_size * 4)}
+
+
+@torch.inference_mode()
+def branch_figures(engine, quick: bool) -> dict:
+    """Positions computed for one branch / positions of the whole branched text (the prefix comes from the kept cache)."""
+    from explorer.engine.branch import Prefixes, branch, generate_kept
+
+    prompt = ids_of(engine, 64 if quick else 256)
+    gen_tokens, branch_tokens = (16, 8) if quick else (32, 16)
+    s = SamplerSettings(max_tokens=gen_tokens, temperature=0.8, seed=1, logprobs=20)
+    eos, engine.eos_ids = engine.eos_ids, set()  # exactly the asked number of tokens on every run
+    prefixes = Prefixes(engine.name)
+    try:
+        r = generate_kept(engine, prefixes, prompt, s)
+        at = len(prompt) + gen_tokens // 2
+        token = int(r.top_ids[at, 1])  # the runner-up at a generated position
+        seen, real = [], engine.body
+        engine.body = lambda ids, past=None, cache=False: seen.append(ids.shape[1]) or real(ids, past, cache)
+        try:
+            t = time.perf_counter()
+            b = branch(engine, prefixes, r.token_ids[:at].tolist(), token, replace(s, max_tokens=branch_tokens), k=20)
+            branch_s = time.perf_counter() - t
+        finally:
+            del engine.body
+        t = time.perf_counter()
+        generate(engine, b.ids[: at + 1], replace(s, max_tokens=branch_tokens))
+        scratch_s = time.perf_counter() - t
+    finally:
+        engine.eos_ids = eos
+    return {"branch_reuse": sum(seen) / len(b.ids), "branch_positions_computed": sum(seen),
+            "branch_text_positions": len(b.ids), "branch_vs_scratch_time": branch_s / scratch_s}
+
+
 class LiveServer:
     """The real app (web UI + /v1 API) serving `engine` on a loopback port, in a daemon thread of this process."""
 
@@ -335,6 +387,71 @@ def api_figures(engine, quick: bool) -> dict:
             "api_latency_under_load_ms": max(latencies) * 1000, "api_latency_samples": len(latencies)}
 
 
+@torch.inference_mode()
+def compare_figures(engine, quick: bool) -> dict:
+    """Two-model comparison (the model against itself: the cost of two models of its size) / two bare forwards, and
+    / two scoring passes (the divergences' own cost); its extra peak memory over the two bodies alone, per one f32 [T, V]."""
+    from explorer.engine.compare import compare_ids
+
+    ids = ids_of(engine, 512)
+    x = torch.tensor([ids], device=engine.device)
+    bare = lambda: (engine.model(input_ids=x).logits, engine.model(input_ids=x).logits)  # noqa: E731
+    ours = lambda: compare_ids(engine, engine, ids, k=20)  # noqa: E731  (both results and the divergences on the host)
+    r = paired(engine, ours, bare, 5 if quick else 11)
+    scores = lambda: (score_ids(engine, ids, k=20), score_ids(engine, ids, k=20))  # noqa: E731  (the same minus the divergences)
+    s = paired(engine, ours, scores, 5 if quick else 11)
+    long = ids_of(engine, 2048)
+    xl = torch.tensor([long], device=engine.device)
+    bodies = peak_bytes(engine, lambda: (lambda h: (h, engine.body(xl)))(engine.body(xl)))  # both hidden states alive
+    peak = peak_bytes(engine, lambda: compare_ids(engine, engine, long, k=20))
+    matrix = len(long) * engine.vocab_size * 4
+    return {"compare_overhead": r["median"], "compare_overhead_min": r["min"], "compare_vs_two_scores": s["median"],
+            "compare_mem_ratio": max(0, peak - bodies) / matrix, "compare_mem_positions": len(long)}
+
+
+def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
+    """A scoring call through the remote engine (request + parsing into the result type) / the same raw HTTP request
+    made with httpx (and its JSON parsed), against `backend` or our own server serving this engine; A and B alternate."""
+    import httpx
+
+    from explorer.engine import score_ids
+    from explorer.engine.remote import RemoteEngine
+
+    srv = None if backend else LiveServer(engine)
+    try:
+        url = backend or srv.url  # the bench server's url is its /v1 base
+        remote = RemoteEngine(url, None if backend else engine.name, tokenizer=None if backend else engine.name)
+        ids = ids_of(engine, 64)
+        body, _ = remote.score_body(ids, 5)
+        client = httpx.Client(timeout=600)
+
+        def via_engine():
+            score_ids(remote, ids, k=5)
+
+        def raw():
+            client.post(url + "/completions", json=body).json()
+
+        r = paired_plain(via_engine, raw, 3 if quick else 7)
+    finally:
+        if srv is not None:
+            srv.stop()
+    return {"remote_overhead": r["median"], "remote_overhead_min": r["min"], "remote_full_vocab": int(body["prompt_logprobs"] == -1)}
+
+
+def paired_plain(a, b, pairs: int) -> dict:
+    """Median and min of per-pair time ratios a/b (wall clock), A and B alternating after one warm-up each."""
+    a(), b()
+    ratios = []
+    for _ in range(pairs):
+        t = time.perf_counter()
+        a()
+        ta = time.perf_counter() - t
+        t = time.perf_counter()
+        b()
+        ratios.append(ta / (time.perf_counter() - t))
+    return {"median": statistics.median(ratios), "min": min(ratios)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=None, help="default: SmolLM2-135M-Instruct")
@@ -342,11 +459,14 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default=None)
     ap.add_argument("--quick", action="store_true", help="fewer pairs and steps (under two minutes on a 2-core CPU)")
     ap.add_argument("--json", action="store_true", help="print one JSON object of figures")
-    ap.add_argument("--only", nargs="*", help="run only these groups: score gen memory chunk full render api")
+    ap.add_argument("--only", nargs="*", help="run only these groups: score gen memory chunk full render api lens branch compare remote")
+    ap.add_argument("--backend", default=None, help="for `remote`: a /v1 URL to measure against (default: our own server, in process)")
     a = ap.parse_args(argv)
     engine = Engine.load(a.model, a.device, a.dtype)
     groups = {"score": score_figures, "gen": gen_figures, "memory": memory_figures, "chunk": chunk_figures,
-              "full": full_vocab_figures, "render": render_figures, "api": api_figures}
+              "full": full_vocab_figures, "render": render_figures, "api": api_figures, "lens": lens_figures,
+              "branch": branch_figures, "compare": compare_figures,
+              "remote": lambda e, q: remote_figures(e, q, a.backend)}
     out = {"model": engine.name, "device": str(engine.device), "dtype": str(engine.dtype).replace("torch.", ""),
            "params_m": sum(p.numel() for p in engine.model.parameters()) / 1e6, "torch": torch.__version__,
            "threads": torch.get_num_threads()}

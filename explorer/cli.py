@@ -14,7 +14,10 @@ from explorer.export import names as export_names
 
 SCORE_FORMATS = export_names(generated=False)  # the exporters' registry decides
 GEN_FORMATS = export_names()
-COMMANDS: list[str] = []  # modules of explorer/commands/, one line each
+COMMANDS: list[str] = [  # modules of explorer/commands/, one line each
+    "explorer.commands.lens",
+    "explorer.commands.compare",
+]
 
 
 def k_arg(value: str) -> int:
@@ -40,6 +43,13 @@ def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     p.add_argument("--device", default=os.environ.get("EXPLORER_DEVICE"), help="auto (default), cpu, cuda, cuda:N, mps")
     p.add_argument("--dtype", default=os.environ.get("EXPLORER_DTYPE"), help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16")
     p.add_argument("--trust-remote-code", action="store_true", help="run the model repository's own code (only for authors you trust)")
+    p.add_argument("--backend", default=os.environ.get("EXPLORER_BACKEND"),
+                   help="a vLLM / OpenAI-compatible /v1 URL to use as the engine (or EXPLORER_BACKEND)")
+    p.add_argument("--backend-key", default=os.environ.get("EXPLORER_BACKEND_KEY"), help="its API key (or EXPLORER_BACKEND_KEY)")
+    p.add_argument("--backend-tokenizer", default=os.environ.get("EXPLORER_BACKEND_TOKENIZER"),
+                   help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the model id)")
+    p.add_argument("--max-logprobs", type=int, default=None,
+                   help="most top-k alternatives a request may ask (default 20, or EXPLORER_MAX_LOGPROBS; -1: no cap)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,6 +65,12 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--logprobs", type=k_arg, default=5, help="top-k alternatives per token, 0..20, or -1 for the full vocabulary")
     sc.add_argument("--format", choices=SCORE_FORMATS, default="vllm")
     sc.add_argument("--binary-out", help="with --logprobs -1: also write the full distributions as float16 .npy here")
+    sc.add_argument("--context-start", default="none", metavar="none|bos|eos|TOKEN",
+                    help="put this document-start token before the text so its first token is scored too "
+                    "(bos, eos or one of the model's special tokens, e.g. '<|endoftext|>'); nothing changes where the "
+                    "tokenizer adds a BOS itself (default: none)")
+    sc.add_argument("--lookup", action="append", metavar="TEXT_OR_ID", help="(repeatable, with --format native) also the "
+                    "logprob and rank of this token id or text at every position, as a `lookup` list")
     sc.add_argument("--out", help="write the JSON here instead of stdout")
 
     g = sub.add_parser("generate", help="generate from a prompt")
@@ -73,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--prompt-logprobs", type=k_arg, help="also score the prompt: top-k 0..20, or -1")
     g.add_argument("--logprobs-mode", choices=("raw", "processed"), default="raw",
                    help="raw: the model's distribution; processed: after temperature/top-k/top-p")
+    g.add_argument("--branch-at", type=int, metavar="POS", help="then put --branch-token at position POS of the result "
+                   "(prompt and generated tokens counted together), continue from there and print that branch")
+    g.add_argument("--branch-token", type=int, metavar="ID", help="the token id put at --branch-at")
     g.add_argument("--format", choices=GEN_FORMATS, default="openai-completion")
     g.add_argument("--out")
 
@@ -145,6 +164,12 @@ def _check_score(a) -> str:
         raise ExplorerError("--binary-out writes full-vocabulary rows: add --logprobs -1.", param="binary_out")
     check_out(a.out, "--out")
     check_out(a.binary_out, "--binary-out")
+    if a.lookup:
+        from explorer.lookup import check_queries
+
+        check_queries(a.lookup, a.format, getattr(a, "backend", None))
+    if a.ids is not None and a.context_start.lower() != "none":
+        raise ExplorerError("--context-start applies to --text: with --ids, put the start token's id first.", param="context_start")
     if a.ids is not None:
         if not a.ids:
             raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
@@ -167,6 +192,11 @@ def _check_generate(a):
     if a.system:
         check_text(a.system, "--system")
     check_out(a.out, "--out")
+    if (a.branch_at is None) != (a.branch_token is None):
+        raise ExplorerError("--branch-at and --branch-token go together: give a position and a token id.", param="branch_at")
+    if a.branch_at is not None and (a.branch_at < 1 or a.branch_token < 0 or a.n != 1 or a.prompt_logprobs == -1):
+        raise ExplorerError("--branch-at takes a position >= 1 and --branch-token an id >= 0, with --n 1 and "
+                            "--prompt-logprobs 0..20.", param="branch_at")
     return SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
                            stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
                            mode=a.logprobs_mode, n=a.n)
@@ -177,11 +207,16 @@ def _score(a, engine, text: str) -> dict:
     from explorer.export import export
     from explorer.export.native import full_vocab_npy
 
-    r = score_ids(engine, a.ids, a.logprobs) if a.ids is not None else score_text(engine, text, a.logprobs)
+    r = score_ids(engine, a.ids, a.logprobs) if a.ids is not None else score_text(engine, text, a.logprobs, start=a.context_start)
     if a.binary_out:
         with open(a.binary_out, "wb") as f:
             f.write(full_vocab_npy(r))
-    return export(a.format, r)
+    body = export(a.format, r)
+    if a.lookup:
+        from explorer.engine.lookup import lookup
+
+        body["lookup"] = [x.to_dict() for x in lookup(engine, r.token_ids.tolist(), a.lookup)]
+    return body
 
 
 def _generate(a, engine, s) -> dict:
@@ -193,25 +228,41 @@ def _generate(a, engine, s) -> dict:
         ids = engine.encode_chat(msgs)
     else:
         ids = engine.encode(a.prompt)
+    if a.branch_at is not None:
+        from explorer.engine.branch import generate_then_branch
+
+        return export(a.format, [generate_then_branch(engine, ids, s, a.branch_at, a.branch_token)[1]])
     return export(a.format, generate(engine, ids, s))
+
+
+def load_engine(a, model: str | None):
+    """The engine the arguments ask for: a served model with --backend, else the model loaded here."""
+    if getattr(a, "backend", None):
+        from explorer.engine.remote import RemoteEngine
+
+        return RemoteEngine(a.backend, model, a.backend_key, a.backend_tokenizer)
+    from explorer.engine import Engine
+
+    return Engine.load(model, a.device, a.dtype, a.trust_remote_code)
 
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
+    if getattr(a, "max_logprobs", None) is not None:
+        os.environ["EXPLORER_MAX_LOGPROBS"] = str(a.max_logprobs)
     try:
         if a.command == "serve":
             from explorer.server import serve
 
             return serve(models=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
+                         backend=(a.backend, a.backend_key, a.backend_tokenizer) if a.backend else None,
                          trust_remote_code=a.trust_remote_code, auth=a.auth)
         if a.command not in ("score", "generate"):
             body = _commands()[a.command].run(a)
             write(body, getattr(a, "out", None))
             return 0
         checked = _check_score(a) if a.command == "score" else _check_generate(a)  # before the model loads
-        from explorer.engine import Engine
-
-        engine = Engine.load(a.model, a.device, a.dtype, a.trust_remote_code)
+        engine = load_engine(a, a.model)
         body = _score(a, engine, checked) if a.command == "score" else _generate(a, engine, checked)
         write(body, a.out)
         return 0

@@ -29,27 +29,37 @@ class Rows:
     top_ids: np.ndarray  # (m, k) int64, descending logprob
     top_logprobs: np.ndarray  # (m, k) float32
     full: np.ndarray | None = None  # (m, V) float32 logprobs in vocabulary order, only for k = -1
+    top_ranks: np.ndarray | None = None  # (m, k) int64 ranks of the listed entries; None: they are the top-k (1..k)
 
     def __len__(self) -> int:
         return len(self.logprobs)
 
     @classmethod
-    def empty(cls, k: int = 0, vocab_size: int = 0) -> "Rows":
+    def empty(cls, k: int = 0, vocab_size: int = 0) -> Rows:
         """No positions, k top entries (a (0, V) `full` when k = -1)."""
         kk = max(k, 0)
         return cls(np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((0, kk), np.int64),
                    np.zeros((0, kk), np.float32), np.zeros((0, vocab_size), np.float32) if k == -1 else None)
 
     @classmethod
-    def concat(cls, parts: list["Rows"]) -> "Rows":
+    def concat(cls, parts: list[Rows]) -> Rows:
         """Rows of `parts` one after another (same k; `full` kept only when every part has it)."""
         full = [p.full for p in parts]
+        explicit = any(p.top_ranks is not None for p in parts)
         return cls(np.concatenate([p.logprobs for p in parts]).astype(np.float32),
                    np.concatenate([p.ranks for p in parts]).astype(np.int64),
                    np.concatenate([p.entropy for p in parts]).astype(np.float32),
                    np.concatenate([p.top_ids for p in parts]).astype(np.int64),
                    np.concatenate([p.top_logprobs for p in parts]).astype(np.float32),
-                   np.concatenate(full) if full and all(f is not None for f in full) else None)
+                   np.concatenate(full) if full and all(f is not None for f in full) else None,
+                   np.concatenate([p.listed_ranks() for p in parts]).astype(np.int64) if explicit else None)
+
+    def listed_ranks(self) -> np.ndarray:
+        """(m, k) rank of each listed entry: its true rank, or 1..k for a top-k (0 for padding)."""
+        if self.top_ranks is not None:
+            return self.top_ranks
+        implied = np.broadcast_to(np.arange(1, self.top_ids.shape[1] + 1), self.top_ids.shape)
+        return np.where(self.top_ids >= 0, implied, 0)
 
     def top(self, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids, logprobs) of the k best entries of row j in descending order; k = -1: the whole vocabulary.
@@ -70,7 +80,7 @@ class Rows:
 
 
 def assemble(model: str, vocab: list[bytes], ids: list[int], n_prompt: int, rows: Rows, first: int = 1,
-             **kw) -> "TokenScores":
+             **kw) -> TokenScores:
     """TokenScores of `ids`: `rows` fill positions first.. first+len(rows); the rest stay unscored.
 
     `vocab` maps every id to its raw bytes. Top-k lists narrower than the widest are padded (-1, -inf).
@@ -85,6 +95,10 @@ def assemble(model: str, vocab: list[bytes], ids: list[int], n_prompt: int, rows
     span = slice(first, first + m)
     logprobs[span], ranks[span], entropy[span] = rows.logprobs, rows.ranks, rows.entropy
     top_ids[span], top_lp[span] = rows.top_ids, rows.top_logprobs
+    top_ranks = None
+    if rows.top_ranks is not None:
+        top_ranks = np.zeros((n, width), np.int64)
+        top_ranks[span] = rows.top_ranks
     full = None
     if rows.full is not None:
         full = np.full((n, len(vocab)), np.nan, np.float32)
@@ -93,7 +107,7 @@ def assemble(model: str, vocab: list[bytes], ids: list[int], n_prompt: int, rows
     return TokenScores(model=model, token_ids=np.array(ids, np.int64), token_bytes=[vocab[i] for i in ids],
                        n_prompt=n_prompt, logprobs=logprobs, ranks=ranks, entropy=entropy, top_ids=top_ids,
                        top_logprobs=top_lp, pieces={i: vocab[i] for i in used}, full_logprobs=full,
-                       vocab_size=len(vocab), **kw)
+                       vocab_size=len(vocab), top_ranks=top_ranks, **kw)
 
 
 @dataclass(eq=False)
@@ -116,6 +130,10 @@ class TokenScores:
     output_text: str | None = None  # generated text when a stop string cut it; else derived
     full_logprobs: np.ndarray | None = None  # (n, V) float32 in vocabulary order, for k=-1
     vocab_size: int = 0
+    top_ranks: np.ndarray | None = None  # (n, K) int64 true ranks of listed ids (`logprob_token_ids`); None: top-k
+    stop_reason: str | int | None = None  # the stop string or stop token id that ended a generation
+    stop_token: bool = False  # the last token ended the generation and adds nothing to the text (EOS)
+    context_start: int = 0  # leading tokens put before the text as a document start (so its first token is scored)
 
     # ---- derived values -------------------------------------------------------------
     @property
@@ -195,7 +213,7 @@ class TokenScores:
     @property
     def rows(self) -> Rows:
         """Every position's numbers as Rows (views, no copy); row j is position j."""
-        return Rows(self.logprobs, self.ranks, self.entropy, self.top_ids, self.top_logprobs, self.full_logprobs)
+        return Rows(self.logprobs, self.ranks, self.entropy, self.top_ids, self.top_logprobs, self.full_logprobs, self.top_ranks)
 
     def top(self, pos: int, k: int | None = None) -> list[tuple[int, float]]:
         """(id, logprob) of the k best tokens at `pos` (default: the k asked there), descending; [] where unscored."""
@@ -234,12 +252,18 @@ class TokenScores:
             "top_logprobs": [num(row) for row in self.top_logprobs],
             "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())},
         }
+        if self.top_ranks is not None:
+            d["top_ranks"] = self.top_ranks.tolist()
+        if self.stop_reason is not None or self.stop_token:
+            d["stop_reason"], d["stop_token"] = self.stop_reason, self.stop_token
+        if self.context_start:
+            d["context_start"] = self.context_start
         if self.full_logprobs is not None:
             d["full_logprobs_f32_b64"] = base64.b64encode(self.full_logprobs.astype("<f4").tobytes()).decode()
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TokenScores":
+    def from_dict(cls, d: dict) -> TokenScores:
         def arr(values, dtype):
             a = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
             a[a == -9999.0] = -np.inf
@@ -270,4 +294,8 @@ class TokenScores:
             output_text=d["output_text"],
             full_logprobs=full,
             vocab_size=d["vocab_size"],
+            top_ranks=np.array(d["top_ranks"], dtype=np.int64).reshape(top_ids.shape) if "top_ranks" in d else None,
+            stop_reason=d.get("stop_reason"),
+            stop_token=bool(d.get("stop_token", False)),
+            context_start=int(d.get("context_start", 0)),
         )

@@ -11,25 +11,43 @@ from dataclasses import asdict, dataclass
 
 from explorer.errors import ExplorerError
 
-MAX_K = 20  # most top-k alternatives per position (vLLM's default --max-logprobs)
+MAX_K = 20  # the default cap on top-k alternatives per position (vLLM's default --max-logprobs)
 MAX_STOP = 4
 MAX_STOP_CHARS = 256  # longer stop strings would cost a scan of their length every step
+GREEDY_BELOW = 1e-5  # vLLM's _SAMPLING_EPS: a smaller temperature means greedy
+MAX_LOGPROB_IDS = 128  # `logprob_token_ids` per request, as vLLM allows
+
+
+def max_logprobs() -> int:
+    """The server's cap on top-k (`--max-logprobs` / EXPLORER_MAX_LOGPROBS, default 20); -1: no cap (the full vocabulary)."""
+    raw = os.environ.get("EXPLORER_MAX_LOGPROBS", "").strip()
+    try:
+        value = int(raw) if raw else MAX_K
+    except ValueError:
+        raise ExplorerError(f"EXPLORER_MAX_LOGPROBS={raw!r} must be a whole number (or -1 for no cap).") from None
+    if value < -1:
+        raise ExplorerError(f"EXPLORER_MAX_LOGPROBS={raw!r} must be -1 (no cap) or at least 0.")
+    return value
 
 
 def check_k(value, param: str, *, allow_full: bool) -> int | None:
-    """Validate a top-k count: None, 0..MAX_K, or -1 (full vocabulary) when allowed."""
+    """Validate a top-k count: None, 0..the cap, or -1 (full vocabulary) when allowed or when the cap is -1."""
     if value is None:
         return None
+    cap = max_logprobs()
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ExplorerError(f"`{param}` must be an integer from 0 to {MAX_K}, got {value!r}.", param=param, code="invalid_type")
-    if value == -1 and allow_full:
+        raise ExplorerError(f"`{param}` must be an integer from 0 to {cap if cap >= 0 else 'the vocabulary size'}, got {value!r}.",
+                            param=param, code="invalid_type")
+    if value == -1 and (allow_full or cap == -1):
         return -1
     if value < 0:
         tail = (" (or -1 for the full vocabulary)" if allow_full else
-                " (the full vocabulary is offered only for the prompt: `prompt_logprobs: -1`)" if value == -1 else "")
-        raise ExplorerError(f"`{param}` (={value}) must be from 0 to {MAX_K}{tail}.", param=param, code="integer_below_min_value")
-    if value > MAX_K:
-        raise ExplorerError(f"`{param}` (={value}) must be at most {MAX_K}.", param=param, code="integer_above_max_value")
+                " (the full vocabulary is offered only for the prompt: `prompt_logprobs: -1`, unless the server runs with "
+                "--max-logprobs -1)" if value == -1 else "")
+        raise ExplorerError(f"`{param}` (={value}) must be from 0 to {cap}{tail}.", param=param, code="integer_below_min_value")
+    if cap >= 0 and value > cap:
+        raise ExplorerError(f"`{param}` (={value}) must be at most {cap} (this server's --max-logprobs).", param=param,
+                            code="integer_above_max_value")
     return value
 
 
@@ -47,6 +65,12 @@ class SamplerSettings:
     presence_penalty: float = 0.0  # minus this once a token occurred in the output
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    stop_token_ids: tuple[int, ...] = ()  # these ids end the generation too (kept in token_ids, not in the text)
+    include_stop_str_in_output: bool = False  # keep a stop string that ended the text
+    min_tokens: int = 0  # EOS and stop ids are masked until this many tokens were generated
+    ignore_eos: bool = False  # EOS does not end the generation
+    skip_special_tokens: bool = True  # special tokens add nothing to the text
+    logprob_ids: tuple[int, ...] = ()  # report these ids (not the top-k) at each generated position
     logprobs: int | None = 5  # top-k per generated token (0..20); None: do not record top-k
     prompt_logprobs: int | None = None  # top-k per prompt token; -1: full vocabulary
     mode: str = "raw"  # "raw" | "processed"
@@ -91,10 +115,26 @@ class SamplerSettings:
             raise ExplorerError(f"`stop` takes at most {MAX_STOP} strings, got {len(self.stop)}.", param="stop", code="array_above_max_length")
         if any(len(x) > MAX_STOP_CHARS for x in self.stop):
             raise ExplorerError(f"Each `stop` string may be at most {MAX_STOP_CHARS} characters.", param="stop", code="string_above_max_length")
+        num("min_tokens", 0, 1_000_000, integer=True)
+        if self.min_tokens > self.max_tokens:
+            raise ExplorerError(f"`min_tokens` (={self.min_tokens}) must not exceed `max_tokens` (={self.max_tokens}).",
+                                param="min_tokens", code="invalid_value")
+        for name in ("stop_token_ids", "logprob_ids"):
+            ids = getattr(self, name)
+            if isinstance(ids, (str, bytes)) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
+                raise ExplorerError(f"`{_api_name(name)}` must be a list of token ids (whole numbers >= 0).",
+                                    param=_api_name(name), code="invalid_type")
+        if len(self.logprob_ids) > MAX_LOGPROB_IDS:
+            raise ExplorerError(f"`logprob_token_ids` takes at most {MAX_LOGPROB_IDS} ids, got {len(self.logprob_ids)}.",
+                                param="logprob_token_ids", code="array_above_max_length")
+        for name in ("include_stop_str_in_output", "ignore_eos", "skip_special_tokens"):
+            if not isinstance(getattr(self, name), bool):
+                raise ExplorerError(f"`{name}` must be true or false.", param=name, code="invalid_type")
 
     @property
     def greedy(self) -> bool:
-        return self.temperature == 0
+        """Temperatures below 1e-5 decode greedily, as vLLM does (dividing by them would overflow float32)."""
+        return self.temperature < GREEDY_BELOW
 
     @property
     def penalised(self) -> bool:
@@ -103,8 +143,13 @@ class SamplerSettings:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["stop"] = list(self.stop)
+        for name in ("stop", "stop_token_ids", "logprob_ids"):
+            d[name] = list(d[name])
         return d
+
+
+def _api_name(field_name: str) -> str:
+    return {"logprob_ids": "logprob_token_ids"}.get(field_name, field_name)
 
 
 def _env_number(name: str, default: float, kind=int):
@@ -133,7 +178,7 @@ class Limits:
     workers: int = 2  # model requests computing at once
 
     @classmethod
-    def from_env(cls) -> "Limits":
+    def from_env(cls) -> Limits:
         return cls(max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", cls.max_body_bytes),
                    max_choices=_env_number("EXPLORER_MAX_CHOICES", cls.max_choices),
                    max_tokens=_env_number("EXPLORER_MAX_TOKENS", cls.max_tokens),

@@ -9,8 +9,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("EXPLORER_COMPILE", "0")  # eager in tests (fast start); test_compiled.py compiles on purpose
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",

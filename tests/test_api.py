@@ -44,7 +44,7 @@ def test_completion_logprobs(client, model, gpt2):
 def test_echo_scoring_and_prompt_logprobs(client, model, gpt2):
     prompt = "The capital of France is Paris."
     r = client.completions.create(model=model, prompt=prompt, max_tokens=0, echo=True, logprobs=3,
-                                  extra_body={"prompt_logprobs": 4})
+                                  extra_body={"prompt_logprobs": 4, "return_token_ids": True})
     body = r.model_dump()
     ch = body["choices"][0]
     assert ch["text"] == prompt
@@ -66,7 +66,7 @@ def test_echo_scoring_and_prompt_logprobs(client, model, gpt2):
 
 def test_token_id_prompt_is_scored_as_sent(client, model, gpt2):
     ids = gpt2.encode("fox jumps over")[1:]
-    r = client.completions.create(model=model, prompt=ids, max_tokens=0, echo=True, logprobs=0, extra_body={"prompt_logprobs": 0})
+    r = client.completions.create(model=model, prompt=ids, max_tokens=0, echo=True, logprobs=0, extra_body={"prompt_logprobs": 0, "return_token_ids": True})
     ch = r.model_dump()["choices"][0]
     assert ch["prompt_token_ids"] == ids and all(e is None or len(e) == 1 for e in ch["prompt_logprobs"])
 
@@ -158,7 +158,7 @@ def test_bad_chat_and_unknown_model(live):
 
 
 def test_gzip_when_asked(live):
-    body = {"prompt": "fox jumps over the dog", "max_tokens": 1, "prompt_logprobs": -1}
+    body = {"prompt": "fox jumps over the dog", "max_tokens": 1, "prompt_logprobs": -1, "return_token_ids": True}
     raw = httpx.post(live.url + "/v1/completions", json=body, headers={"Accept-Encoding": "gzip"})
     assert raw.headers.get("content-encoding") == "gzip"
     plain = httpx.post(live.url + "/v1/completions", json=body, headers={"Accept-Encoding": "identity"})
@@ -195,7 +195,7 @@ def test_load_loses_nothing_and_mixes_nothing(client, model):
 
 def test_echo_top_k_beside_full_vocab_prompt_logprobs(client, model, gpt2):
     r = client.completions.create(model=model, prompt="fox jumps over", max_tokens=0, echo=True, logprobs=3,
-                                  extra_body={"prompt_logprobs": -1})
+                                  extra_body={"prompt_logprobs": -1, "return_token_ids": True})
     ch = r.model_dump()["choices"][0]
     ids = ch["prompt_token_ids"]
     lp = ref_logprobs(gpt2.model, ids)

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.slow  # compiles / runs the bench script: the full tier
 FIGURES = ["score_overhead", "gen_overhead", "gen_vs_hf_scores", "score_mem_ratio", "chunk_invariance",
            "full_vocab_json_mb_per_pos", "full_vocab_bin_kb_per_pos", "full_vocab_bin_mbps",
            "html_bytes_per_token", "render_ms_5k", "full_vocab_api_mbps", "full_vocab_api_peak_mb",
-           "api_latency_under_load_ms"]
+           "api_latency_under_load_ms", "lens_ms_per_layer_token", "branch_reuse",
+           "compare_overhead", "compare_mem_ratio", "remote_overhead"]
 
 
 def test_bench_quick_json(gpt2_dir):
@@ -28,3 +29,4 @@ def test_bench_quick_json(gpt2_dir):
         assert isinstance(out[name], (int, float)) and math.isfinite(out[name]), name
     assert out["chunk_ids_ranks_identical"] == 1.0 and out["gen_same_tokens"] == 1.0
     assert out["full_vocab_bin_bytes_per_pos"] == 2 * out["vocab_size"]  # float16 rows in vocabulary order
+    assert 0 < out["branch_reuse"] < 0.5 and out["branch_positions_computed"] < out["branch_text_positions"]

@@ -120,7 +120,7 @@ def test_chat_body_validates_and_bytes_join(gpt2):
     ids = gpt2.encode_chat([{"role": "user", "content": "Emoji: 👋🙂 東京"}])
     for k in (0, 4):
         results = generate(gpt2, ids, SamplerSettings(max_tokens=15, temperature=1.0, seed=7, logprobs=k, n=2))
-        body = json.loads(dumps(openai_chat.export(results, top_logprobs=k)))
+        body = json.loads(dumps(openai_chat.export(results, options=openai_chat.Options(top_logprobs=k))))
         ChatCompletion.model_validate(body)
         for ch in body["choices"]:
             content = ch["logprobs"]["content"]
@@ -133,7 +133,7 @@ def test_chat_body_validates_and_bytes_join(gpt2):
 
 def test_chat_without_top_logprobs_gives_empty_lists(gpt2):
     r = generate(gpt2, gpt2.encode("Hi"), SamplerSettings(max_tokens=4, temperature=0))
-    body = openai_chat.export(r, logprobs=True, top_logprobs=0)
+    body = openai_chat.export(r, options=openai_chat.Options(logprobs=True, top_logprobs=0))
     assert all(e["top_logprobs"] == [] for e in body["choices"][0]["logprobs"]["content"])
 
 
@@ -146,7 +146,7 @@ def test_vllm_offline_shape(gpt2):
     for out, r in zip(body["outputs"], results):
         assert out["token_ids"] == r.token_ids[r.n_prompt:].tolist()
         for tid, e in zip(out["token_ids"], out["logprobs"]):
-            assert list(e)[0] == str(tid) and len(e) in (2, 3)
+            assert next(iter(e)) == str(tid) and len(e) in (2, 3)
         assert math.isclose(out["cumulative_logprob"], sum(e[str(t)]["logprob"] for t, e in zip(out["token_ids"], out["logprobs"])), abs_tol=1e-3)
 
 
@@ -156,3 +156,21 @@ def test_every_format_is_strict_json(gpt2):
         text = json.dumps(export(fmt, r))  # allow_nan: a NaN or inf the exporter let through would be written
         json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
         assert dumps(export(fmt, r))  # and the strict writer accepts the body
+
+
+def test_native_round_trip_keeps_listed_ranks_and_stop(gpt2):
+    """Results with logprob_token_ids (true ranks beside the listed ids) and a stop id survive the native JSON."""
+    s = SamplerSettings(max_tokens=6, temperature=1.5, seed=7, logprobs=0, logprob_ids=(5, 17, 40), prompt_logprobs=2)
+    r = generate(gpt2, gpt2.encode("The capital of"), s)[0]
+    stop = int(r.token_ids[r.n_prompt + 1])
+    r = generate(gpt2, gpt2.encode("The capital of"), SamplerSettings(**{**s.to_dict(), "stop": (), "stop_token_ids": (stop,),
+                                                                        "logprob_ids": (5, 17, 40)}))[0]
+    assert r.top_ranks is not None and r.stop_reason == stop
+    d = json.loads(dumps(r.to_dict()))
+    back = TokenScores.from_dict(d)
+    assert back.to_dict() == d
+    np.testing.assert_array_equal(back.top_ranks, r.top_ranks)
+    lp = ref_logprobs(gpt2.model, r.token_ids.tolist())
+    for pos in range(r.n_prompt, r.n):
+        for j, i in enumerate(r.top_ids[pos, :3].tolist()):
+            assert r.top_ranks[pos, j] == int((lp[pos - 1] >= lp[pos - 1, i]).sum())

@@ -61,8 +61,14 @@ def test_penalties_and_min_p_match_hf_processors(gpt2):
     s = SamplerSettings(max_tokens=10, temperature=0.8, top_k=50, top_p=0.95, min_p=0.05, repetition_penalty=1.4,
                         seed=3, logprobs=3, mode="processed")
     r = generate(gpt2, gpt2.encode("The lazy dog"), s)[0]
-    from transformers import (LogitsProcessorList, MinPLogitsWarper, RepetitionPenaltyLogitsProcessor,
-                              TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper)
+    from transformers import (
+        LogitsProcessorList,
+        MinPLogitsWarper,
+        RepetitionPenaltyLogitsProcessor,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
 
     warp = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(1.4), TemperatureLogitsWarper(0.8), TopKLogitsWarper(50),
                                 TopPLogitsWarper(0.95), MinPLogitsWarper(0.05)])
@@ -113,14 +119,41 @@ def test_stop_string_cuts_text_and_tokens(gpt2):
     assert r.token_ids.tolist() == free.token_ids[: r.n].tolist()
 
 
-def test_eos_finishes_with_stop(gpt2, monkeypatch):
-    free = _gen(gpt2, temperature=0, max_tokens=6)[0]
-    eos = int(free.token_ids[free.n_prompt + 2])
+def test_eos_finishes_with_stop_and_counts(gpt2, monkeypatch):
+    """As vLLM: the EOS token is the last generated token (ids, logprobs), its text is not in the completion."""
+    free = _gen(gpt2, temperature=1.5, seed=7, max_tokens=6)[0]
+    gen = free.token_ids[free.n_prompt:].tolist()
+    j = next(i for i in range(1, len(gen)) if gen[i] not in gen[:i])  # a token new at step j
+    eos = gen[j]
     monkeypatch.setattr(gpt2, "eos_ids", {eos})
-    r = _gen(gpt2, temperature=0, max_tokens=6)[0]
-    assert r.finish_reason == "stop"
-    assert eos not in r.token_ids[r.n_prompt:].tolist()  # EOS is not part of the text
+    monkeypatch.setattr(gpt2, "special_ids", gpt2.special_ids | {eos})
+    r = _gen(gpt2, temperature=1.5, seed=7, max_tokens=6, logprobs=2)[0]
+    out = r.token_ids[r.n_prompt:].tolist()
+    assert r.finish_reason == "stop" and out[-1] == eos and eos not in out[:-1] and r.stop_token and r.stop_reason is None
+    assert out == gen[: j + 1]
+    assert r.completion_text == "".join(free.token_text[free.n_prompt : free.n_prompt + j])
+    lp = ref_logprobs(gpt2.model, r.token_ids.tolist())
+    assert abs(float(lp[r.n - 2, eos]) - r.logprobs[-1]) < 1e-4
     assert free.finish_reason == "length"
+    ignored = _gen(gpt2, temperature=0, max_tokens=6, ignore_eos=True)[0]
+    assert ignored.finish_reason == "length" and ignored.n - ignored.n_prompt == 6
+
+
+def test_stop_token_ids_min_tokens_and_include_stop_str(gpt2):
+    kw = dict(temperature=1.5, seed=7, max_tokens=8)
+    free = _gen(gpt2, **kw)[0]
+    out = free.token_ids[free.n_prompt:].tolist()
+    j = next(i for i in range(1, len(out)) if out[i] not in out[:i])
+    stop_id = out[j]
+    r = _gen(gpt2, **kw, stop_token_ids=(stop_id,))[0]
+    assert r.token_ids[r.n_prompt:].tolist() == out[: j + 1] and r.stop_reason == stop_id and r.finish_reason == "stop"
+    late = _gen(gpt2, **kw, stop_token_ids=(stop_id,), min_tokens=j + 2, mode="processed", logprobs=1)[0]
+    late_out = late.token_ids[late.n_prompt:].tolist()
+    assert stop_id not in late_out[: j + 2] and late.n - late.n_prompt >= j + 2
+    stop = free.completion_text[2:5]
+    kept = _gen(gpt2, **kw, stop=(stop,), include_stop_str_in_output=True)[0]
+    cut = free.completion_text.find(stop)
+    assert kept.completion_text == free.completion_text[: cut + len(stop)] and kept.stop_reason == stop
 
 
 def test_stream_yields_steps_then_done_and_stops_early(gpt2):

@@ -8,14 +8,16 @@ from collections.abc import Iterable, Iterator
 import orjson
 from fastapi import Request
 from fastapi.responses import Response
+from starlette.requests import ClientDisconnect
 
 from explorer.errors import ExplorerError
 
 STATUS = {"model_not_found": 404, "server_busy": 429, "request_too_large": 413, "invalid_api_key": 401}
 
 
-def error(status: int, message: str, param: str | None = None, code: str | None = None, headers: dict | None = None) -> Response:
-    body = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+def error(status: int, message: str, param: str | None = None, code: str | None = None, headers: dict | None = None,
+          kind: str = "invalid_request_error") -> Response:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
 
 
@@ -44,11 +46,14 @@ async def read_json(request: Request, max_bytes: int) -> dict:
     if declared.isdigit() and int(declared) > max_bytes:
         raise too_big
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise too_big
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise too_big
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise ExplorerError("The client went away while sending the request.", code="client_disconnected") from None
     raw = b"".join(chunks)
     try:
         text = raw.decode("utf-8")
@@ -60,6 +65,9 @@ async def read_json(request: Request, max_bytes: int) -> dict:
     except json.JSONDecodeError as err:
         raise ExplorerError(f"The request body is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}.",
                             code="invalid_json") from None
+    except (ValueError, RecursionError):  # nesting too deep, an integer of thousands of digits
+        raise ExplorerError("The request body is JSON this server does not read (nested too deep, or a number too long): "
+                            "send a plain request object.", code="invalid_json") from None
     if not isinstance(data, dict):
         raise ExplorerError("The request body must be a JSON object like {\"model\": ..., \"prompt\": ...}.", code="invalid_json")
     where = _surrogate(data)
@@ -78,7 +86,7 @@ def _surrogate(value, path: str = "") -> str | None:
             return path or "body"
         return None
     if isinstance(value, dict):
-        children = [(f"{path}.{k}" if path else str(k), k, v) for k, v in value.items()]
+        children = [(f"{path}.{_safe(k)}" if path else _safe(k), k, v) for k, v in value.items()]
     elif isinstance(value, list):
         children = [(f"{path}[{i}]", None, v) for i, v in enumerate(value)]
     else:
@@ -89,6 +97,11 @@ def _surrogate(value, path: str = "") -> str | None:
         if found is not None:
             return found
     return None
+
+
+def _safe(key) -> str:
+    """A key as text that is always valid UTF-8 (a lone surrogate written as \\udNNN)."""
+    return str(key).encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
 def sse(events: Iterable[dict]) -> Iterator[bytes]:

@@ -12,18 +12,18 @@ import logging
 import os
 import time
 from contextlib import AsyncExitStack
-from dataclasses import replace
 
 import anyio.to_thread
-
 from fastapi import FastAPI, Request
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response, StreamingResponse
 
 from explorer.api import streaming
 from explorer.api.framing import DONE, error, error_event, error_of, json_response, read_json
 from explorer.api.schemas import ChatRequest, CompletionRequest
+from explorer.api.tokens import token_router
 from explorer.api.work import Gate
 from explorer.engine import generate, score_ids
 from explorer.errors import ExplorerError
@@ -31,8 +31,7 @@ from explorer.export import openai_chat, openai_completion
 from explorer.export.common import encode_chunks, has_deferred
 from explorer.export.native import full_vocab_npy
 from explorer.runtime import Models
-from explorer.settings import MAX_K, Limits
-
+from explorer.settings import Limits, max_logprobs
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
         cap = limits.full_vocab_max_prompt_tokens
         if total > cap:
             raise ExplorerError(f"`prompt_logprobs: -1` (full vocabulary) is limited to {cap} prompt tokens x n per request; this one has {total}. "
-                                f"Shorten the prompt, lower n, or ask for a top-k (0..{MAX_K}).", param="prompt_logprobs", code="full_vocab_prompt_too_long")
+                                "Shorten the prompt, lower n, or ask for a top-k.", param="prompt_logprobs", code="full_vocab_prompt_too_long")
 
 
 def check_max_tokens(value: int, param: str, limits: Limits, engine) -> None:
@@ -84,15 +83,25 @@ def completion_setup(engine, req: CompletionRequest, limits: Limits):
     return prompts, s
 
 
+def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
+    listed = req.prompt_logprob_token_ids
+    width = (len(listed[0]) if isinstance(listed[0], list) else len(listed)) if listed else None
+    return openai_completion.Options(
+        echo=req.echo, logprobs=(len(s.logprob_ids) if s.logprob_ids else req.logprobs) if req.logprobs is not None else None,
+        prompt_logprobs=width if listed else req.prompt_logprobs, return_token_ids=bool(req.return_token_ids),
+        tokens_as_ids=bool(req.return_tokens_as_token_ids), n=s.n)
+
+
 def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> dict:
     prompts, s = completion_setup(engine, req, limits)
     results = []
     for ids in prompts:
         if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
-            results += [score_ids(engine, ids, k=s.prompt_logprobs if s.prompt_logprobs is not None else 0, check=check)] * s.n
+            k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
+            results += [score_ids(engine, ids, k=k, check=check, listed=req.prompt_logprob_token_ids)] * s.n
         else:
             results += generate(engine, ids, s, check=check)
-    return openai_completion.export(results, echo=req.echo, logprobs=req.logprobs, prompt_logprobs=req.prompt_logprobs, n=s.n)
+    return openai_completion.export(results, options=completion_options(req, s))
 
 
 def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
@@ -101,7 +110,7 @@ def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
         raise ExplorerError("`Accept: application/x-npy` returns full-vocabulary rows: set `prompt_logprobs: -1`.",
                             param="prompt_logprobs", code="invalid_value")
     if isinstance(req, ChatRequest):
-        ids, _ = chat_setup(engine, req, limits)
+        ids, _, _ = chat_setup(engine, req, limits)
     else:
         prompts, _ = completion_setup(engine, req, limits)
         if len(prompts) != 1:
@@ -111,22 +120,35 @@ def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
 
 
 def chat_setup(engine, req: ChatRequest, limits: Limits):
-    """Validated prompt ids and settings of a chat request."""
+    """Validated prompt ids, settings and messages of a chat request."""
     req.check()
-    s = req.to_settings()
-    ids = engine.encode_chat(req.chat_messages())
+    messages = req.chat_messages()
+    ids = engine.encode_chat(messages, add_generation_prompt=req.add_generation_prompt,
+                             continue_final_message=req.continue_final_message, template_kwargs=req.chat_template_kwargs)
     check_size(req, [ids], limits, engine)
+    s = req.to_settings(limits.max_new_tokens(engine.context, len(ids)))
     if req.limit_given():
         check_max_tokens(s.max_tokens, req.limit_param(), limits, engine)
-    else:  # the default: at most the room the context leaves
-        s = replace(s, max_tokens=min(s.max_tokens, limits.max_new_tokens(engine.context, len(ids))))
-    return ids, s
+    return ids, s, messages
+
+
+def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Options:
+    top = req.top()
+    return openai_chat.Options(
+        logprobs=bool(req.logprobs), top_logprobs=(len(s.logprob_ids) if s.logprob_ids else top or 0),
+        prompt_logprobs=req.prompt_logprobs, return_token_ids=bool(req.return_token_ids),
+        tokens_as_ids=bool(req.return_tokens_as_token_ids), echo_text=req.echo_text(messages))
 
 
 def chat_body(engine, req: ChatRequest, limits: Limits, check) -> dict:
-    ids, s = chat_setup(engine, req, limits)
+    ids, s, messages = chat_setup(engine, req, limits)
     results = generate(engine, ids, s, check=check)
-    return openai_chat.export(results, logprobs=bool(req.logprobs), top_logprobs=req.top() or 0, prompt_logprobs=req.prompt_logprobs)
+    return openai_chat.export(results, options=chat_options(req, s, messages))
+
+
+def _union_tag(part: str) -> bool:
+    """Whether a pydantic error location part names a type of a union (`str`, `list[int]`, ...) rather than a field."""
+    return part in ("str", "int", "float", "bool", "dict", "list") or part.startswith(("list[", "dict[", "function-", "union["))
 
 
 def _parse(model, data: dict):
@@ -134,7 +156,7 @@ def _parse(model, data: dict):
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0] if exc.errors() else {}
-        loc = [str(x) for x in first.get("loc", []) if not str(x).startswith(("function-", "list[", "str", "int"))]
+        loc = [str(x) for x in first.get("loc", []) if not _union_tag(str(x))]
         param = loc[0] if loc else None
         where = ".".join(loc) or "body"
         raise ExplorerError(f"Invalid `{where}`: {first.get('msg', 'invalid value')}.", param=param,
@@ -176,14 +198,25 @@ class Guard:
         await self.app(scope, receive, send)
 
 
+def root_guard(auth: tuple[str, str] | None):
+    """For routes outside /v1 that run the model (/tokenize, /detokenize): the same key / credentials as /v1."""
+    def guard(request: Request) -> None:
+        if not allowed(request, os.environ.get("EXPLORER_API_KEY"), auth):
+            raise ExplorerError("Missing or wrong credentials: send the API key (or the EXPLORER_AUTH credentials).",
+                                code="invalid_api_key")
+    return guard
+
+
 def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str] | None = None) -> FastAPI:
     """The `/v1` sub-application; EXPLORER_API_KEY (or `auth`) guards it."""
     limits = limits or Limits.from_env()
     gate = Gate(limits)
     api = FastAPI(title="logprob-explorer API", docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate
-    api.add_middleware(GZipMiddleware, minimum_size=1024)
+    api.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)  # fast: full-vocabulary bodies are 100s of MB
     api.add_middleware(Guard, auth=auth)
+
+    api.include_router(token_router(models, limits, guard=lambda request: None))  # the Guard covers /v1 already
 
     @api.exception_handler(ExplorerError)
     async def bad(request: Request, exc: ExplorerError):
@@ -192,18 +225,33 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     @api.exception_handler(Exception)
     async def broken(request: Request, exc: Exception):  # a bug of ours: logged, answered in OpenAI's shape
         log.exception("unexpected error on %s", request.url.path)
-        return error(500, "Internal error while serving this request; it has been logged.", None, "internal_error")
+        return error(500, "Internal error while serving this request; it has been logged.", None, "internal_error",
+                     kind="server_error")
+
+    @api.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):  # unknown route, wrong method: OpenAI's shape
+        what = {404: "There is no such route under /v1: see GET /v1/models, POST /v1/completions, POST /v1/chat/completions.",
+                405: f"{request.method} is not allowed on {request.url.path}."}.get(exc.status_code, str(exc.detail))
+        return error(exc.status_code, what, None, "not_found" if exc.status_code == 404 else "method_not_allowed")
+
+    def card(name: str) -> dict:
+        engine = models.loaded(name)
+        return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "logprob-explorer",
+                "max_model_len": engine.context if engine else None, "vocab_size": engine.vocab_size if engine else None,
+                "capabilities": {"full_vocab_max_prompt_tokens": limits.full_vocab_max_prompt_tokens,
+                                 "max_logprobs": max_logprobs(), "prompt_logprobs": True,
+                                 **({"engine": engine.capabilities.kind, "ranks": engine.capabilities.ranks,
+                                     "hidden_states": engine.capabilities.hidden_states} if engine else {})}}
+
+    @api.get("/models/{name:path}")
+    async def one_model(name: str):
+        if name not in models.listed():
+            raise models.unavailable(name)
+        return card(name)
 
     @api.get("/models")
     async def list_models():
-        data = []
-        for name in models.listed():
-            engine = models.loaded(name)
-            data.append({"id": name, "object": "model", "created": int(time.time()), "owned_by": "logprob-explorer",
-                         "max_model_len": engine.context if engine else None,
-                         "capabilities": {"full_vocab_max_prompt_tokens": limits.full_vocab_max_prompt_tokens,
-                                          "max_logprobs": MAX_K, "prompt_logprobs": True}})
-        return {"object": "list", "data": data, "limits": limits.report()}
+        return {"object": "list", "data": [card(name) for name in models.listed()], "limits": limits.report()}
 
     async def serve(request: Request, schema, body_fn, events_fn):
         req = _parse(schema, await read_json(request, limits.max_body_bytes))
@@ -254,6 +302,9 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
                 yield DONE
             except ExplorerError as err:
                 yield error_event(err)
+            except Exception:
+                log.exception("unexpected error in a stream")
+                yield error_event(ExplorerError("Internal error while streaming; it has been logged.", code="internal_error"))
             finally:
                 token.cancel("the stream ended")
                 await stack.aclose()

@@ -1,7 +1,8 @@
 """Request bodies of the OpenAI-compatible API, strictly typed, and their conversion to the one settings type.
 
-Extra fields are accepted and ignored, as OpenAI does; a field of the wrong type
-(`n: "2"`, `logprobs: true` on completions) is a 400, never silently converted.
+Unknown fields are accepted and ignored, as OpenAI and vLLM do; a field of the wrong type
+(`n: "2"`, `logprobs: true` on completions) is a 400, never silently converted; a known
+field this server cannot honour (beam search, tools, logit_bias, ...) is a 400 naming it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,20 @@ from explorer.engine import with_seed
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings, check_k
 
+# fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
+UNSUPPORTED = {
+    "use_beam_search": "beam search", "best_of": "best_of", "logit_bias": "logit_bias", "suffix": "suffix",
+    "response_format": "structured output", "structured_outputs": "structured output", "guided_json": "guided decoding",
+    "guided_regex": "guided decoding", "guided_choice": "guided decoding", "guided_grammar": "guided decoding",
+    "tools": "tools", "functions": "function calling", "function_call": "function calling", "allowed_token_ids": "allowed_token_ids",
+    "bad_words": "bad_words", "prompt_embeds": "prompt embeddings", "chat_template": "a custom chat template",
+    "documents": "documents", "truncate_prompt_tokens": "prompt truncation", "logits_processors": "logits processors",
+    "length_penalty": "length_penalty", "audio": "audio", "modalities": "other modalities", "prediction": "predicted outputs",
+    "tool_choice": "tools",
+}
+HARMLESS = {"tool_choice": ("none", "auto"), "tools": ([],), "functions": ([],), "response_format": ({"type": "text"},), "best_of": (1,), "length_penalty": (1, 1.0),
+            "use_beam_search": (False,), "modalities": (["text"],), "logit_bias": ({},), "bad_words": ([],), "suffix": ("",)}
+
 
 class _Base(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
@@ -22,12 +37,24 @@ class _Base(BaseModel):
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0  # extension (vLLM): 0 or -1 = off
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
     seed: int | None = None
     stop: str | list[str] | None = None
+    stop_token_ids: list[int] | None = None
+    include_stop_str_in_output: bool = False
+    ignore_eos: bool = False
+    min_tokens: int = 0
+    skip_special_tokens: bool = True
     n: int = 1
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     prompt_logprobs: int | None = None  # extension (vLLM): 0..20, or -1 for the full vocabulary
+    logprob_token_ids: list[int] | None = None  # extension (vLLM): these ids' logprobs at each generated position
+    return_token_ids: bool | None = None
+    return_tokens_as_token_ids: bool | None = None
 
     def stops(self) -> tuple[str, ...]:
         if self.stop is None:
@@ -37,17 +64,33 @@ class _Base(BaseModel):
     def include_usage(self) -> bool:
         return bool((self.stream_options or {}).get("include_usage"))
 
+    def continuous_usage(self) -> bool:
+        return bool((self.stream_options or {}).get("continuous_usage_stats"))
+
     def check_common(self) -> None:
         """Rules both routes share, before any work."""
+        for name, what in UNSUPPORTED.items():
+            value = (self.model_extra or {}).get(name, getattr(self, name, None))
+            if value is not None and value not in HARMLESS.get(name, ()):
+                raise ExplorerError(f"`{name}` ({what}) is not supported by this server: remove it.", param=name,
+                                    code="unsupported_parameter")
         check_k(self.prompt_logprobs, "prompt_logprobs", allow_full=True)
         if self.stream and self.prompt_logprobs is not None:
             raise ExplorerError("`prompt_logprobs` cannot be combined with `stream: true`.", param="prompt_logprobs", code="invalid_value")
+        if self.stream_options is not None and not self.stream:
+            raise ExplorerError("`stream_options` can only be given with `stream: true`.", param="stream_options", code="invalid_value")
+        if self.logprob_token_ids is not None and not self.logprob_token_ids:
+            raise ExplorerError("`logprob_token_ids` must not be an empty list.", param="logprob_token_ids", code="invalid_value")
 
     def settings(self, max_tokens: int, logprobs: int | None, prompt_logprobs: int | None) -> SamplerSettings:
         """The one settings type (validates every sampler field), with a concrete seed."""
         return with_seed(SamplerSettings(
-            max_tokens=max_tokens, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, seed=self.seed,
-            stop=self.stops(), logprobs=logprobs, prompt_logprobs=prompt_logprobs, n=self.n))
+            max_tokens=max_tokens, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
+            repetition_penalty=self.repetition_penalty, frequency_penalty=self.frequency_penalty,
+            presence_penalty=self.presence_penalty, seed=self.seed, stop=self.stops(),
+            stop_token_ids=tuple(self.stop_token_ids or ()), include_stop_str_in_output=self.include_stop_str_in_output,
+            min_tokens=self.min_tokens, ignore_eos=self.ignore_eos, skip_special_tokens=self.skip_special_tokens,
+            logprob_ids=tuple(self.logprob_token_ids or ()), logprobs=logprobs, prompt_logprobs=prompt_logprobs, n=self.n))
 
 
 class CompletionRequest(_Base):
@@ -55,6 +98,7 @@ class CompletionRequest(_Base):
     max_tokens: int | None = 16
     echo: bool = False
     logprobs: int | None = None
+    prompt_logprob_token_ids: list[int] | list[list[int]] | None = Field(None, union_mode="left_to_right")
 
     def check(self) -> None:
         self.check_common()
@@ -63,6 +107,15 @@ class CompletionRequest(_Base):
             raise ExplorerError("`max_tokens: 0` generates nothing: set `echo: true` to score the prompt.", param="max_tokens", code="invalid_value")
         if self.stream and self.echo:
             raise ExplorerError("`echo` cannot be combined with `stream: true` here.", param="echo", code="invalid_value")
+        if self.logprob_token_ids is not None:
+            if self.logprobs is None:
+                raise ExplorerError("With `logprob_token_ids`, `logprobs` must be set.", param="logprob_token_ids", code="invalid_value")
+            if self.echo and self.max_tokens == 0:
+                raise ExplorerError("`logprob_token_ids` needs generated tokens: it does not apply with `echo` and `max_tokens: 0` "
+                                    "(use `prompt_logprob_token_ids` for the prompt).", param="logprob_token_ids", code="invalid_value")
+        if self.prompt_logprob_token_ids is not None and not (self.echo and self.max_tokens == 0):
+            raise ExplorerError("`prompt_logprob_token_ids` applies when scoring a prompt: set `echo: true` and `max_tokens: 0`.",
+                                param="prompt_logprob_token_ids", code="invalid_value")
 
     def score_k(self) -> int | None:
         """The k to score the prompt with: the widest of `prompt_logprobs` and, with echo, `logprobs`."""
@@ -79,12 +132,18 @@ class ChatRequest(_Base):
     max_completion_tokens: int | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = None
+    echo: bool = False
+    add_generation_prompt: bool = True
+    continue_final_message: bool = False
+    chat_template_kwargs: dict[str, Any] | None = None
 
     def check(self) -> None:
         self.check_common()
         check_k(self.top_logprobs, "top_logprobs", allow_full=False)
         if self.top_logprobs and not self.logprobs:
             raise ExplorerError("`top_logprobs` needs `logprobs: true`.", param="top_logprobs", code="invalid_value")
+        if self.logprob_token_ids is not None and not self.logprobs:
+            raise ExplorerError("With `logprob_token_ids`, set `logprobs: true`.", param="logprob_token_ids", code="invalid_value")
 
     def limit_param(self) -> str:
         return "max_completion_tokens" if self.max_completion_tokens is not None else "max_tokens"
@@ -92,23 +151,28 @@ class ChatRequest(_Base):
     def limit_given(self) -> bool:
         return self.max_completion_tokens is not None or self.max_tokens is not None
 
-    def limit(self) -> int:
+    def limit(self, room: int) -> int:
+        """max_completion_tokens, else max_tokens, else (vLLM) the room the context leaves."""
         for v in (self.max_completion_tokens, self.max_tokens):
             if v is not None:
                 return v
-        return 256
+        return room
 
     def top(self) -> int | None:
         """k of each content entry's `top_logprobs` (None: no logprobs)."""
         return (self.top_logprobs or 0) if self.logprobs else None
 
-    def to_settings(self) -> SamplerSettings:
+    def to_settings(self, room: int) -> SamplerSettings:
         try:
-            return self.settings(self.limit(), self.top() or 0, self.prompt_logprobs)
+            return self.settings(self.limit(room), self.top() or 0, self.prompt_logprobs)
         except ExplorerError as err:  # name the field the client sent
             if err.param == "max_tokens" and self.limit_param() != "max_tokens":
                 raise ExplorerError(err.message.replace("`max_tokens`", f"`{self.limit_param()}`"), param=self.limit_param(), code=err.code) from None
             raise
+
+    def echo_text(self, messages: list[dict]) -> str:
+        """With `echo`, the last message's text when it is the assistant's (the reply continues it)."""
+        return messages[-1]["content"] if self.echo and messages and messages[-1].get("role") == "assistant" else ""
 
     def chat_messages(self) -> list[dict]:
         """Messages as the chat template reads them: text parts joined, 'developer' read as 'system'."""

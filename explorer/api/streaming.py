@@ -2,32 +2,59 @@
 
 Every chunk is shaped by the exporters (the same per-token functions as the
 non-streamed bodies), so the concatenated chunk logprobs equal the non-stream
-body for the same seeded request. Each function validates everything before it
-returns; the iterator it returns computes one token per `next()`.
+body for the same seeded request. As vLLM does, `finish_reason` travels on the
+chunk of the last token (so `max_tokens: N` gives at most N content chunks), then
+the usage chunk when asked, then `[DONE]`. Each function validates everything
+before it returns; the iterator it returns computes one token per `next()`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from explorer.api.framing import sse
 from explorer.engine import Done, stream
 from explorer.engine.generation import step_scores
 from explorer.export import openai_chat, openai_completion
-from explorer.export.common import envelope, usage_chunk
+from explorer.export.common import envelope, usage_chunk, usage_of
 
 
-def _steps(engine, ids, s, sample, check):
-    """(Step or None, Done or None) pairs of one sample."""
+def _tokens(engine, ids, s, sample, check):
+    """(Step, Done or None) per generated token, the Done riding on the last one; (None, Done) when none came.
+
+    The last token's text also carries what only the end of the text decodes (a split character's `\ufffd`),
+    so the streamed texts join to the non-streamed `text`.
+    """
+    held, sent = None, ""
     for ev in stream(engine, ids, s, sample=sample, want_prompt=False, check=check):
-        yield (None, ev) if isinstance(ev, Done) else (ev, None)
+        if isinstance(ev, Done):
+            if held is not None:
+                joined = sent + held.text
+                if ev.text.startswith(joined) and len(ev.text) > len(joined):
+                    held = replace(held, text=held.text + ev.text[len(joined):])
+            yield held, ev
+            return
+        if held is not None:
+            sent += held.text
+            yield held, None
+        held = ev
+
+
+def _scores(engine, step, s, done, wanted: bool):
+    """The step as a one-token TokenScores for the exporters (marked when it is the EOS that ended the text)."""
+    if step is None or not wanted:
+        return None
+    r = step_scores(engine, step, s)
+    return replace(r, stop_token=done.stop_token) if done is not None else r
 
 
 def completion_events(engine, req, limits, check) -> Iterator[bytes]:
     """Completions chunks for every prompt x n sample."""
-    from explorer.api.routes import completion_setup
+    from explorer.api.routes import completion_options, completion_setup
 
     prompts, s = completion_setup(engine, req, limits)
+    o = completion_options(req, s)
     head = envelope("text_completion", engine.name, None, None, "cmpl")
 
     def gen():
@@ -35,13 +62,18 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
         for ids in prompts:
             n_prompt += len(ids)
             for sample in range(s.n):
-                for step, done in _steps(engine, ids, s, sample, check):
-                    if done is not None:
-                        yield openai_completion.chunk(head, index, None, "", 0, done.finish_reason)
-                        break
-                    n_out += 1
-                    r = step_scores(engine, step, s) if req.logprobs is not None else None
-                    yield openai_completion.chunk(head, index, r, step.text, step.start, None)
+                first = True
+                for step, done in _tokens(engine, ids, s, sample, check):
+                    n_out += step is not None
+                    c = openai_completion.chunk(
+                        head, index, _scores(engine, step, s, done, o.logprobs is not None), step.text if step else "",
+                        step.start if step else 0, done.finish_reason if done else None, done.stop_reason if done else None,
+                        [step.token_id] if step and o.return_token_ids else None, o.tokens_as_ids,
+                        ids if first and o.return_token_ids else None)
+                    first = False
+                    if req.continuous_usage():
+                        c["usage"] = usage_of(n_prompt, n_out)
+                    yield c
                 index += 1
         if req.include_usage():
             yield usage_chunk(head, n_prompt, n_out)
@@ -50,24 +82,26 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
 
 
 def chat_events(engine, req, limits, check) -> Iterator[bytes]:
-    """Chat chunks: role first, then one chunk per token with its logprobs, then finish_reason."""
-    from explorer.api.routes import chat_setup
+    """Chat chunks: role first, then one chunk per token with its logprobs, the last one with finish_reason."""
+    from explorer.api.routes import chat_options, chat_setup
 
-    ids, s = chat_setup(engine, req, limits)
+    ids, s, messages = chat_setup(engine, req, limits)
+    o = chat_options(req, s, messages)
     head = envelope("chat.completion.chunk", engine.name, None, None, "chatcmpl")
-    top = req.top()
 
     def gen():
         n_out = 0
         for sample in range(s.n):
-            yield openai_chat.role_chunk(head, sample)
-            for step, done in _steps(engine, ids, s, sample, check):
-                if done is not None:
-                    yield openai_chat.chunk(head, sample, None, None, None, done.finish_reason)
-                    break
-                n_out += 1
-                r = step_scores(engine, step, s) if top is not None else None
-                yield openai_chat.chunk(head, sample, r, step.text, top, None)
+            yield openai_chat.role_chunk(head, sample, o.echo_text, ids if sample == 0 and o.return_token_ids else None)
+            for step, done in _tokens(engine, ids, s, sample, check):
+                n_out += step is not None
+                r = _scores(engine, step, s, done, o.logprobs)
+                c = openai_chat.chunk(head, sample, r, step.text if step else "", o.top_logprobs,
+                                      done.finish_reason if done else None, done.stop_reason if done else None,
+                                      [step.token_id] if step and o.return_token_ids else None, o.tokens_as_ids)
+                if req.continuous_usage():
+                    c["usage"] = usage_of(len(ids), n_out)
+                yield c
         if req.include_usage():
             yield usage_chunk(head, len(ids), n_out)
 

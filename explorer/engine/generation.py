@@ -3,6 +3,12 @@
 `stream` yields a Step per token as soon as it is certain to be kept (tokens that
 could begin a stop string are held back), then one Done. Closing the iterator
 early stops the work at once. `generate` collects it into TokenScores.
+
+A generation ends (vLLM's rules) on: EOS (unless `ignore_eos`) or a `stop_token_ids`
+id, which is kept as the last token (in token_ids and logprobs; its text is empty when
+it is a special token and `skip_special_tokens`); a stop string, cut from the text
+(kept with `include_stop_str_in_output`); or `max_tokens`. Before `min_tokens` tokens,
+EOS and the stop ids are masked out of the distribution the sampler draws from.
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from explorer.engine.listed import listed_rows
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
 from explorer.engine.scoring import Check, chunked_rows
+from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
@@ -37,14 +45,16 @@ class Step:
 @dataclass
 class Done:
     finish_reason: str  # "stop" | "length"
-    text: str  # the generated text, cut before a stop string
+    text: str  # the generated text, cut at a stop string
     prompt_rows: Rows | None  # prompt positions 1.. when asked
+    stop_reason: str | int | None = None  # the stop string or stop token id that ended it (None for EOS / length)
+    stop_token: bool = False  # the last token ended the generation and adds nothing to the text
 
 
-def _stop_at(text: str, stops: tuple[str, ...], since: int) -> int:
-    """Earliest start of a stop string in text[since:] (absolute index), or -1."""
-    hits = [j for s in stops if (j := text.find(s, since)) >= 0]
-    return min(hits) if hits else -1
+def _stop_at(text: str, stops: tuple[str, ...], since: int) -> tuple[int, str]:
+    """(start, string) of the earliest stop string in text[since:], or (-1, "")."""
+    hits = [(j, s) for s in stops if (j := text.find(s, since)) >= 0]
+    return min(hits) if hits else (-1, "")
 
 
 def _held(text: str, stops: tuple[str, ...]) -> int:
@@ -58,67 +68,103 @@ def _held(text: str, stops: tuple[str, ...]) -> int:
     return best
 
 
-def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int) -> Rows:
-    """The one row of a decode step, on the host."""
+def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int, ids: torch.Tensor | None) -> Rows:
+    """The one row of a decode step, on the host; with `ids` (q,), those entries replace the top-k."""
     with torch.inference_mode():
-        return engine.stats(logits, tok, k).to_rows()
+        if ids is not None:
+            return listed_rows(engine, logits, tok, ids[None])
+        return engine.stats(logits, tok, k, full=k == -1).to_rows()  # k = -1 (uncapped servers): the whole row
+
+
+def _ids_tensor(ids, device) -> torch.Tensor | None:
+    return torch.tensor(sorted(ids), dtype=torch.long, device=device) if ids else None
+
+
+def _distribution(raw: torch.Tensor, s: SamplerSettings, x: torch.Tensor, out_ids: list[int],
+                  masked: torch.Tensor | None) -> torch.Tensor:
+    """What the sampler draws from at this step (the raw logits themselves when nothing changes them)."""
+    if s.penalised:
+        proc = process(raw, s, x[0], torch.tensor(out_ids, dtype=torch.long, device=raw.device))
+    elif s.greedy:
+        proc = raw
+    else:
+        proc = process(raw, s)
+    if masked is not None:  # before min_tokens: EOS and the stop ids cannot be drawn
+        proc = proc.index_fill(-1, masked, float("-inf"))
+    return proc
 
 
 @torch.inference_mode()
 def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
-           want_prompt: bool = True, check: Check | None = None) -> Iterator[Step | Done]:
-    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step."""
+           want_prompt: bool = True, check: Check | None = None, resume=None) -> Iterator[Step | Done]:
+    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step.
+
+    `resume`: (KV cache of all of `ids`, hidden state of its last position (1, H)): decode from there (branches).
+    """
+    if getattr(engine, "remote", False):  # a served model (explorer/engine/remote.py)
+        yield from engine.stream(ids, s, sample, want_prompt, check)
+        return
     engine.check_ids(ids)
+    bad = [i for i in (*s.stop_token_ids, *s.logprob_ids) if i >= engine.vocab_size]
+    if bad:
+        raise ExplorerError(f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).",
+                            param="logprob_token_ids" if bad[0] in s.logprob_ids else "stop_token_ids", code="invalid_token_id")
     gen = None
     if not s.greedy:
         gen = torch.Generator(device=engine.device)
         gen.manual_seed(((s.seed if s.seed is not None else secrets.randbelow(2**31)) + sample) % 2**63)
     k = s.logprobs or 0
+    enders = set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids)
+    masked = _ids_tensor(enders, engine.device)
+    wanted = _ids_tensor(dict.fromkeys(s.logprob_ids), engine.device) if s.logprob_ids else None
     x = torch.tensor([ids], device=engine.device)  # (1, T)
-    hidden, past = engine.body(x, cache=True)  # (T, H)
+    if resume is None:
+        hidden, past = engine.body(x, cache=True)  # (T, H)
+    else:
+        (past, hidden), want_prompt = resume, False
     prompt_rows = None
     if want_prompt and s.prompt_logprobs is not None:
         prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
     last = hidden[-1:]  # (1, H)
     budget = min(s.max_tokens, engine.context - len(ids))
+    longest = max((len(t) for t in s.stop), default=0)
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    text, pending, finish, out_ids = "", [], "length", []
+    text, pending, out_ids = "", [], []
+    done = Done("length", "", prompt_rows)
     for step in range(budget):
         if check is not None:
             check()
         raw = engine.head(last).float()  # (1, V)
-        if s.greedy and not s.penalised:
-            proc = raw
-        elif s.penalised:
-            proc = process(raw, s, x[0], torch.tensor(out_ids, dtype=torch.long, device=raw.device))
-        else:
-            proc = process(raw, s)
+        proc = _distribution(raw, s, x, out_ids, masked if step < s.min_tokens else None)
         tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
         tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
         out_ids.append(tid)
-        if tid in engine.eos_ids:
-            finish = "stop"
-            break
-        numbers = engine.background(_numbers, engine, raw if s.mode == "raw" else proc, tok, k)
-        piece = dec.decode(engine.vocab[tid])
-        since = max(0, len(text) - max((len(t) for t in s.stop), default=0))
+        numbers = engine.background(_numbers, engine, raw if s.mode == "raw" else proc, tok, k, wanted)
+        ends = tid in enders  # the token that ends it adds no text (vLLM), unless include_stop_str_in_output
+        silent = (ends and not s.include_stop_str_in_output) or (s.skip_special_tokens and tid in engine.special_ids)
+        piece = "" if silent else dec.decode(engine.vocab[tid])
         start, text = len(text), text + piece
-        cut = _stop_at(text, s.stop, since) if s.stop else -1
-        if cut < 0 and step + 1 < budget:  # the next forward pass runs while the numbers are computed
+        cut, hit = _stop_at(text, s.stop, max(0, start - longest)) if s.stop and not ends else (-1, "")
+        if not ends and cut < 0 and step + 1 < budget:  # the next forward pass runs while the numbers are computed
             last, past = engine.body(tok[None], past)
         pending.append(Step(tid, numbers.result(), piece, start))
+        if ends:
+            done = replace(done, finish_reason="stop", stop_token=piece == "",
+                           stop_reason=tid if tid in s.stop_token_ids else None)
+            break
         if cut >= 0:
-            text = text[:cut]
-            yield from (p for p in pending if p.start < cut)
-            pending, finish = [], "stop"
+            end = cut + len(hit) if s.include_stop_str_in_output else cut
+            text = text[:end]
+            yield from (p for p in pending if p.start < end)
+            pending, done = [], replace(done, finish_reason="stop", stop_reason=hit)
             break
         safe = len(text) - _held(text, s.stop) if s.stop else len(text) + 1
         while pending and pending[0].start < safe:
             yield pending.pop(0)
-    tail = dec.decode(b"", final=True)
-    text += tail
+    if not isinstance(done.stop_reason, str):  # a stop string cut the text: no tail after it
+        text += dec.decode(b"", final=True)
     yield from pending
-    yield Done(finish, text, prompt_rows)
+    yield replace(done, text=text)
 
 
 def with_seed(s: SamplerSettings) -> SamplerSettings:
@@ -133,33 +179,40 @@ def _padded(rows: Rows, width: int, full: bool, vocab_size: int) -> Rows:
     lps = np.full((m, width), -np.inf, np.float32)
     ids[:, :kk], lps[:, :kk] = rows.top_ids, rows.top_logprobs
     f = rows.full if rows.full is not None or not full else np.full((m, vocab_size), np.nan, np.float32)
-    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, f)
+    ranks = None
+    if rows.top_ranks is not None:
+        ranks = np.zeros((m, width), np.int64)
+        ranks[:, :kk] = rows.top_ranks
+    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, f, ranks)
 
 
 def collect(engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None) -> TokenScores:
     """TokenScores of prompt `ids` + generated `steps`; `done=None`: a partial result while streaming (no prompt numbers)."""
-    k = s.logprobs or 0
+    k = len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0)
     prompt = done.prompt_rows if done is not None else None
     pk = s.prompt_logprobs if prompt is not None else None
     width = max(k, pk if pk and pk > 0 else 0)
-    full = prompt is not None and prompt.full is not None
+    full = (prompt is not None and prompt.full is not None) or any(st.rows.full is not None for st in steps)
     parts = [_padded(st.rows, width, full, engine.vocab_size) for st in steps]
     if prompt is not None:
         parts.insert(0, _padded(prompt, width, full, engine.vocab_size))
     rows = Rows.concat(parts) if parts else Rows.empty(width)
     first = 1 if prompt is not None else len(ids)
-    joined = "".join(st.text for st in steps)
-    text = done.text if done is not None else joined
+    text = done.text if done is not None else "".join(st.text for st in steps)
+    out = b"".join(engine.vocab[st.token_id] for st in steps).decode("utf-8", errors="replace")
     return assemble(engine.name, engine.vocab, list(ids) + [st.token_id for st in steps], len(ids), rows, first=first,
                     mode=s.mode, sampler=s.to_dict(), prompt_k=pk, output_k=k,
                     finish_reason=done.finish_reason if done is not None else None,
-                    output_text=text if text != joined else None)
+                    output_text=text if text != out else None,
+                    stop_reason=done.stop_reason if done is not None else None,
+                    stop_token=done.stop_token if done is not None else False)
 
 
 def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
     """One streamed token as a TokenScores of its own (no prompt), for the exporters' per-token entries."""
     return assemble(engine.name, engine.vocab, [step.token_id], 0, step.rows, first=0, mode=s.mode,
-                    sampler=s.to_dict(), output_k=s.logprobs or 0)
+                    sampler=s.to_dict(), output_k=len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0),
+                    output_text=step.text)
 
 
 def generate(engine: Engine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:

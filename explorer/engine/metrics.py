@@ -61,7 +61,7 @@ def row_stats(logits: torch.Tensor, targets: torch.Tensor, k: int, *, full: bool
     """
     if sync_free is None:
         sync_free = logits.shape[0] == 1 and logits.device.type != "cpu"
-    c, v = logits.shape
+    v = logits.shape[1]
     kk = min(max(k, RANK_K), v)
     tv, ti = logits.topk(kk, dim=-1)  # (c, K), descending
     m = tv[:, :1].float()  # (c, 1) row max

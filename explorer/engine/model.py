@@ -14,12 +14,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import torch
 
-from explorer.engine import loading
+from explorer.engine import context_start, loading
+from explorer.engine.capabilities import Capabilities
 from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
 from explorer.engine.tokens import vocab_bytes
 from explorer.errors import ExplorerError
+from explorer.settings import max_logprobs
 
 
+CHAT_TEMPLATE_RESERVED = {"conversation", "messages", "tools", "documents", "chat_template", "tokenize", "padding",
+                          "truncation", "max_length", "return_tensors", "return_dict", "return_assistant_tokens_mask",
+                          "tokenizer_kwargs", "add_generation_prompt", "continue_final_message"}
 STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
 HEAD_MIN_ROWS = 64  # the output layer always sees >= 64 rows: the same BLAS kernel, so chunking cannot change a logit
 log = logging.getLogger(__name__)
@@ -39,6 +44,7 @@ class Engine:
         cfg = self.model.config
         self.context = int(getattr(cfg, "max_position_embeddings", 0) or getattr(self.tokenizer, "model_max_length", 2048))
         self.eos_ids = self._eos_ids()
+        self.special_ids = {i for i in self.tokenizer.all_special_ids if i < self.vocab_size} | self.eos_ids
         # transformers >= 5.2x names the KV cache `cache`; older releases `past_key_values`
         params = inspect.signature(self.model.base_model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
@@ -53,6 +59,11 @@ class Engine:
              hub_only: bool = False) -> "Engine":
         """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id)."""
         return cls(loading.load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only), compile)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this engine can give (everything: the model runs here)."""
+        return Capabilities.local(max_logprobs(), bool(getattr(self.tokenizer, "chat_template", None)))
 
     @property
     def compiled(self) -> bool:
@@ -161,8 +172,9 @@ class Engine:
             raise ExplorerError("The text is empty: type or paste some text to score.", param="prompt", code="empty_text")
         return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
 
-    def encode_chat(self, messages: list[dict]) -> list[int]:
-        """Token ids of `messages` through the model's chat template, ready for the reply."""
+    def encode_chat(self, messages: list[dict], *, add_generation_prompt: bool = True, continue_final_message: bool = False,
+                    template_kwargs: dict | None = None) -> list[int]:
+        """Token ids of `messages` through the model's chat template, ready for the reply (or continuing the last message)."""
         if not getattr(self.tokenizer, "chat_template", None):
             raise ExplorerError(f"Model {self.name!r} has no chat template: use a plain prompt instead of chat messages.", param="messages", code="no_chat_template")
         if not isinstance(messages, list) or not messages:
@@ -170,8 +182,36 @@ class Engine:
         for m in messages:
             if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant") or not isinstance(m.get("content"), str):
                 raise ExplorerError("Each message needs a `role` (system, user or assistant) and a string `content`.", param="messages", code="invalid_value")
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        if continue_final_message and (add_generation_prompt or messages[-1]["role"] != "assistant"):
+            raise ExplorerError("`continue_final_message` continues a last message from the assistant: end `messages` with one "
+                                "and set `add_generation_prompt: false`.", param="continue_final_message", code="invalid_value")
+        kwargs = dict(template_kwargs or {})
+        reserved = sorted(set(kwargs) & CHAT_TEMPLATE_RESERVED)
+        if reserved:
+            raise ExplorerError(f"`chat_template_kwargs` may not set {reserved[0]!r}: use the request field of that name.",
+                                param="chat_template_kwargs", code="invalid_value")
+        try:
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
+                                                      continue_final_message=continue_final_message, **kwargs)
+        except Exception as err:  # noqa: BLE001 - the template's own checks (roles must alternate, ...) are user errors
+            first = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+            raise ExplorerError(f"The chat template refused these messages: {first}", param="messages", code="invalid_value") from None
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    # ---- where a text starts (see explorer/engine/context_start.py) ----------------------
+    @property
+    def adds_bos(self) -> bool:
+        """True when the tokenizer puts a BOS token before every text (its first token is then scored)."""
+        return context_start.adds_bos(self.tokenizer)
+
+    def special_tokens(self) -> list[str]:
+        """The model's special tokens as text, its document separator (end-of-text) first."""
+        return context_start.special_tokens(self.tokenizer, self.vocab_size)
+
+    def context_start_ids(self, mode: str | None) -> list[int]:
+        """Ids to put before a text so its first token is scored: "none", "bos", "eos" or a special token's text
+        ([] where the tokenizer adds a BOS itself); ExplorerError for a token this model does not have."""
+        return context_start.context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
 
     def check_ids(self, ids: list[int]) -> None:
         if not ids:

@@ -48,7 +48,8 @@ def apply_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
     sorted_lg, order = logits.sort(dim=-1, descending=True)  # (b, V)
     probs = sorted_lg.softmax(-1)
     before = probs.cumsum(-1) - probs  # mass strictly before each entry
-    drop_sorted = before >= p  # the first entry is always kept
+    drop_sorted = before >= p
+    drop_sorted[..., 0] = False  # the most likely entry is always kept (also when p underflows float32)
     drop = drop_sorted.scatter(-1, order, drop_sorted)
     return logits.masked_fill(drop, float("-inf"))
 

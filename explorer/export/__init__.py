@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from explorer.export import native, openai_chat, openai_completion, vllm, vllm_offline
 from explorer.export.common import encode_chunks, has_deferred

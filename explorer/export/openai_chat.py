@@ -2,60 +2,90 @@
 
 OpenAI's semantics: `top_logprobs` is the true top-k in descending order (the
 sampled token appears only if it ranks within k); `[]` when k was not asked.
+`content` has one entry per token of the message (no entry for the EOS token that
+ended it, which `usage` still counts). vLLM's keys, in vLLM's order: each choice
+carries stop_reason and token_ids; the response carries prompt_logprobs and
+prompt_token_ids beside `choices` (null unless asked).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from explorer.export import vllm
 from explorer.export.common import as_list, envelope, num, token_str, usage
 from explorer.result import TokenScores
 
 
-def entry(token: bytes, logprob: float) -> dict:
-    return {"token": token_str(token), "logprob": num(logprob), "bytes": list(token)}
+@dataclass(frozen=True)
+class Options:
+    logprobs: bool = True
+    top_logprobs: int | None = None  # k of each entry's top_logprobs (default: as generated)
+    prompt_logprobs: int | None = None
+    return_token_ids: bool = False
+    tokens_as_ids: bool = False
+    echo_text: str = ""  # `echo`: the last (assistant) message's text, put before the completion
 
 
-def content_logprobs(r: TokenScores, top_logprobs: int | None) -> list[dict]:
+def entry(token: bytes, logprob: float, token_id: int | None = None) -> dict:
+    """One {token, logprob, bytes}; with `token_id`, the token is written `token_id:N`."""
+    return {"token": f"token_id:{token_id}" if token_id is not None else token_str(token), "logprob": num(logprob),
+            "bytes": list(token)}
+
+
+def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bool = False) -> list[dict]:
     """One entry per generated token of the message content, each with its top-k."""
     out = []
-    for pos in range(r.n_prompt, r.n):
-        e = entry(r.token_bytes[pos], r.logprobs[pos])
-        e["top_logprobs"] = [entry(r.pieces[i], lp) for i, lp in r.top(pos, top_logprobs or 0)]
+    end = r.n - 1 if r.stop_token else r.n
+    for pos in range(r.n_prompt, end):
+        tid = int(r.token_ids[pos])
+        e = entry(r.token_bytes[pos], r.logprobs[pos], tid if tokens_as_ids else None)
+        e["top_logprobs"] = [entry(r.pieces[i], lp, i if tokens_as_ids else None) for i, lp in r.top(pos, top_logprobs or 0)]
         out.append(e)
     return out
 
 
-def choice(r: TokenScores, index: int, logprobs: bool, top_logprobs: int | None, prompt_logprobs: int | None = None) -> dict:
-    c = {"index": index, "finish_reason": r.finish_reason or "length",
-         "message": {"role": "assistant", "content": r.completion_text, "refusal": None},
-         "logprobs": {"content": content_logprobs(r, top_logprobs), "refusal": None} if logprobs else None}
-    if prompt_logprobs is not None:
-        c["prompt_logprobs"] = vllm.prompt_logprobs_value(r, prompt_logprobs)
-        c["prompt_token_ids"] = r.token_ids[: r.n_prompt].tolist()
-    return c
+def choice(r: TokenScores, index: int, o: Options) -> dict:
+    return {"index": index,
+            "message": {"role": "assistant", "content": o.echo_text + r.completion_text, "refusal": None},
+            "logprobs": {"content": content_logprobs(r, o.top_logprobs, o.tokens_as_ids), "refusal": None} if o.logprobs else None,
+            "finish_reason": r.finish_reason or "length",
+            "stop_reason": r.stop_reason,
+            "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None}
 
 
-def export(results: TokenScores | list[TokenScores], *, logprobs: bool = True, top_logprobs: int | None = None,
-           prompt_logprobs: int | None = None, created: int | None = None, id_: str | None = None) -> dict:
-    """Chat body of n samples of one conversation; `top_logprobs` defaults to the k the result was generated with."""
+def export(results: TokenScores | list[TokenScores], *, options: Options | None = None, created: int | None = None,
+           id_: str | None = None) -> dict:
+    """Chat body of n samples of one conversation."""
     results = as_list(results)
-    if top_logprobs is None and logprobs:
-        top_logprobs = results[0].output_k or 0
+    o = options or Options()
+    if o.top_logprobs is None and o.logprobs:
+        from dataclasses import replace
+
+        o = replace(o, top_logprobs=results[0].output_k or 0)
     body = envelope("chat.completion", results[0].model, created, id_, "chatcmpl")
-    body["choices"] = [choice(r, i, logprobs, top_logprobs, prompt_logprobs) for i, r in enumerate(results)]
-    body["usage"] = usage(results)
+    body["choices"] = [choice(r, i, o) for i, r in enumerate(results)]
+    body["usage"] = usage(results, len(results))  # n samples of one conversation: its prompt counts once
+    r0 = results[0]
+    body["prompt_logprobs"] = vllm.prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None
+    body["prompt_token_ids"] = r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None
     return body
 
 
-def role_chunk(head: dict, index: int) -> dict:
-    """The first chunk of a streamed choice."""
-    return {**head, "choices": [{"index": index, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
-                                 "finish_reason": None}]}
+def role_chunk(head: dict, index: int, echo_text: str = "", prompt_token_ids: list[int] | None = None) -> dict:
+    """The first chunk of a streamed choice (with `echo`, the echoed text; with return_token_ids, the prompt ids)."""
+    c = {**head, "choices": [{"index": index, "delta": {"role": "assistant", "content": echo_text}, "logprobs": None,
+                              "finish_reason": None, "stop_reason": None, "token_ids": None}]}
+    if prompt_token_ids is not None:
+        c["prompt_token_ids"] = prompt_token_ids
+    return c
 
 
 def chunk(head: dict, index: int, r: TokenScores | None, text: str | None, top_logprobs: int | None,
-          finish_reason: str | None) -> dict:
-    """A stream chunk: the generated token(s) of `r` with their entries (None: no logprobs), or the finish."""
-    lp = {"content": content_logprobs(r, top_logprobs), "refusal": None} if r is not None else None
+          finish_reason: str | None, stop_reason=None, token_ids: list[int] | None = None,
+          tokens_as_ids: bool = False) -> dict:
+    """A stream chunk: the generated token(s) of `r` with their entries (None: no logprobs), and the finish on the last."""
+    lp = {"content": content_logprobs(r, top_logprobs, tokens_as_ids), "refusal": None} if r is not None else None
     delta = {"content": text} if text is not None else {}
-    return {**head, "choices": [{"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish_reason}]}
+    return {**head, "choices": [{"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish_reason,
+                                 "stop_reason": stop_reason, "token_ids": token_ids}]}

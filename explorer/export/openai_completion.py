@@ -1,22 +1,51 @@
-"""TokenScores -> OpenAI / vLLM Completions body (`logprobs: int`), echo form for scoring, and stream chunks."""
+"""TokenScores -> OpenAI / vLLM Completions body (`logprobs: int`), echo form for scoring, and stream chunks.
+
+Keys and their order follow vLLM's `CompletionResponseChoice`: index, text, logprobs, finish_reason,
+stop_reason, token_ids, prompt_logprobs, prompt_token_ids (the last four always present, null
+unless asked). `top_logprobs[i]` holds the actual token first, then the top-k (vLLM's order).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from explorer.export import vllm
 from explorer.export.common import as_list, envelope, num, token_str, usage
 from explorer.result import TokenScores
 
 
-def top_dict(r: TokenScores, pos: int, k: int) -> dict[str, float]:
-    """`top_logprobs[i]`: text -> logprob of the top-k; ids that decode alike collapse; the actual token always present."""
-    top: dict[str, float] = {}
+@dataclass(frozen=True)
+class Options:
+    """What a completions request asked for, beyond the results themselves."""
+
+    echo: bool = False
+    logprobs: int | None = None  # k of each position's top_logprobs; None: no logprobs
+    prompt_logprobs: int | None = None  # vLLM: the prompt's entries beside each choice
+    return_token_ids: bool = False  # vLLM: token_ids and prompt_token_ids
+    tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`: "token_id:{id}" for every token string
+    n: int = 1  # choices per prompt (usage counts each prompt once)
+
+
+def token_label(r: TokenScores, pos: int, token_id: int, tokens_as_ids: bool) -> str:
+    """How a token is written in logprobs: its text ('' for the stop token that ended the text), or token_id:N."""
+    if tokens_as_ids:
+        return f"token_id:{token_id}"
+    if r.stop_token and pos == r.n - 1 and token_id == int(r.token_ids[pos]):
+        return ""
+    return token_str(r.pieces.get(token_id, b"") if token_id != int(r.token_ids[pos]) else r.token_bytes[pos])
+
+
+def top_dict(r: TokenScores, pos: int, k: int, tokens_as_ids: bool = False) -> dict[str, float]:
+    """`top_logprobs[i]`: the actual token first, then the top-k by text; ids that decode alike collapse."""
+    actual = int(r.token_ids[pos])
+    top = {token_label(r, pos, actual, tokens_as_ids): num(r.logprobs[pos])}
     for i, lp in r.top(pos, k):
-        top.setdefault(token_str(r.pieces[i]), num(lp))
-    top[token_str(r.token_bytes[pos])] = num(r.logprobs[pos])
+        top.setdefault(token_label(r, pos, i, tokens_as_ids), num(lp))
     return top
 
 
-def completion_logprobs(r: TokenScores, echo: bool, k: int | None = None, offset: int = 0) -> dict:
+def completion_logprobs(r: TokenScores, echo: bool, k: int | None = None, offset: int = 0,
+                        tokens_as_ids: bool = False) -> dict:
     """The four parallel lists; offsets count characters from the start of the returned text (vLLM), plus `offset`.
 
     k: alternatives per position (default: as asked when the result was made).
@@ -25,51 +54,56 @@ def completion_logprobs(r: TokenScores, echo: bool, k: int | None = None, offset
     base = 0 if echo else int(r.offsets[r.n_prompt]) if r.n > r.n_prompt else 0
     tokens, lps, tops, offs = [], [], [], []
     for pos in range(start, r.n):
-        tokens.append(token_str(r.token_bytes[pos]))
+        tokens.append(token_label(r, pos, int(r.token_ids[pos]), tokens_as_ids))
         offs.append(int(r.offsets[pos]) - base + offset)
         if not r.scored[pos]:
             lps.append(None)
             tops.append(None)
             continue
         lps.append(num(r.logprobs[pos]))
-        tops.append(top_dict(r, pos, r.top_k(pos) if k is None else k))
+        tops.append(top_dict(r, pos, r.top_k(pos) if k is None else k, tokens_as_ids))
     return {"tokens": tokens, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs}
 
 
-def choice(r: TokenScores, index: int, echo: bool, logprobs: int | None, prompt_logprobs: int | None = None) -> dict:
-    """One choice; `logprobs=None`: no logprobs; `prompt_logprobs` (vLLM): the prompt's entries and ids beside it."""
-    text = (r.prompt_text if echo else "") + r.completion_text
-    c = {"index": index, "text": text,
-         "logprobs": completion_logprobs(r, echo, logprobs) if logprobs is not None else None,
-         "finish_reason": r.finish_reason or "length"}
-    if prompt_logprobs is not None:
-        c["prompt_logprobs"] = vllm.prompt_logprobs_value(r, prompt_logprobs)
-        c["prompt_token_ids"] = r.token_ids[: r.n_prompt].tolist()
-    return c
+def choice(r: TokenScores, index: int, o: Options) -> dict:
+    """One choice, every vLLM key present."""
+    text = (r.prompt_text if o.echo else "") + r.completion_text
+    return {"index": index, "text": text,
+            "logprobs": completion_logprobs(r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids) if o.logprobs is not None else None,
+            "finish_reason": r.finish_reason or "length",
+            "stop_reason": r.stop_reason,
+            "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
+            "prompt_logprobs": vllm.prompt_logprobs_value(r, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
+            "prompt_token_ids": r.token_ids[: r.n_prompt].tolist() if o.return_token_ids else None}
 
 
-def export(results: TokenScores | list[TokenScores], *, echo: bool | None = None, logprobs: int | None | str = "asked",
-           prompt_logprobs: int | None = None, n: int = 1, created: int | None = None, id_: str | None = None) -> dict:
-    """Completions body of choices grouped n per prompt; a scoring result (no generated tokens) is the echo form.
+def export(results: TokenScores | list[TokenScores], *, echo: bool | None = None, logprobs: int | str | None = "asked",
+           options: Options | None = None, created: int | None = None, id_: str | None = None) -> dict:
+    """Completions body of choices grouped `options.n` per prompt; a scoring result (no generated tokens) is the echo form.
 
-    logprobs: the k of each choice's logprobs (None: no logprobs; default: as asked when the results were made).
+    Without `options`: logprobs as asked when the results were made (a download of a result).
     """
     results = as_list(results)
-    if echo is None:
-        echo = results[0].output_k is None
+    if options is None:
+        echo = results[0].output_k is None if echo is None else echo
+        options = Options(echo=echo, logprobs=_k(results[0], logprobs), n=len(results))  # n samples of one prompt
     body = envelope("text_completion", results[0].model, created, id_, "cmpl")
-    body["choices"] = [choice(r, i, echo, _k(r, logprobs), prompt_logprobs) for i, r in enumerate(results)]
-    body["usage"] = usage(results, n)
+    body["choices"] = [choice(r, i, options) for i, r in enumerate(results)]
+    body["usage"] = usage(results, options.n)
     return body
 
 
-def _k(r: TokenScores, logprobs: int | None | str) -> int | None:
+def _k(r: TokenScores, logprobs: int | str | None) -> int | None:
     if logprobs != "asked":
         return logprobs
     return r.output_k if r.output_k is not None else (r.prompt_k or 0)
 
 
-def chunk(head: dict, index: int, r: TokenScores | None, text: str, offset: int, finish_reason: str | None) -> dict:
+def chunk(head: dict, index: int, r: TokenScores | None, text: str, offset: int, finish_reason: str | None,
+          stop_reason=None, token_ids: list[int] | None = None, tokens_as_ids: bool = False,
+          prompt_token_ids: list[int] | None = None) -> dict:
     """A stream chunk: the generated token(s) of `r` (None: no logprobs), its text starting at `offset`."""
-    lp = completion_logprobs(r, echo=False, offset=offset) if r is not None else None
-    return {**head, "choices": [{"index": index, "text": text, "logprobs": lp, "finish_reason": finish_reason}]}
+    lp = completion_logprobs(r, echo=False, offset=offset, tokens_as_ids=tokens_as_ids) if r is not None else None
+    return {**head, "choices": [{"index": index, "text": text, "logprobs": lp, "finish_reason": finish_reason,
+                                 "stop_reason": stop_reason, "prompt_token_ids": prompt_token_ids,
+                                 "token_ids": token_ids}]}

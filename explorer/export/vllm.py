@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from explorer.export.common import Deferred, as_list, envelope, nums, token_str, usage
 from explorer.result import TokenScores
 
@@ -17,16 +15,25 @@ def position_entry(r: TokenScores, pos: int, k: int | None = None, texts: dict[i
         return None
     texts = texts if texts is not None else {}
 
+    actual = int(r.token_ids[pos])
+    silent = actual if r.stop_token and pos == r.n - 1 else None  # the EOS that ended the text decodes to ''
+
     def text(i: int) -> str:
+        if i == silent:
+            return ""
         t = texts.get(i)
         if t is None:
             t = texts[i] = token_str(r.pieces[i])
         return t
 
-    actual = int(r.token_ids[pos])
     out = {str(actual): {"logprob": nums(r.logprobs[pos : pos + 1])[0], "rank": int(r.ranks[pos]), "decoded_token": text(actual)}}
-    ids, lps = r.rows.top(pos, r.top_k(pos) if k is None else k) if r.scored[pos] else (np.zeros(0, np.int64), None)
-    for rank, (i, lp) in enumerate(zip(ids.tolist(), nums(lps) if len(ids) else []), start=1):
+    kk = r.top_k(pos) if k is None else k
+    ids, lps = r.rows.top(pos, kk)
+    if r.top_ranks is not None and 0 <= kk <= r.top_ids.shape[1]:  # listed ids (logprob_token_ids): their true ranks
+        ranks = r.top_ranks[pos, : len(ids)].tolist()
+    else:
+        ranks = list(range(1, len(ids) + 1))
+    for rank, i, lp in zip(ranks, ids.tolist(), nums(lps) if len(ids) else []):
         if i != actual:
             out[str(i)] = {"logprob": lp, "rank": rank, "decoded_token": text(i)}
     return out
@@ -59,10 +66,10 @@ def export(results: TokenScores | list[TokenScores], *, created: int | None = No
     choices = []
     for i, r in enumerate(results):
         wl = r.output_k is not None if with_logprobs is None else with_logprobs
-        c = openai_completion.choice(r, i, echo=False, logprobs=r.output_k or 0 if wl else None)
+        o = openai_completion.Options(logprobs=(r.output_k or 0) if wl else None, return_token_ids=True)
+        c = openai_completion.choice(r, i, o)
         c["prompt_logprobs"] = prompt_logprobs(r)
-        c["prompt_token_ids"] = r.token_ids[: r.n_prompt].tolist()
         choices.append(c)
     body["choices"] = choices
-    body["usage"] = usage(results)
+    body["usage"] = usage(results, len(results))  # n samples of one prompt
     return body

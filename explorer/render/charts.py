@@ -8,7 +8,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.render.heatmap import DEFAULT_THRESHOLDS, rank_buckets
+from explorer.render.heatmap import (
+    DEFAULT_THRESHOLDS,
+    LIGHT,
+    RANK_BINS,
+    legend_labels,
+    rank_buckets,
+)
 from explorer.render.text import visible
 from explorer.result import TokenScores
 
@@ -31,11 +37,11 @@ def curves(r: TokenScores) -> go.Figure:
 
 def rank_histogram(r: TokenScores, thresholds=DEFAULT_THRESHOLDS) -> go.Figure:
     """Count of tokens per rank bucket, as GLTR."""
-    t = list(thresholds)
-    names = [f"≤ {t[0]}"] + [f"≤ {b}" for b in t[1:]] + [f"> {t[-1]}"]
+    names = [label for _, label in legend_labels("rank", thresholds)]
     b = rank_buckets(r.ranks[r.scored], thresholds)
     counts = np.bincount(b, minlength=len(names))
-    fig = go.Figure(go.Bar(x=names, y=counts, marker_color=["#22c55e", "#84cc16", "#eab308", "#ef4444", "#a855f7"][: len(names)]))
+    colours = [LIGHT[i] for i in RANK_BINS[len(names)]]
+    fig = go.Figure(go.Bar(x=names, y=counts, marker_color=colours, marker_line_color="#555", marker_line_width=1))
     fig.update_layout(height=260, title="tokens per rank bucket", margin={"l": 40, "r": 10, "t": 40, "b": 30},
                       paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(128,128,128,0.12)", font={"color": "#888"})
     return fig

@@ -1,38 +1,67 @@
-"""Heatmap: each token a coloured, focusable chip with its position and a tooltip.
+"""Heatmap: each token a coloured chip carrying only its position; one palette for every metric.
 
-Colours are CSS classes (a few bytes a token): `c0` (bad) .. `c7` (good) for
-continuous metrics, `g0` .. `g4` for GLTR's rank buckets; `u` is unscored.
-Translucent backgrounds keep the text readable in light and dark themes.
+Colours are CSS classes (a few bytes a token): `c7` (best: the model expected it) .. `c0`
+(worst), `u` for an unscored token. The palette (CSS below) diverges from blue (expected)
+to orange-red (surprising), colour-blind safe, with dark text on the light theme and light
+text on the dark one (contrast >= 4.5 everywhere). Per-token numbers for the hover card
+travel once per page as data (explorer/render/page_data.py), never as markup per token.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
 from explorer.render.text import chip_html, escape
 from explorer.result import TokenScores
 
+
+@dataclass(frozen=True)
+class Metric:
+    about: str  # what the colour shows, in words
+    labels: tuple[str, ...]  # bin labels, best first (c7 .. c0); rank builds its own
+    ends: tuple[str, str]  # the words at the good and the bad end
+
+
+LOGPROB_EDGES = (0.5, 0.2, 0.05, 0.01, 1e-3, 1e-4, 1e-5)  # probability edges of the default scale, best first
 METRICS = {
-    "probability": "probability of the actual token (red 0% → green 100%)",
-    "logprob": "logprob, log scale, clipped at this text's 5th percentile (red low → green high)",
-    "rank": "rank bucket of the actual token, as GLTR",
-    "entropy": "entropy of the distribution in nats (green sure → red unsure)",
-    "surprisal": "surprisal −log₂p in bits (green 0 → red 16+)",
+    "logprob": Metric("how expected each token was: its probability on a log scale",
+                      ("≥ 50%", "20–50%", "5–20%", "1–5%", "0.1–1%", "0.01–0.1%", "0.001–0.01%", "< 0.001%"),
+                      ("expected", "surprising")),
+    "rank": Metric("the rank of the actual token among all the vocabulary (1 = the model's top guess)", (),
+                   ("top guess", "far down the list")),
+    "probability": Metric("the probability of the actual token, on a linear scale",
+                          ("88–100%", "75–88%", "62–75%", "50–62%", "38–50%", "25–38%", "12–25%", "0–12%"),
+                          ("likely", "unlikely")),
+    "entropy": Metric("how unsure the model was before the token (entropy of its distribution)",
+                      ("sure", "", "", "", "", "", "", "unsure"), ("sure", "unsure")),
+    "surprisal": Metric("surprisal −log₂ p in bits (each bit halves the probability)",
+                        ("0–2 bits", "2–4", "4–6", "6–8", "8–10", "10–12", "12–14", "≥ 14 bits"), ("0 bits", "14+ bits")),
 }
+DEFAULT_METRIC = "logprob"
 DEFAULT_THRESHOLDS = (1, 10, 100, 1000)
 N_BINS = 8
-_C = ["220,38,38", "234,88,12", "245,158,11", "234,179,8", "163,230,53", "74,222,128", "34,197,94", "22,163,74"]
-_G = ["34,197,94", "132,204,22", "234,179,8", "239,68,68", "168,85,247"]  # top1, top10, top100, top1000, beyond
+RANK_BINS = {2: (7, 0), 3: (7, 3, 0), 4: (7, 5, 2, 0), 5: (7, 6, 3, 1, 0)}  # rank bucket -> palette bin, by bucket count
+LIGHT = ("#d6604d", "#f08a5d", "#f6b17f", "#fbdcc0", "#dce9f5", "#b5d3ec", "#8bbbe3", "#5f9fd6")  # c0 .. c7
+DARK = ("#9c2f1c", "#7f3a1a", "#5e3a1c", "#3f3122", "#24344a", "#1f4266", "#1d5080", "#1a5c99")
 CSS = (
-    ".lx{line-height:2;font-family:ui-monospace,monospace;font-size:14px;overflow-wrap:anywhere}"
-    ".lx .t{border-radius:3px;padding:1px 0;cursor:pointer;white-space:pre-wrap}"
-    ".lx .t:focus,.lx .t.sel{outline:2px solid #2563eb;outline-offset:1px}"
-    ".lx .u{outline:1px dashed #9ca3af}.lx .x{padding:0 2px}"
-    + "".join(f".lx .c{i}{{background:rgba({c},.45)}}" for i, c in enumerate(_C))
-    + "".join(f".lx .g{i}{{background:rgba({c},.45)}}" for i, c in enumerate(_G))
-    + ".lg span{display:inline-block;padding:0 6px;margin:0 2px;border-radius:3px}"
+    ":root{" + "".join(f"--lx-c{i}:{c};" for i, c in enumerate(LIGHT)) + "--lx-fg:#111827;--lx-edge:rgba(0,0,0,.22)}"
+    ".dark{" + "".join(f"--lx-c{i}:{c};" for i, c in enumerate(DARK)) + "--lx-fg:#f3f4f6;--lx-edge:rgba(255,255,255,.22)}"
+    + "".join(f".c{i}{{background:var(--lx-c{i});color:var(--lx-fg)}}" for i in range(N_BINS))
+    + ".lx{line-height:2.1;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:15px;overflow-wrap:anywhere}"
+    ".lx .t{border-radius:3px;padding:2px 1px;margin-right:1px;cursor:pointer;white-space:pre-wrap;"
+    "box-shadow:inset -1px 0 0 var(--lx-edge)}"
+    ".lx .t:focus-visible,.lx .t.sel{outline:3px solid #4f46e5;outline-offset:1px}.dark .lx .t:focus-visible,.dark .lx .t.sel{outline-color:#a5b4fc}"
+    ".lx .t.span{box-shadow:inset 0 -3px 0 #4f46e5}.dark .lx .t.span{box-shadow:inset 0 -3px 0 #a5b4fc}"
+    ".u{outline:1px dashed #6b7280;color:inherit}.lx .x{padding:0 3px}"
+    ".lx .s{font-size:.8em;font-style:italic;border:1px dashed currentColor}"
+    ".lx .role{display:inline-block;font:600 12px/1.6 ui-sans-serif,system-ui,sans-serif;text-transform:uppercase;"
+    "letter-spacing:.04em;padding:0 6px;margin:6px 6px 0 0;border-radius:9px;background:#334155;color:#fff}"
+    ".lx .role.reply{background:#4338ca}.lx .gen .t{text-decoration:underline 2px #4338ca;text-underline-offset:4px}"
+    ".dark .lx .gen .t{text-decoration-color:#a5b4fc}"
 )
 
 
@@ -41,59 +70,75 @@ def rank_buckets(ranks: np.ndarray, thresholds=DEFAULT_THRESHOLDS) -> np.ndarray
     return np.searchsorted(np.asarray(thresholds), ranks, side="left")
 
 
-def color_classes(r: TokenScores, metric: str, thresholds=DEFAULT_THRESHOLDS) -> list[str]:
-    """CSS class per token for `metric`; 'u' where unscored."""
+def bins(r: TokenScores, metric: str, thresholds=DEFAULT_THRESHOLDS) -> np.ndarray:
+    """(n,) palette bin per token for `metric`: 7 = best (expected) .. 0 = worst; -1 where unscored."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
-    ok = r.scored
     if metric == "rank":
-        idx = rank_buckets(r.ranks, thresholds)
-        return [f"g{i}" if s else "u" for i, s in zip(idx.tolist(), ok)]
-    if metric == "probability":
-        x = np.nan_to_num(r.probs)  # 0..1, good is high
+        b = np.asarray(RANK_BINS[len(thresholds) + 1])[rank_buckets(r.ranks, thresholds)]
     elif metric == "logprob":
-        lp = r.logprobs[ok]
-        lo = float(np.percentile(lp[np.isfinite(lp)], 5)) if lp.size and np.isfinite(lp).any() else -1.0
-        lo = min(lo, -1e-3)
-        x = 1 - np.clip(np.nan_to_num(r.logprobs, nan=0.0, neginf=lo) / lo, 0, 1)
+        lp = np.nan_to_num(r.logprobs, nan=0.0, neginf=-np.inf)
+        b = N_BINS - 1 - (lp[:, None] < np.log(LOGPROB_EDGES)[None, :]).sum(1)
+    elif metric == "probability":
+        b = np.minimum((np.nan_to_num(r.probs) * N_BINS).astype(int), N_BINS - 1)
     elif metric == "entropy":
-        top = math.log(max(r.vocab_size, 2))
-        x = 1 - np.clip(np.nan_to_num(r.entropy) / (top / 2), 0, 1)
-    else:  # surprisal
-        x = 1 - np.clip(np.nan_to_num(r.surprisal_bits, posinf=16) / 16, 0, 1)
-    idx = np.minimum((x * N_BINS).astype(int), N_BINS - 1)
-    return [f"c{i}" if s else "u" for i, s in zip(idx.tolist(), ok)]
+        half = math.log(max(r.vocab_size, 2)) / 2
+        b = N_BINS - 1 - np.minimum((np.nan_to_num(r.entropy) / half * N_BINS).astype(int), N_BINS - 1)
+    else:  # surprisal, 2 bits a bin
+        b = N_BINS - 1 - np.minimum((np.nan_to_num(r.surprisal_bits, posinf=99) / 2).astype(int), N_BINS - 1)
+    return np.where(r.scored, b, -1).astype(int)
 
 
-def _tip(r: TokenScores, pos: int) -> str:
-    if not r.scored[pos]:
-        return "unscored (no context before it)" if pos == 0 else "not scored"
-    return f"p {r.probs[pos]:.2%} · logprob {r.logprobs[pos]:.3f} · rank {r.ranks[pos]}"
+def color_classes(r: TokenScores, metric: str, thresholds=DEFAULT_THRESHOLDS) -> list[str]:
+    """CSS class per token for `metric`; 'u' where unscored."""
+    return [f"c{b}" if b >= 0 else "u" for b in bins(r, metric, thresholds).tolist()]
 
 
-def heatmap_html(r: TokenScores, metric: str = "probability", thresholds=DEFAULT_THRESHOLDS, selected: int | None = None) -> str:
-    """The text as chips; prompt and generated parts separated by a thin marker."""
-    classes = color_classes(r, metric, thresholds)
-    texts = r.token_text
-    out = ['<div class="lx">']
+@dataclass(frozen=True)
+class Marks:
+    """What some tokens are besides their numbers: markers (special tokens) and where chat turns start."""
+
+    special: frozenset[int] = frozenset()  # token ids drawn as markers (template tokens, a document start)
+    turns: tuple[tuple[int, str], ...] = ()  # (first position, role) of each chat turn
+
+
+def heatmap_html(r: TokenScores, metric: str = DEFAULT_METRIC, thresholds=DEFAULT_THRESHOLDS, selected: int | None = None,
+                 marks: Marks | None = None) -> str:
+    """The text as chips (one tab stop: the selected chip, else the first); chat turns labelled, the generated part marked."""
+    marks = marks or Marks()
+    classes, texts, ids = color_classes(r, metric, thresholds), r.token_text, r.token_ids.tolist()
+    turns = dict(marks.turns)
+    generated = r.output_k is not None and r.n_prompt < r.n
+    stop = selected if selected is not None and 0 <= selected < r.n else 0
+    label = f"{r.n} tokens coloured by {metric}. Arrow keys move between tokens, Enter opens one, Shift+arrows select a span."
+    out = [f'<div class="lx" role="group" aria-label="{escape(label)}">']
     for pos in range(r.n):
-        if pos == r.n_prompt and r.n_prompt and r.output_k is not None:
-            out.append('<span title="generated from here">▸</span>')
-        cls = classes[pos] + (" x" if texts[pos] == "" else "") + (" sel" if pos == selected else "")
+        if pos in turns and not (generated and pos == r.n_prompt):
+            out.append(f'<span class="role">{escape(turns[pos])}</span>')
+        if generated and pos == r.n_prompt:
+            out.append('<span class="role reply">generated</span><span class="gen">')
+        special = ids[pos] in marks.special or pos < r.context_start
+        cls = classes[pos] + (" s" if special else "") + (" x" if texts[pos] == "" else "") + (" sel" if pos == selected else "")
+        tab = ' tabindex="0"' if pos == stop else ""
         # <wbr>: spaces are shown as `·`, so the line may break between tokens, never inside one
-        out.append(f'<span class="t {cls}" data-pos="{pos}" tabindex="0" title="{_tip(r, pos)}">{chip_html(texts[pos])}</span><wbr>')
-    out.append("</div>")
+        out.append(f'<span class="t {cls}" data-pos="{pos}"{tab}>{chip_html(texts[pos])}</span><wbr>')
+    out.append("</span></div>" if generated else "</div>")
     return "".join(out)
 
 
-def legend_html(metric: str, thresholds=DEFAULT_THRESHOLDS) -> str:
-    """What the colours mean, in one line."""
+def legend_labels(metric: str, thresholds=DEFAULT_THRESHOLDS) -> list[tuple[int, str]]:
+    """(palette bin, label) of each colour `metric` uses, best first."""
     if metric == "rank":
         t = list(thresholds)
-        names = [f"rank ≤ {t[0]}"] + [f"≤ {b}" for b in t[1:]] + [f"> {t[-1]}"]
-        chips = "".join(f'<span class="g{i}">{escape(n)}</span>' for i, n in enumerate(names))
-    else:
-        lo, hi = {"probability": ("0%", "100%"), "logprob": ("low", "0"), "entropy": ("unsure", "sure"),
-                  "surprisal": ("16+ bits", "0 bits")}[metric]
-        chips = f"{escape(lo)} " + "".join(f'<span class="c{i}">&nbsp;</span>' for i in range(N_BINS)) + f" {escape(hi)}"
-    return f'<div class="lx lg"><b>{escape(metric)}</b>: {escape(METRICS[metric])}<br>{chips} <span class="u">unscored</span></div>'
+        names = ["top 1" if t[0] == 1 else f"top {t[0]}"] + [f"{a + 1}–{b}" for a, b in pairwise(t)] + [f"> {t[-1]}"]
+        return list(zip(RANK_BINS[len(names)], names))
+    return [(N_BINS - 1 - i, label) for i, label in enumerate(METRICS[metric].labels)]
+
+
+def legend_html(metric: str, thresholds=DEFAULT_THRESHOLDS) -> str:
+    """What the colours mean, in words: the metric, its good and bad ends, each colour's range."""
+    m = METRICS[metric]
+    chips = "".join(f'<span class="c{b}">{escape(label) or "&nbsp;&nbsp;"}</span>' for b, label in legend_labels(metric, thresholds))
+    return (f'<div class="lg"><p><b>Colour</b>: {escape(m.about)}. A dashed outline: not scored.</p>'
+            f'<p class="lg-scale"><span class="lg-end">{escape(m.ends[0])}</span>{chips}'
+            f'<span class="lg-end">{escape(m.ends[1])}</span></p></div>')

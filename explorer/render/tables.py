@@ -1,79 +1,102 @@
-"""TokenScores -> pandas tables: one row per token, and one position's top-k detail."""
+"""TokenScores -> tables: every token's numbers (full precision for downloads, formatted for the page),
+the summary line, and the most surprising tokens."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
+from explorer.render.numbers import DASH, fixed, logprob, pct, whole
 from explorer.render.text import escape, visible
 from explorer.result import TokenScores
 
+SURPRISING = 10  # tokens in the "most surprising" list
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "backslashreplace")
+
+
+def _parts(r: TokenScores) -> np.ndarray:
+    pos = np.arange(r.n)
+    part = np.where(pos < r.n_prompt, "prompt", "generated")
+    return np.where(pos < r.context_start, "document start", part)
+
 
 def token_table(r: TokenScores) -> pd.DataFrame:
-    """Every number, one row per token (NaN where unscored)."""
-    top1 = [visible(r.pieces[int(i)].decode("utf-8", "replace")) if i >= 0 else "" for i in
-            (r.top_ids[:, 0] if r.top_ids.shape[1] else np.full(r.n, -1))]
+    """Every number, one row per token (NaN where unscored); token text as it is (real spaces and newlines)."""
+    top1 = r.top_ids[:, 0] if r.top_ids.shape[1] else np.full(r.n, -1)
     return pd.DataFrame({
         "pos": np.arange(r.n),
-        "part": np.where(np.arange(r.n) < r.n_prompt, "prompt", "generated"),
-        "token": [visible(r.token_bytes[i].decode("utf-8", "backslashreplace")) for i in range(r.n)],
+        "part": _parts(r),
+        "token": [_text(b) for b in r.token_bytes],
         "id": r.token_ids,
         "probability": r.probs.astype(np.float64),
         "logprob": r.logprobs.astype(np.float64),
         "rank": np.where(r.scored, r.ranks, 0),
         "entropy_nats": r.entropy.astype(np.float64),
         "surprisal_bits": r.surprisal_bits.astype(np.float64),
-        "top1": top1,
+        "top1": [_text(r.pieces[int(i)]) if i >= 0 else "" for i in top1],
     })
 
 
 def token_csv(r: TokenScores) -> str:
+    """The per-token table as CSV, full precision, the real token text (quoted where it holds a comma or newline)."""
     return token_table(r).to_csv(index=False)
 
 
-def detail_table(r: TokenScores, pos: int, k: int) -> pd.DataFrame:
-    """Top-k alternatives at `pos` (probability %, logprob, rank), the actual token marked and
-    appended when outside the top-k, and an `(others)` row with the remaining mass."""
-    k = max(0, min(k, r.top_ids.shape[1]))
-    actual = int(r.token_ids[pos])
-    rows, mass = [], 0.0
-    for rank, (i, lp) in enumerate(zip(r.top_ids[pos, :k].tolist(), r.top_logprobs[pos, :k].tolist()), start=1):
-        if i < 0:
-            continue
-        p = float(np.exp(lp))
-        mass += p
-        rows.append({"rank": rank, "token": visible(r.pieces[i].decode("utf-8", "backslashreplace")), "id": i,
-                     "probability %": round(100 * p, 3), "logprob": round(lp, 4), "actual": "◀ actual" if i == actual else ""})
-    if r.scored[pos] and actual not in r.top_ids[pos, :k].tolist():
-        p = float(np.exp(r.logprobs[pos]))
-        mass += p
-        rows.append({"rank": int(r.ranks[pos]), "token": visible(r.token_bytes[pos].decode("utf-8", "backslashreplace")), "id": actual,
-                     "probability %": round(100 * p, 3), "logprob": round(float(r.logprobs[pos]), 4), "actual": "◀ actual (outside top-k)"})
-    if r.scored[pos]:
-        rest = max(0.0, 1.0 - mass)
-        rows.append({"rank": None, "token": "(others)", "id": None, "probability %": round(100 * rest, 3),
-                     "logprob": round(float(np.log(rest)), 4) if rest > 0 else None, "actual": ""})
-    return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])
+VIEW_HEADERS = ["pos", "part", "token", "probability", "logprob", "rank", "entropy (nats)", "surprisal (bits)", "top guess"]
 
 
-def detail_markdown(r: TokenScores, pos: int) -> str:
-    """One paragraph on the actual token at `pos`."""
-    b = r.token_bytes[pos]
-    shown = escape(visible(b.decode("utf-8", "backslashreplace")))  # markup in a token stays text
-    head = f"**Position {pos}** ({'prompt' if pos < r.n_prompt else 'generated'}): token <code>{shown}</code>, id {int(r.token_ids[pos])}, bytes `{list(b)}`"
-    if not r.scored[pos]:
-        return head + "\n\nNot scored: " + ("the first token has no context to predict it from." if pos == 0 else "the prompt was not scored (tick “score the prompt”).")
-    return (head + f"\n\nprobability **{r.probs[pos]:.3%}** · logprob **{r.logprobs[pos]:.4f}** nats · "
-            f"rank **{r.ranks[pos]}** · entropy **{r.entropy[pos]:.3f}** nats · surprisal {r.surprisal_bits[pos]:.2f} bits"
-            f" · numbers are **{r.mode}**")
+def table_view(r: TokenScores) -> dict:
+    """The per-token table for the page: numbers to sort by, each shown formatted for people (whitespace visible)."""
+    t = token_table(r)
+    data, shown = [], []
+    for row in t.itertuples(index=False):
+        ok = row.rank > 0
+        values = [row.pos, row.part, visible(row.token), row.probability if ok else None, row.logprob if ok else None,
+                  row.rank if ok else None, row.entropy_nats if ok else None, row.surprisal_bits if ok else None, visible(row.top1)]
+        data.append([None if isinstance(v, float) and math.isnan(v) else v for v in values])
+        shown.append([str(row.pos), row.part, visible(row.token), pct(row.probability) if ok else DASH,
+                      logprob(row.logprob) if ok else DASH, whole(row.rank) if ok else DASH,
+                      fixed(row.entropy_nats) if ok else DASH, fixed(row.surprisal_bits, 2) if ok else DASH, visible(row.top1)])
+    return {"headers": VIEW_HEADERS, "data": data, "metadata": {"display_value": shown, "styling": None}}
+
+
+def surprising(r: TokenScores, n: int = SURPRISING) -> list[int]:
+    """Positions of the `n` most surprising scored tokens (lowest logprob first)."""
+    pos = np.flatnonzero(r.scored)
+    return pos[np.argsort(r.logprobs[pos], kind="stable")[:n]].tolist()
+
+
+def surprising_html(r: TokenScores, n: int = SURPRISING) -> str:
+    """The most surprising tokens as small buttons that jump to them in the heatmap."""
+    items = [f'<button type="button" data-jump="{p}" title="position {p:,}: {pct(float(r.probs[p]))}">'
+             f'<code class="tok">{escape(visible(_text(r.token_bytes[p])))}</code> {fixed(float(r.surprisal_bits[p]), 1)} bits</button>'
+             for p in surprising(r, n)]
+    if not items:
+        return ""
+    return f'<div class="sur"><span class="sur-h">Most surprising:</span> {"".join(items)}</div>'
 
 
 def summary_markdown(r: TokenScores) -> str:
+    """One line on the whole result: tokens, total and mean logprob, perplexity, model, how the numbers were made."""
     k = int(r.scored.sum())
+    start = _start_note(r)
     if not k:
-        return f"{r.n} tokens, none scored (a single token has no context)."
-    return (f"**{r.n} tokens** ({k} scored) · total logprob **{r.total_logprob:.3f}** · mean **{r.mean_logprob:.3f}** nats/token"
-            f" · perplexity **{r.perplexity:.3f}** · model `{r.model}` · {r.mode} numbers" + _sampler_note(r))
+        return f"{r.n} tokens, none scored (a single token has no context).{start}"
+    numbers = "raw numbers" if r.output_k is None or r.mode == "raw" else "prompt: raw numbers · generated: processed numbers"
+    return (f"**{r.n:,} tokens** ({k:,} scored) · total logprob **{r.total_logprob:.4f}** · mean **{r.mean_logprob:.4f}** "
+            f"nats/token · perplexity **{r.perplexity:.2f}** · model `{r.model}` · {numbers}" + _sampler_note(r) + start)
+
+
+def _start_note(r: TokenScores) -> str:
+    if not r.context_start:
+        return ""
+    shown = escape(visible("".join(_text(b) for b in r.token_bytes[: r.context_start])))
+    return f"<br>Scored from the start of a document: <code>{shown}</code> was put before the text, so its first token has a score too."
 
 
 def _sampler_note(r: TokenScores) -> str:
@@ -81,5 +104,6 @@ def _sampler_note(r: TokenScores) -> str:
     if r.output_k is None:
         return ""
     s = r.sampler
-    how = "greedy" if s.get("temperature") == 0 else f"temperature {s.get('temperature')}, top-p {s.get('top_p')}, top-k {s.get('top_k')}, seed {s.get('seed')}"
-    return f" · {how} · finish: {r.finish_reason}"
+    how = "greedy" if s.get("temperature") == 0 else f"temperature {s.get('temperature')}, top-p {s.get('top_p')}, top-k {s.get('top_k')}"
+    seed = f" · **seed {s.get('seed')}**" if s.get("seed") is not None and s.get("temperature") != 0 else ""
+    return f" · {how}{seed} · finish: {r.finish_reason}"

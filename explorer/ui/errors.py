@@ -20,6 +20,11 @@ def error(message: str) -> gr.Error:
     return gr.Error(html.escape(str(message), quote=True))
 
 
+def warning(message: str) -> None:
+    """A non-blocking note (gr.Warning) whose message shows as plain text."""
+    gr.Warning(html.escape(str(message), quote=True))
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn the engine's or the registry's ExplorerError (bad input, unusable model) into a pop-up."""

@@ -1,39 +1,43 @@
-"""The token inspector every tab fills: colour controls, legend, heatmap, summary, detail, curves, table, downloads.
+"""The token inspector every tab fills: colour controls, the heatmap beside the selected token's detail,
+the most surprising tokens, the sortable table, curves and one-click downloads.
 
-Its components are made unrendered so tabs can send outputs to them; `render()` places them
-on the page. The session's current result lives in `result` (a gr.State: a list of TokenScores).
+Its components are made unrendered so tabs can send outputs to them; `render()` places them on the
+page. The session's current result lives in `result` (a gr.State: a list of TokenScores) and the
+selected position in `selected` (a gr.Number); other views (compare, lens, branch) read both.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import uuid
+from dataclasses import dataclass
+from itertools import pairwise
 
 import gradio as gr
+import numpy as np
 
-from explorer.export import FORMATS, dumps, export, names
+from explorer.errors import ExplorerError
 from explorer.render.charts import curves, rank_histogram
-from explorer.render.heatmap import CSS, DEFAULT_THRESHOLDS, METRICS, heatmap_html, legend_html
-from explorer.render.tables import detail_markdown, detail_table, summary_markdown, token_csv, token_table
+from explorer.render.detail import detail_html
+from explorer.render.heatmap import (
+    DEFAULT_METRIC,
+    DEFAULT_THRESHOLDS,
+    METRICS,
+    Marks,
+    heatmap_html,
+    legend_html,
+)
+from explorer.render.page_data import data_html, page_data
+from explorer.render.tables import summary_markdown, surprising_html, table_view
+from explorer.render.text import escape
 from explorer.result import TokenScores
 from explorer.settings import MAX_K
+from explorer.ui.downloads import Downloads
 from explorer.ui.errors import error
+from explorer.ui.look import HEATMAP_JS, JUMP_JS, PRESENT_JS
 
 DEFAULT_THRESHOLDS_TEXT = ", ".join(map(str, DEFAULT_THRESHOLDS))
-DOWNLOADS = [*names(), "csv"]  # every exporter's shape, then the per-token table
-HEATMAP_JS = """
-const pick = (t) => {
-  element.querySelectorAll('.sel').forEach((x) => x.classList.remove('sel'));
-  t.classList.add('sel');
-  trigger('click', {pos: Number(t.dataset.pos)});
-};
-element.addEventListener('click', (e) => { const t = e.target.closest('[data-pos]'); if (t) pick(t); });
-element.addEventListener('keydown', (e) => {
-  if (e.key !== 'Enter' && e.key !== ' ') return;
-  const t = e.target.closest('[data-pos]');
-  if (t) { e.preventDefault(); pick(t); }
-});
-"""
+SKIP = '<a class="lx-skip" href="#token-detail">Skip the tokens: go to the selected token</a>'
+SPAN = '<div class="lx-span" hidden aria-live="polite"></div>'
 
 
 def parse_thresholds(text: str) -> tuple[int, ...]:
@@ -42,45 +46,75 @@ def parse_thresholds(text: str) -> tuple[int, ...]:
         t = tuple(int(x) for x in str(text).replace(" ", "").split(",") if x)
     except ValueError:
         raise error(f"Rank thresholds must be increasing whole numbers like 1, 10, 100, 1000 (got {text!r}).") from None
-    if not 1 <= len(t) <= 4 or any(b <= a for a, b in zip(t, t[1:])) or t[0] < 1:
+    if not 1 <= len(t) <= 4 or any(b <= a for a, b in pairwise(t)) or t[0] < 1:
         raise error("Rank thresholds must be 1 to 4 increasing whole numbers ≥ 1, like 1, 10, 100, 1000.")
     return t
 
 
-class Inspector:
-    """The shared views and their own events (token click, restyle, download)."""
+def new_rid() -> str:
+    """An id for one run: the page brings a result into view once per id."""
+    return uuid.uuid4().hex[:12]
 
-    def __init__(self):
-        with gr.Column(render=False) as self.block:
+
+def progress_html(done: int, total: int, what: str = "Scoring") -> str:
+    return (f'<div class="lx-progress"><label>{escape(what)}: {done:,} of {total:,} positions'
+            f' <progress value="{done}" max="{max(total, 1)}"></progress></label></div>')
+
+
+@dataclass(frozen=True)
+class View:
+    """What the page shows besides the result: its marks and the id of the run that made it."""
+
+    marks: Marks | None = None
+    rid: str = ""
+
+
+def marks_of_view(view: View | None) -> Marks | None:
+    return view.marks if isinstance(view, View) else None
+
+
+def role_at(marks: Marks | None, pos: int) -> str | None:
+    """The chat role of the turn holding `pos`, if the result is a chat."""
+    roles = [role for start, role in (marks.turns if marks else ()) if start <= pos]
+    return roles[-1] if roles else None
+
+
+class Inspector:
+    """The shared views and their own events (token click, restyle, downloads, presentation mode)."""
+
+    def __init__(self, models=None):
+        self.models = models  # for recomputing a generated step (raw vs processed); None: no side-by-side view
+        with gr.Column(render=False, elem_id="results", elem_classes=["lx-results"]) as self.block:
             self.result = gr.State([])
-            gr.Markdown("## Tokens\nColour each token by a metric; hover for its numbers, click (or Tab + Enter) for its alternatives.")
-            with gr.Row():
-                self.metric = gr.Dropdown(list(METRICS), value="probability", label="Colour by")
-                self.thresholds = gr.Textbox(DEFAULT_THRESHOLDS_TEXT, label="Rank bucket thresholds (GLTR)")
-                self.k = gr.Slider(1, MAX_K, value=10, step=1, label="Alternatives shown (k)")
-            self.legend = gr.HTML(legend_html("probability"), css_template=CSS, js_on_load=None)
-            self.heatmap = gr.HTML("", css_template=CSS, js_on_load=HEATMAP_JS, elem_id="heatmap")
-            self.summary = gr.Markdown()
-            self._detail_and_curves()
-            gr.Markdown("### Every token\nOne row per token; probability and logprob of the actual token, its rank, the entropy (nats) and surprisal (bits).")
-            self.table = gr.Dataframe(label="Per-token numbers", interactive=False, max_height=400)
-            with gr.Row():
-                self.fmt = gr.Dropdown(DOWNLOADS, value="vllm", label="Download format")
-                self.dl_btn = gr.Button("Prepare download")
-                self.dl_file = gr.File(label="Download", interactive=False)
+            self.view = gr.State(None)  # View of the current result: its marks (chat turns, marker tokens) and run id
+            self.present = gr.Button("Presentation mode", elem_id="present-btn", size="sm")
+            with gr.Row(elem_classes=["lx-toolbar", "lx-hide-present"]):
+                self.metric = gr.Radio(list(METRICS), value=DEFAULT_METRIC, label="Colour by", scale=3)
+                self.thresholds = gr.Textbox(DEFAULT_THRESHOLDS_TEXT, label="Rank buckets (GLTR), Enter applies",
+                                             visible=False, scale=1)
+                self.k = gr.Slider(1, MAX_K, value=10, step=1, label="Alternatives shown (k)", scale=2)
+            self._main()
+            with gr.Accordion("Every token: a sortable table (click a column's header)", open=False,
+                              elem_classes=["lx-hide-present"]):
+                self.table = gr.Dataframe(interactive=False, max_height=420, show_label=False, elem_id="token-table")
+            with gr.Accordion("Curves: rank, entropy and surprisal over the text", open=False,
+                              elem_classes=["lx-hide-present"]), gr.Row():
+                self.plot = gr.Plot(show_label=False)
+                self.hist = gr.Plot(show_label=False)
+            self.downloads = Downloads()
         self._wire()
 
-    def _detail_and_curves(self) -> None:
-        with gr.Row():
-            with gr.Column(scale=1):
-                gr.Markdown("### Selected token\nThe top-k alternatives the model weighed here; *(others)* is the probability left to the rest of the vocabulary.")
-                self.detail_md = gr.Markdown()
-                self.detail_df = gr.Dataframe(label="Alternatives", interactive=False)
-                self.selected = gr.Number(value=0, precision=0, label="Position", minimum=0)
-            with gr.Column(scale=1):
-                gr.Markdown("### Curves\nRank near 1 and low entropy: the model saw it coming. Spikes: surprises.")
-                self.plot = gr.Plot(label="Rank, entropy, surprisal over positions", show_label=False)
-                self.hist = gr.Plot(label="Rank buckets", show_label=False)
+    def _main(self) -> None:
+        with gr.Row(equal_height=False, elem_classes=["lx-main"]):
+            with gr.Column(scale=3, min_width=320, elem_classes=["lx-left"]):
+                self.summary = gr.Markdown(elem_id="summary")
+                self.legend = gr.HTML(legend_html(DEFAULT_METRIC), js_on_load=None, elem_id="legend")
+                self.heatmap = gr.HTML("", js_on_load=HEATMAP_JS, elem_id="heatmap")
+                self.surprising = gr.HTML("", js_on_load=JUMP_JS, elem_id="surprising", elem_classes=["lx-hide-present"])
+            with gr.Column(scale=2, min_width=300, elem_classes=["lx-side"]):
+                self.detail = gr.HTML("", js_on_load=None, elem_id="token-detail")
+                self.selected = gr.Number(value=0, precision=0, minimum=0, label="Position (type one, then Enter)",
+                                          elem_classes=["lx-hide-present"])
 
     def render(self) -> None:
         """Place the views on the page here."""
@@ -93,41 +127,67 @@ class Inspector:
 
     @property
     def outputs(self) -> list:
-        """Every component an action may fill."""
-        return [self.result, self.heatmap, self.legend, self.summary, self.plot, self.hist, self.table,
-                self.detail_md, self.detail_df, self.selected]
+        """Every component an action may fill (heatmap first and summary third among the visible ones)."""
+        return [self.result, self.heatmap, self.legend, self.summary, self.plot, self.hist, self.table, self.detail,
+                self.selected, self.view, self.surprising, *self.downloads.outputs]
 
     def _wire(self) -> None:
-        detail_out = [self.detail_md, self.detail_df, self.selected]
+        detail_out = [self.detail, self.selected]
 
-        def on_click(state, k, evt: gr.EventData):
-            return self.detail(state, evt._data.get("pos", 0), k)
+        def on_click(state, k, view, evt: gr.EventData):
+            return self.detail_of(state, evt._data.get("pos", 0), k, view)
 
-        self.heatmap.click(on_click, [self.result, self.k], detail_out, api_name=False)
-        gr.on([self.selected.submit, self.k.release], self.detail, [self.result, self.selected, self.k], detail_out,
-              api_name="token_detail")
+        self.heatmap.click(on_click, [self.result, self.k, self.view], detail_out, api_visibility="private")
+        gr.on([self.selected.submit, self.k.change], self.detail_of, [self.result, self.selected, self.k, self.view],
+              detail_out, api_name="token_detail", trigger_mode="always_last", show_progress="hidden")
         gr.on([self.metric.change, self.thresholds.submit], self.restyle,
-              [self.result, self.metric, self.thresholds, self.selected], [self.heatmap, self.legend, self.hist],
-              api_name="restyle")
-        self.dl_btn.click(self.download, [self.result, self.fmt], [self.dl_file], api_name="download")
+              [self.result, self.metric, self.thresholds, self.selected, self.view],
+              [self.heatmap, self.legend, self.hist, self.thresholds], api_name="restyle")
+        self.result.change(self.downloads.prepare, [self.result], self.downloads.outputs, api_name="download",
+                           show_progress="hidden")
+        self.present.click(None, js=PRESENT_JS)
 
     # ---- handlers ------------------------------------------------------------------------
-    def show(self, r: TokenScores, metric: str, thresholds_text: str, k: int) -> dict:
-        """Every view of a finished result, its first scored token selected."""
-        t = parse_thresholds(thresholds_text)
-        pos = next((i for i in range(r.n) if r.scored[i]), 0)
-        return {self.result: [r], self.heatmap: heatmap_html(r, metric, t), self.legend: legend_html(metric, t),
-                self.summary: summary_markdown(r), self.plot: curves(r), self.hist: rank_histogram(r, t),
-                self.table: token_table(r), **self._detail(r, pos, k)}
+    def _heat(self, r: TokenScores, metric: str, t, selected, marks, rid: str, full: bool = True, note: str = "") -> str:
+        """The heatmap's HTML: skip link, span bar, progress, the chips, and the page's data (numbers once full)."""
+        data = page_data(r, rid) if full else {"rid": rid, "n": r.n, "partial": True}
+        return SKIP + SPAN + note + heatmap_html(r, metric, t, selected, marks) + data_html(data)
 
-    def partial(self, r: TokenScores, metric: str, t: tuple[int, ...]) -> dict:
-        """The heatmap alone, for a result still streaming in."""
-        return {self.heatmap: heatmap_html(r, metric, t)}
+    def show(self, r: TokenScores, metric: str, thresholds_text: str, k: int, marks: Marks | None = None,
+             rid: str | None = None) -> dict:
+        """Every view of a finished result; selected: the first generated token, else the first scored one."""
+        t, rid = parse_thresholds(thresholds_text), rid or new_rid()
+        scored = np.flatnonzero(r.scored)
+        pos = r.n_prompt if r.output_k is not None and r.n_prompt < r.n else int(scored[0]) if scored.size else 0
+        return {self.result: [r], self.view: View(marks, rid), self.heatmap: self._heat(r, metric, t, pos, marks, rid),
+                self.legend: legend_html(metric, t), self.summary: summary_markdown(r), self.plot: curves(r),
+                self.hist: rank_histogram(r, t), self.table: table_view(r), self.surprising: surprising_html(r),
+                **self._detail(r, pos, k, marks)}
 
-    def _detail(self, r: TokenScores, pos: int, k: int) -> dict:
-        return {self.detail_md: detail_markdown(r, pos), self.detail_df: detail_table(r, pos, int(k)), self.selected: pos}
+    def partial(self, r: TokenScores, metric: str, t: tuple[int, ...], marks: Marks | None = None, rid: str | None = None,
+                note: str = "", first: bool = False) -> dict:
+        """The heatmap alone, for a result still coming in (the first one also empties the old downloads)."""
+        out = {self.heatmap: self._heat(r, metric, t, None, marks, rid or new_rid(), full=False, note=note)}
+        return {**out, **self.downloads.cleared()} if first else out
 
-    def detail(self, state: list, pos, k) -> dict:
+    def _step(self, r: TokenScores, pos: int, k: int):
+        """Raw and processed distributions of a generated token, recomputed (None where that cannot be done)."""
+        if self.models is None or r.output_k is None or pos < r.n_prompt:
+            return None
+        from explorer.engine.step_view import step_view  # torch only where it is needed
+
+        try:
+            with self.models.use(r.model) as engine:
+                return step_view(engine, r, pos, max(int(k), 1))
+        except ExplorerError:
+            return None
+
+    def _detail(self, r: TokenScores, pos: int, k, marks: Marks | None = None) -> dict:
+        k = max(1, min(int(k or 10), MAX_K))
+        html = detail_html(r, pos, k, self._step(r, pos, k), role_at(marks, pos))
+        return {self.detail: html, self.selected: pos}
+
+    def detail_of(self, state: list, pos, k, view: View | None = None) -> dict:
         """Detail of the token at `pos` of the current result."""
         if not state:
             raise error("Score a text or generate first, then click a token.")
@@ -135,35 +195,17 @@ class Inspector:
         try:
             pos = int(pos)
         except (TypeError, ValueError):
-            raise error("Pick a token by clicking it in the heatmap.") from None
+            raise error("Pick a token by clicking it in the heatmap, or type its position.") from None
         if not 0 <= pos < r.n:
             raise error(f"Position {pos} is outside this text (0..{r.n - 1}).")
-        return self._detail(r, pos, k)
+        return self._detail(r, pos, k, marks_of_view(view))
 
-    def restyle(self, state: list, metric: str, thresholds_text: str, selected) -> dict:
-        """Heatmap, legend and histogram recoloured by `metric` and `thresholds_text`."""
+    def restyle(self, state: list, metric: str, thresholds_text: str, selected, view: View | None = None) -> dict:
+        """Heatmap, legend and histogram recoloured by `metric` and `thresholds_text` (same run: no scrolling)."""
         t = parse_thresholds(thresholds_text)
+        out = {self.legend: legend_html(metric, t), self.thresholds: gr.Textbox(visible=metric == "rank")}
         if not state:
-            return {self.legend: legend_html(metric, t)}
-        r = state[0]
+            return out
+        r, view = state[0], view if isinstance(view, View) else View()
         sel = int(selected) if selected is not None else None
-        return {self.heatmap: heatmap_html(r, metric, t, sel), self.legend: legend_html(metric, t),
-                self.hist: rank_histogram(r, t)}
-
-    def download(self, state: list, fmt: str) -> dict:
-        """The current result written in shape `fmt` (the exporter's bytes, as is) as a file."""
-        if not state:
-            raise error("Nothing to download yet: score a text or generate first.")
-        r = state[0]
-        if fmt not in DOWNLOADS:
-            raise error(f"Unknown download format {fmt!r}: pick one of {', '.join(DOWNLOADS)}.")
-        if fmt != "csv" and FORMATS[fmt].needs_generation and r.output_k is None:
-            raise error(f"{fmt} needs generated tokens: use Generate or Chat, or pick another format.")
-        folder = tempfile.mkdtemp(prefix="logprobs-")
-        if fmt == "csv":
-            path, data = os.path.join(folder, "tokens.csv"), token_csv(r)
-        else:
-            path, data = os.path.join(folder, f"logprobs.{fmt}.json"), dumps(export(fmt, state))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(data)
-        return {self.dl_file: path}
+        return {**out, self.heatmap: self._heat(r, metric, t, sel, view.marks, view.rid), self.hist: rank_histogram(r, t)}

@@ -13,17 +13,32 @@ from explorer.runtime import Models
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
 from explorer.ui.tabs import Shared
+from explorer.ui.tabs.branch import BranchTab
 from explorer.ui.tabs.chat import ChatTab
+from explorer.ui.tabs.compare import CompareTab
 from explorer.ui.tabs.generate import GenerateTab
+from explorer.ui.tabs.lens import LensTab
+from explorer.ui.tabs.lookup import LookupTab
 from explorer.ui.tabs.score import ScoreTab
+from explorer.ui.tabs.whatif import WhatIfTab
+from explorer.ui.tabs.words import WordsTab
 
 INTRO = """# logprob-explorer
-See what the model expected at every token: its **probability**, **logprob** (natural log),
-the **rank** of the actual token among all the vocabulary (1 = the model's top guess), the
-**top-k alternatives**, and the **entropy** of the distribution (how unsure the model was, in nats).
-Click any token for its alternatives."""
+What did the model expect at every token? Score a text, generate, or chat, then read each token's
+**probability**, **logprob** (natural log), the **rank** of the actual token among the whole vocabulary
+(1 = the model's top guess), its **top alternatives** and the **entropy** of the distribution (how unsure
+the model was, in nats). Hover a token for its numbers; click it (or Tab to the text, arrows, Enter) for
+everything the model weighed there."""
 
-TABS = [ScoreTab, GenerateTab, ChatTab]  # each: Shared -> its tab, laid out and wired
+TABS = [  # each: Shared -> its tab, laid out and wired
+    ScoreTab, GenerateTab, ChatTab,
+    CompareTab,
+    WhatIfTab,
+    LookupTab,
+    WordsTab,
+    BranchTab,
+    LensTab,
+]
 
 
 @dataclass(frozen=True)
@@ -39,11 +54,11 @@ class Page:
 def page(models: Models) -> Page:
     """Build the page for `models`; each browser session gets its own model name and result."""
     with gr.Blocks(title="logprob-explorer") as demo:
-        gr.Markdown(INTRO)
+        gr.Markdown(INTRO, elem_classes=["lx-intro", "lx-hide-present"])
         picker = ModelPicker(models)
-        inspector = Inspector()  # made unrendered: the tabs send outputs to it, it is placed below them
+        inspector = Inspector(models)  # made unrendered: the tabs send outputs to it, it is placed below them
         shared = Shared(models, picker.name, inspector)
-        with gr.Tabs():
+        with gr.Tabs(elem_classes=["lx-hide-present"]):
             tabs = {make.__name__: make(shared) for make in TABS}
         inspector.render()
     return Page(demo, picker, inspector, tabs)

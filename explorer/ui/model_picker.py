@@ -32,14 +32,16 @@ class ModelPicker:
     def __init__(self, models: Models):
         self.models = models
         self.name = gr.State(models.default)
-        with gr.Row():
+        with gr.Row(elem_classes=["lx-hide-present", "lx-model"]):
             self.choice = gr.Dropdown(models.names, value=models.default, label=model_label(models.allow_hub),
-                                      allow_custom_value=models.allow_hub, scale=4)
-            self.button = gr.Button("Load model", scale=1)
+                                      allow_custom_value=models.allow_hub, scale=4, min_width=280)
+            self.button = gr.Button("Load model", scale=1, min_width=140)
         engine = models.loaded(models.default)
         self.status = gr.Markdown(status_text(engine) if engine else
-                                  f"Model **{html.escape(models.default)}** loads on the first action.")
-        self.button.click(self.load, [self.choice], [self.name, self.status], api_name="load_model")
+                                  f"Model **{html.escape(models.default)}** loads on the first action.",
+                                  elem_classes=["lx-hide-present"], elem_id="model-status")
+        loading = self.button.click(self.load, [self.choice], [self.name, self.status], api_name="load_model")
+        loading.failure(lambda name: name, [self.name], [self.choice], api_visibility="private")  # a failed load: the menu shows the model still in use
 
     def load(self, choice: str, progress=gr.Progress()) -> dict:
         """Load `choice` for this session: its name into the session's state, a status line."""

@@ -9,10 +9,11 @@ import gradio as gr
 
 from explorer.engine import Done, Engine, stream, with_seed
 from explorer.engine.generation import collect
+from explorer.render.heatmap import Marks
 from explorer.runtime import Models
 from explorer.settings import MAX_K, SamplerSettings
 from explorer.ui.errors import error, user_errors
-from explorer.ui.inspector import Inspector, parse_thresholds
+from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
 
 UI_K = MAX_K  # compute the top-20 once; the k slider only slices it
 MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperature / top-k / top-p"]
@@ -27,12 +28,47 @@ def sampler_controls() -> list:
         top_p = gr.Slider(0.01, 1, value=1.0, step=0.01, label="Top-p (1 = off)")
         top_k = gr.Slider(0, 200, value=0, step=1, label="Top-k (0 = off)")
     with gr.Row():
-        seed = gr.Number(value=None, precision=0, label="Seed (empty = random, shown in the summary)")
+        seed = gr.Textbox("", label="Seed", placeholder="empty: a new random seed each run",
+                          info="The seed used is shown with the result; “Reuse seed” puts it here.")
         stop = gr.Textbox(label="Stop strings (one per line; \\n for a newline)", lines=1)
-        mode = gr.Radio(MODE_CHOICES, value=MODE_CHOICES[0], label="Numbers shown",
-                        info="raw = what the model believes; processed = what the sampler actually drew from")
+        mode = gr.Radio(MODE_CHOICES, value=MODE_CHOICES[0], label="Numbers shown for generated tokens",
+                        info="raw = what the model believes; processed = what the sampler drew from. Prompt numbers are raw.")
         score_prompt = gr.Checkbox(value=True, label="Also score the prompt's tokens")
     return [max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt]
+
+
+def run_buttons(label: str) -> tuple[gr.Button, gr.Button, gr.Button]:
+    """The run button, Stop, and Reuse seed (hidden until a run shows its seed)."""
+    with gr.Row():
+        go = gr.Button(label, variant="primary", scale=3)
+        stop = gr.Button("Stop", variant="stop", scale=1)
+        reuse = gr.Button("Reuse seed", visible=False, scale=1)
+    return go, stop, reuse
+
+
+def wire_reuse(reuse: gr.Button, seed: gr.Textbox, inspector: Inspector) -> None:
+    """'Reuse seed' puts the last result's seed into the seed box."""
+    def last_seed(state: list):
+        s = state[0].sampler.get("seed") if state else None
+        return "" if s is None else str(s)
+
+    reuse.click(last_seed, [inspector.result], [seed], api_visibility="private")
+
+
+def reuse_button(r) -> gr.Button:
+    """The Reuse button after a run: labelled with the seed it used (hidden for greedy runs, which need none)."""
+    seed = r.sampler.get("seed")
+    return gr.Button(f"Reuse seed {seed}", visible=seed is not None and r.sampler.get("temperature") != 0)
+
+
+def parse_seed(seed) -> int | None:
+    """The seed box's value: empty means random (None)."""
+    if seed is None or (isinstance(seed, str) and not seed.strip()):
+        return None
+    try:  # its range is SamplerSettings' rule, as for the CLI and the API
+        return int(str(seed).strip())
+    except ValueError:
+        raise ValueError(f"the seed must be a whole number, or empty for a random one (got {str(seed)[:40]!r})") from None
 
 
 def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt) -> SamplerSettings:
@@ -40,7 +76,7 @@ def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prom
     stops = tuple(s.replace("\\n", "\n") for s in (stop or "").splitlines() if s)
     try:  # the controls' values as numbers; the rules themselves are SamplerSettings' alone
         numbers = dict(max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p), top_k=int(top_k),
-                       seed=None if seed in (None, "") else int(seed))
+                       seed=parse_seed(seed))
     except (ValueError, TypeError) as err:  # a number field that is not a number
         raise error(f"Check the sampler settings: {err}.") from None
     with user_errors():
@@ -48,18 +84,21 @@ def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prom
                                          mode="processed" if str(mode).startswith("processed") else "raw"))
 
 
-def run(models: Models, name: str, encode: Callable[[Engine], list[int]], s: SamplerSettings, inspector: Inspector,
-        metric: str, thresholds_text: str, k: int) -> Iterator[dict]:
-    """Stream a generation from `encode(engine)`: the heatmap alone while it runs, every view at the end."""
+def run(models: Models, name: str, encode: Callable[[Engine], tuple[list[int], Marks]], s: SamplerSettings,
+        inspector: Inspector, metric: str, thresholds_text: str, k: int,
+        finish: Callable[..., dict] | None = None) -> Iterator[dict]:
+    """Stream a generation from `encode(engine)` (ids and marks): the heatmap alone while it runs, every view at
+    the end, plus `finish(result)`'s own outputs."""
     t = parse_thresholds(thresholds_text)
-    steps, last = [], 0.0
+    steps, last, rid = [], 0.0, new_rid()
     with user_errors(), models.use(name) as engine:
-        ids = encode(engine)
+        ids, marks = encode(engine)
         for ev in stream(engine, ids, s):
             if isinstance(ev, Done):
-                yield inspector.show(collect(engine, ids, s, steps, ev), metric, thresholds_text, k)
+                r = collect(engine, ids, s, steps, ev)
+                yield {**inspector.show(r, metric, thresholds_text, k, marks, rid), **(finish(r) if finish else {})}
                 return
             steps.append(ev)
             if time.monotonic() - last > PARTIAL_EVERY_S:
-                last = time.monotonic()
-                yield inspector.partial(collect(engine, ids, s, steps), metric, t)
+                first, last = last == 0.0, time.monotonic()
+                yield inspector.partial(collect(engine, ids, s, steps), metric, t, marks, rid, first=first)

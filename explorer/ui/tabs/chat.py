@@ -1,4 +1,5 @@
-"""The Chat tab: a message through the model's chat template; the template's role markers are tokens too."""
+"""The Chat tab: a conversation through the model's chat template, kept across messages; every earlier turn
+is scored too, the template's markers are tokens like any other (drawn as markers), and roles are labelled."""
 
 from __future__ import annotations
 
@@ -6,33 +7,70 @@ from collections.abc import Iterator
 
 import gradio as gr
 
+from explorer.engine.turns import chat_turns
 from explorer.ui.errors import error
-from explorer.ui.sampler import run, sampler_controls, settings
+from explorer.ui.marks import marks_of
+from explorer.ui.sampler import (
+    reuse_button,
+    run,
+    run_buttons,
+    sampler_controls,
+    settings,
+    wire_reuse,
+)
 from explorer.ui.tabs import Shared
 
 EXAMPLES = ["What is the capital of France?", "Write a haiku about autumn.", "Explain entropy in one sentence."]
+EMPTY = "No conversation yet: your first message starts one."
+
+
+def status(history: list[dict]) -> str:
+    n = len(history) // 2
+    return f"Conversation so far: {n} exchange{'s' if n != 1 else ''}. The next message continues it." if n else EMPTY
 
 
 class ChatTab:
-    """System message + user message + sampler controls + Send button."""
+    """System message + the conversation so far + a message + sampler controls + Send / Stop / New conversation."""
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
         with gr.Tab("Chat"):
-            gr.Markdown("Send a message through the model's chat template; the template's role markers are tokens too.")
+            gr.Markdown("Talk to the model through its chat template. The conversation is kept: each reply is scored "
+                        "with every earlier turn, roles are labelled, template markers are drawn as markers and the "
+                        "generated reply is underlined.")
+            self.history = gr.State([])
             self.system = gr.Textbox(label="System message (optional)", lines=1)
+            with gr.Row():
+                self.turns = gr.Markdown(EMPTY)
+                self.new = gr.Button("New conversation", size="sm", scale=0, min_width=180)
             self.message = gr.Textbox(label="Message", lines=3)
             self.controls = sampler_controls()
-            self.button = gr.Button("Send", variant="primary")
+            self.button, self.stop, self.reuse = run_buttons("Send")
             gr.Examples(EXAMPLES, inputs=[self.message])
-        self.button.click(self.chat, [shared.model, self.system, self.message, *self.controls, *self.inspector.look],
-                          self.inspector.outputs, api_name="chat")
+        outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
+        event = self.button.click(self.chat, [shared.model, self.history, self.system, self.message, *self.controls,
+                                              *self.inspector.look], outputs, api_name="chat",
+                                  show_progress_on=[self.inspector.summary])
+        self.stop.click(None, cancels=[event])
+        self.new.click(lambda: ([], EMPTY), None, [self.history, self.turns], api_visibility="private")
+        wire_reuse(self.reuse, self.controls[4], self.inspector)
 
-    def chat(self, name, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
+    def chat(self, name, history, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
              metric, thresholds_text, k) -> Iterator[dict]:
-        """Stream the assistant's reply to `message` (after `system`, if any) from the session's model."""
+        """Stream the assistant's reply to `message` after the conversation so far (and `system`, if any)."""
         if not message or not message.strip():
             raise error("The message is empty: type what the user says.")
-        msgs = ([{"role": "system", "content": system}] if system and system.strip() else []) + [{"role": "user", "content": message}]
+        history = list(history or [])
+        user = {"role": "user", "content": message}
+        msgs = ([{"role": "system", "content": system}] if system and system.strip() else []) + history + [user]
         s = settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
-        yield from run(self.models, name, lambda engine: engine.encode_chat(msgs), s, self.inspector, metric, thresholds_text, k)
+
+        def encode(engine):
+            ids, turns = chat_turns(engine, msgs)
+            return ids, marks_of(engine, turns)
+
+        def finish(r):
+            kept = history + [user, {"role": "assistant", "content": r.completion_text}]
+            return {self.reuse: reuse_button(r), self.history: kept, self.message: "", self.turns: status(kept)}
+
+        yield from run(self.models, name, encode, s, self.inspector, metric, thresholds_text, k, finish=finish)

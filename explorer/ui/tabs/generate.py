@@ -7,25 +7,37 @@ from collections.abc import Iterator
 import gradio as gr
 
 from explorer.ui.errors import error
-from explorer.ui.sampler import run, sampler_controls, settings
+from explorer.ui.marks import marks_of
+from explorer.ui.sampler import (
+    reuse_button,
+    run,
+    run_buttons,
+    sampler_controls,
+    settings,
+    wire_reuse,
+)
 from explorer.ui.tabs import Shared
 
 EXAMPLES = ["The capital of France is", "Once upon a time,", "def is_prime(n):", "The three primary colors are"]
 
 
 class GenerateTab:
-    """Prompt + sampler controls + Generate button."""
+    """Prompt + sampler controls + Generate / Stop / Reuse seed."""
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
         with gr.Tab("Generate"):
-            gr.Markdown("Continue a prompt; every generated token shows what else the model considered.")
+            gr.Markdown("Continue a prompt; every generated token shows what else the model considered, "
+                        "and what the sampler kept of it.")
             self.prompt = gr.Textbox(label="Prompt", lines=3)
             self.controls = sampler_controls()
-            self.button = gr.Button("Generate", variant="primary")
+            self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
-        self.button.click(self.generate, [shared.model, self.prompt, *self.controls, *self.inspector.look],
-                          self.inspector.outputs, api_name="generate")
+        event = self.button.click(self.generate, [shared.model, self.prompt, *self.controls, *self.inspector.look],
+                                  [*self.inspector.outputs, self.reuse], api_name="generate",
+                                  show_progress_on=[self.inspector.summary])
+        self.stop.click(None, cancels=[event])
+        wire_reuse(self.reuse, self.controls[4], self.inspector)
 
     def generate(self, name, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
                  metric, thresholds_text, k) -> Iterator[dict]:
@@ -33,4 +45,5 @@ class GenerateTab:
         if not prompt or not prompt.strip():
             raise error("The prompt is empty: type a prompt to continue.")
         s = settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
-        yield from run(self.models, name, lambda engine: engine.encode(prompt), s, self.inspector, metric, thresholds_text, k)
+        yield from run(self.models, name, lambda engine: (engine.encode(prompt), marks_of(engine)), s, self.inspector,
+                       metric, thresholds_text, k, finish=lambda r: {self.reuse: reuse_button(r)})

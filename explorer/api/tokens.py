@@ -1,0 +1,98 @@
+"""vLLM's utility routes: `POST /tokenize`, `POST /detokenize`, `GET /health`, `GET /version` (served at the root,
+as vLLM does, and under /v1). The API key / EXPLORER_AUTH guard them like /v1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from explorer import __version__
+from explorer.api.framing import json_response, read_json
+from explorer.errors import ExplorerError
+from explorer.runtime import Models
+from explorer.settings import Limits
+
+
+class TokenizeRequest(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    model: str | None = None
+    prompt: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    add_special_tokens: bool | None = None
+    add_generation_prompt: bool = True
+    continue_final_message: bool = False
+    chat_template_kwargs: dict[str, Any] | None = None
+    return_token_strs: bool = False
+
+
+class DetokenizeRequest(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    model: str | None = None
+    tokens: list[int] = Field(...)
+
+
+def tokenize(engine, req: TokenizeRequest) -> dict:
+    """{"count", "max_model_len", "tokens", "token_strs"} for a prompt or a conversation."""
+    from explorer.api.schemas import ChatRequest
+
+    if (req.prompt is None) == (req.messages is None):
+        raise ExplorerError("Give either `prompt` (text) or `messages` (a conversation).", param="prompt", code="invalid_value")
+    if req.prompt is not None:
+        add = True if req.add_special_tokens is None else req.add_special_tokens
+        ids = list(engine.tokenizer(req.prompt, add_special_tokens=add)["input_ids"])
+    else:
+        messages = ChatRequest(messages=req.messages).chat_messages()
+        ids = engine.encode_chat(messages, add_generation_prompt=req.add_generation_prompt,
+                                 continue_final_message=req.continue_final_message, template_kwargs=req.chat_template_kwargs)
+    strs = [engine.vocab[i].decode("utf-8", errors="backslashreplace") for i in ids] if req.return_token_strs else None
+    return {"count": len(ids), "max_model_len": engine.context, "tokens": ids, "token_strs": strs}
+
+
+def detokenize(engine, req: DetokenizeRequest) -> dict:
+    bad = [i for i in req.tokens if not 0 <= i < engine.vocab_size]
+    if bad:
+        raise ExplorerError(f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).", param="tokens",
+                            code="invalid_token_id")
+    return {"prompt": engine.tokenizer.decode(req.tokens)}
+
+
+def token_router(models: Models, limits: Limits, guard) -> APIRouter:
+    """The four routes; `guard(request)` raises a 401 ExplorerError when the request may not use the API."""
+    from explorer.api.routes import _parse
+
+    router = APIRouter()
+
+    async def run(request: Request, schema, fn):
+        guard(request)
+        req = _parse(schema, await read_json(request, limits.max_body_bytes))
+        models.resolve(req.model)
+
+        def work():
+            with models.use(req.model) as engine:
+                return fn(engine, req)
+
+        return json_response(await anyio.to_thread.run_sync(work))
+
+    @router.post("/tokenize")
+    async def tokenize_route(request: Request):
+        return await run(request, TokenizeRequest, tokenize)
+
+    @router.post("/detokenize")
+    async def detokenize_route(request: Request):
+        return await run(request, DetokenizeRequest, detokenize)
+
+    @router.get("/health")
+    async def health():  # open, as vLLM's: a load balancer's probe
+        return Response(status_code=200)
+
+    @router.get("/version")
+    async def version():
+        return {"version": __version__}
+
+    return router

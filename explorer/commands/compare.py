@@ -1,0 +1,88 @@
+"""`logprob-explorer compare`: two models on one text, or one model after two prompts, as one JSON object.
+
+Two models: `--model A --model-b B (--text T | --text-file F | --ids ...)`; one model, two prompts:
+`--model A --prompt-a P --prompt-b Q (--text CONTINUATION | --text-file F)`. The body is
+`explorer.compare.Comparison.to_dict()` (shape in the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub) -> None:
+    from explorer.cli import ids_arg, k_arg, model_args
+
+    p = sub.add_parser(
+        "compare",
+        help="two models on one text (or one model after two prompts), token by token",
+        description="Per token: both logprobs, their difference (b minus a), both ranks, KL both ways and "
+        "Jensen-Shannon between the two next-token distributions (nats). Models with different "
+        "tokenizers are compared per character span, without divergences.",
+    )
+    model_args(p)
+    p.add_argument("--model-b", help="the second model (hub id or local folder)")
+    p.add_argument("--prompt-a", help="one model, two prompts: the first prompt (the text is then the continuation)")
+    p.add_argument("--prompt-b", help="the second prompt (may be empty: '')")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text")
+    src.add_argument("--text-file")
+    src.add_argument("--ids", type=ids_arg, help="comma-separated token ids (models with the same tokenizer)")
+    p.add_argument("--logprobs", type=k_arg, default=5, help="top-k alternatives per token and model, 0..20")
+    p.add_argument("--out", help="write the JSON here instead of stdout")
+
+
+def _check(a: argparse.Namespace) -> str:
+    """Every check that needs no model; returns the text ('' for --ids)."""
+    from explorer.cli import check_out, check_text, read_text
+    from explorer.errors import ExplorerError
+    from explorer.settings import check_k
+
+    check_k(a.logprobs, "logprobs", allow_full=False)
+    check_out(a.out, "--out")
+    if getattr(a, "backend", None):
+        raise ExplorerError(
+            "compare reads both models' logits, so it needs them loaded here: drop --backend.", param="backend"
+        )
+    prompts = a.prompt_a is not None or a.prompt_b is not None
+    if prompts:
+        if a.prompt_a is None or a.prompt_b is None:
+            raise ExplorerError(
+                "Comparing two prompts needs both --prompt-a and --prompt-b (one may be '').", param="prompt_b"
+            )
+        if a.model_b:
+            raise ExplorerError(
+                "--prompt-a/--prompt-b compare one model after two prompts: drop --model-b.", param="model_b"
+            )
+        if a.ids is not None:
+            raise ExplorerError(
+                "With two prompts give the continuation as --text or --text-file, not --ids.", param="ids"
+            )
+        check_text(a.prompt_a, "--prompt-a")
+        check_text(a.prompt_b, "--prompt-b")
+    elif not a.model_b:
+        raise ExplorerError(
+            "Name the second model with --model-b (or compare two prompts with --prompt-a and --prompt-b).",
+            param="model_b",
+        )
+    if a.ids is not None:
+        if not a.ids:
+            raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
+        return ""
+    text = check_text(read_text(a), "--text")
+    if not text:
+        raise ExplorerError("The text is empty: type or paste some text to compare.", param="prompt", code="empty_text")
+    return text
+
+
+def run(a: argparse.Namespace) -> dict:
+    text = _check(a)
+    from explorer.engine import Engine
+    from explorer.engine.compare import compare_ids, compare_prompt_texts, compare_text
+
+    ea = Engine.load(a.model, a.device, a.dtype, a.trust_remote_code)
+    if a.prompt_a is not None:
+        return compare_prompt_texts(ea, a.prompt_a, a.prompt_b, text, a.logprobs).to_dict()
+    eb = ea if a.model_b == a.model else Engine.load(a.model_b, a.device, a.dtype, a.trust_remote_code)
+    c = compare_ids(ea, eb, a.ids, a.logprobs) if a.ids is not None else compare_text(ea, eb, text, a.logprobs)
+    return c.to_dict()

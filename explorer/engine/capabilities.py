@@ -1,0 +1,38 @@
+"""What an engine can give: views, exporters, the CLI and the API ask this record, never which engine it is."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    kind: str  # "local" (transformers in this process) | "remote" (an OpenAI/vLLM-compatible server)
+    max_logprobs: int  # most top-k a request may ask (-1: no cap)
+    full_vocab: bool  # whether whole next-token distributions can be had
+    full_vocab_max_prompt_tokens: int  # their cap in prompt tokens per request (0: none allowed)
+    ranks: bool  # ranks of generated tokens beyond the top-k (prompt ranks come from every engine)
+    entropy: bool  # exact entropy at every position (a remote engine has it only within the full-vocabulary cap)
+    chat_template: bool
+    hidden_states: bool  # the logit lens, what-if rows, divergences between two models
+
+    @classmethod
+    def local(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
+        return cls("local", max_logprobs, True, 1 << 30, True, True, chat_template, True)
+
+    @classmethod
+    def remote(cls, max_logprobs: int, full_vocab_max_prompt_tokens: int) -> Capabilities:
+        return cls("remote", max_logprobs, full_vocab_max_prompt_tokens > 0, full_vocab_max_prompt_tokens, False, False,
+                   True, False)
+
+    def why_not(self, need: str) -> str | None:
+        """One line saying why a view needing `need` (a field name) is off, or None when it is available."""
+        if getattr(self, need):
+            return None
+        return {"hidden_states": "needs the model's hidden states and logits, which a remote server does not send",
+                "ranks": "generated tokens' ranks beyond the top-k are not sent by an OpenAI-compatible server",
+                "entropy": "entropy needs the full distribution, which this server gives only within its cap",
+                "full_vocab": "this server gives no full-vocabulary distributions"}.get(need, f"this engine has no {need}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,110 @@
+"""LensGrid -> a layer x position heatmap (HTML), its legend, and one cell's detail (markdown + top-k table).
+
+Pure functions, no torch, no gradio. Token text is always escaped. Each cell is a bare
+`<td>` with a colour class and a short title; the page finds its layer from the row's
+`data-l` and its position from the column.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from explorer.lens import LensGrid
+from explorer.render.text import escape, visible
+from explorer.render.tree import md_code
+
+PALETTE = ["#15803d", "#22c55e", "#84cc16", "#eab308", "#f59e0b", "#f97316", "#ef4444", "#991b1b"]  # best .. worst
+METRICS = {  # name -> (edges of buckets 0..6, what the colours mean)
+    "rank": ((1, 3, 10, 30, 100, 1000, 10000), "rank of the actual token at that layer: green = 1 (its top guess), dark red > 10,000"),
+    "logprob": ((-0.7, -1.6, -2.3, -3.5, -4.6, -6.9, -9.2), "logprob of the actual token: green ≥ -0.7 (p ≥ 50%), dark red < -9.2 (p < 0.01%)"),
+    "entropy": ((0.5, 1, 2, 3, 4, 5, 7), "entropy of that layer's distribution: green ≤ 0.5 nats (sure), dark red > 7 nats (lost)"),
+}
+CSS = """
+.lens-wrap { overflow: auto; max-height: 640px; }
+.lens { border-collapse: collapse; font-size: 11px; }
+.lens td { width: 14px; min-width: 14px; height: 14px; padding: 0; border: 1px solid rgba(128,128,128,0.15); cursor: pointer; }
+.lens th { font-weight: normal; padding: 0 4px; white-space: nowrap; text-align: right; }
+.lens thead th { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; max-height: 90px;
+                 overflow: hidden; text-overflow: ellipsis; padding: 2px 0; font-family: monospace; }
+.lens td.sel { outline: 2px solid currentColor; outline-offset: -2px; }
+.lens td.u { background: repeating-linear-gradient(45deg, transparent 0 3px, rgba(128,128,128,0.25) 3px 5px); cursor: default; }
+.lens-legend span { display: inline-block; padding: 0 6px; margin-right: 2px; color: #fff; border-radius: 3px; font-size: 12px; }
+""" + "".join(f".lens td.b{i}, .lens-legend .b{i} {{ background: {c}; }}\n" for i, c in enumerate(PALETTE))
+
+
+def buckets(g: LensGrid, metric: str) -> np.ndarray:
+    """(L+1, n) colour bucket 0 (best) .. 7 (worst) of every cell; -1 where unscored."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
+    edges = np.asarray(METRICS[metric][0], np.float64)
+    if metric == "rank":
+        b = np.searchsorted(edges, g.ranks, side="left")
+    elif metric == "logprob":
+        b = np.searchsorted(-edges, -np.nan_to_num(g.logprobs, nan=0.0), side="left")
+    else:
+        b = np.searchsorted(edges, np.nan_to_num(g.entropy, nan=0.0), side="left")
+    return np.where(np.isnan(g.logprobs), -1, b)
+
+
+def layer_name(g: LensGrid, layer: int) -> str:
+    if layer == 0:
+        return "0: the embeddings"
+    if layer == g.n_layers:
+        return f"{layer}: the model's output"
+    return f"{layer}: after {layer} block{'s' if layer > 1 else ''}"
+
+
+def legend_html(metric: str) -> str:
+    meaning = METRICS[metric][1]
+    return (f'<div class="lens-legend">{escape(meaning)} '
+            + "".join(f'<span class="b{i}">{i + 1}</span>' for i in range(len(PALETTE))) + "</div>")
+
+
+def _title(g: LensGrid, layer: int, pos: int) -> str:
+    return (f"layer {layer} · pos {pos} · rank {int(g.ranks[layer, pos])} · logprob {g.logprobs[layer, pos]:.2f} · "
+            f"entropy {g.entropy[layer, pos]:.2f}")
+
+
+def lens_html(g: LensGrid, metric: str = "rank", selected: tuple[int, int] | None = None) -> str:
+    """The grid: one row per layer (the model's output on top), one column per position, tokens along the top."""
+    b = buckets(g, metric)
+    heads = "".join(f'<th title="{pos}: {escape(visible(t))}">{escape(visible(t)) or "▯"}</th>'
+                    for pos, t in enumerate(g.token_text))
+    rows = []
+    for layer in range(g.n_layers, -1, -1):
+        cells = []
+        for pos in range(g.n):
+            sel = " sel" if selected == (layer, pos) else ""
+            cells.append('<td class="u"></td>' if b[layer, pos] < 0 else
+                         f'<td class="b{b[layer, pos]}{sel}" title="{_title(g, layer, pos)}"></td>')
+        rows.append(f'<tr data-l="{layer}"><th>{escape(layer_name(g, layer))}</th>{"".join(cells)}</tr>')
+    return (f'<div class="lens-wrap"><table class="lens" data-metric="{escape(metric)}"><thead><tr><th>layer \\ token</th>'
+            f'{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def cell_markdown(g: LensGrid, layer: int, pos: int) -> str:
+    """One paragraph on cell (layer, pos)."""
+    head = f"**Layer {escape(layer_name(g, layer))}**, position {pos}, token {md_code(g.token_text[pos])}"
+    if math.isnan(g.logprobs[layer, pos]):
+        return head + ": position 0 has no context, so no layer predicts it."
+    lp = float(g.logprobs[layer, pos])
+    return (f"{head}: rank **{int(g.ranks[layer, pos])}**, probability {100 * math.exp(lp):.3g}%, logprob {lp:.4f}, "
+            f"entropy {float(g.entropy[layer, pos]):.3f} nats.")
+
+
+def cell_table(g: LensGrid, layer: int, pos: int) -> pd.DataFrame:
+    """That layer's top-k at `pos`, the actual token marked, and an `(others)` row with the rest of the mass."""
+    actual, rows, mass = int(g.token_ids[pos]), [], 0.0
+    for rank, (i, lp) in enumerate(g.top(layer, pos), start=1):
+        mass += math.exp(lp)
+        rows.append({"rank": rank, "token": visible(g.pieces[i].decode("utf-8", "backslashreplace")),
+                     "probability %": round(100 * math.exp(lp), 3), "logprob": round(lp, 4),
+                     "actual": "◀ actual" if i == actual else "", "id": i})
+    if rows:
+        rest = max(0.0, 1.0 - mass)
+        rows.append({"rank": None, "token": "(others)", "probability %": round(100 * rest, 3),
+                     "logprob": round(math.log(rest), 4) if rest > 0 else None, "actual": "", "id": None})
+    return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])

@@ -1,0 +1,105 @@
+"""One-click downloads: a button per format, its file written when a result arrives, named for what it holds.
+
+The bytes are the exporters' own (`dumps(export(fmt, results))`); the CSV is the per-token table with the
+real token text. A format that cannot describe the result (a chat shape for a scored text) stays disabled;
+one whose export fails is cleared, never left holding the previous result's file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from functools import cache
+
+import gradio as gr
+
+from explorer.export import FORMATS, dumps, export, names
+from explorer.render.tables import token_csv
+from explorer.result import TokenScores
+from explorer.ui.errors import warning
+
+LABELS = {"vllm": "vLLM JSON", "openai-completion": "OpenAI Completions JSON", "openai-chat": "OpenAI Chat JSON",
+          "vllm-offline": "vLLM offline JSON", "native": "native JSON", "csv": "CSV"}
+FORMATS_SHOWN = [*names(), "csv"]  # every exporter's shape, then the per-token table
+
+
+def label(fmt: str) -> str:
+    return "Download " + LABELS.get(fmt, f"{fmt} JSON")
+
+
+def file_name(r: TokenScores, fmt: str, when: float | None = None) -> str:
+    """`<model>-<mode>-<date>.<format>.json` (CSV: `.tokens.csv`); the model's name made safe for a file name."""
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", r.model).strip("-.") or "model"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
+    return f"{model}-{r.mode}-{stamp}." + ("tokens.csv" if fmt == "csv" else f"{fmt}.json")
+
+
+def write(results: list[TokenScores], fmt: str, folder: str) -> str:
+    """Write `results` in shape `fmt` into `folder`; the file's path."""
+    r = results[0]
+    data = token_csv(r) if fmt == "csv" else dumps(export(fmt, results))
+    path = os.path.join(folder, file_name(r, fmt))
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(data)
+    return path
+
+
+KEEP_S = 3600  # prepared files older than this are removed (Gradio serves its own copy)
+
+
+@cache
+def _base() -> str:
+    return tempfile.mkdtemp(prefix="logprobs-")
+
+
+def fresh_folder() -> str:
+    """A new folder for one result's files; folders older than KEEP_S go."""
+    base, now = _base(), time.time()
+    for name in os.listdir(base):
+        path = os.path.join(base, name)
+        if now - os.path.getmtime(path) > KEEP_S:
+            shutil.rmtree(path, ignore_errors=True)
+    return tempfile.mkdtemp(dir=base)
+
+
+def usable(r: TokenScores, fmt: str) -> bool:
+    return fmt == "csv" or not FORMATS[fmt].needs_generation or r.output_k is not None
+
+
+class Downloads:
+    """The row of download buttons."""
+
+    def __init__(self):
+        with gr.Row(elem_id="downloads", elem_classes=["lx-hide-present"]):
+            self.buttons = {fmt: gr.DownloadButton(label(fmt), value=None, interactive=False, size="sm", variant="secondary",
+                                                   elem_id=f"dl-{fmt}")
+                            for fmt in FORMATS_SHOWN}
+
+    @property
+    def outputs(self) -> list:
+        return list(self.buttons.values())
+
+    def cleared(self) -> dict:
+        """Every button emptied (a new run has started: no file of the old result stays downloadable)."""
+        return {b: gr.DownloadButton(value=None, interactive=False) for b in self.buttons.values()}
+
+    def prepare(self, state: list) -> dict:
+        """A file per format for the current result; a format that fails is cleared and said in a note."""
+        if not state:
+            return self.cleared()
+        folder, out, failed = fresh_folder(), {}, []
+        for fmt, button in self.buttons.items():
+            if not usable(state[0], fmt):
+                out[button] = gr.DownloadButton(value=None, interactive=False)
+                continue
+            try:
+                out[button] = gr.DownloadButton(value=write(state, fmt, folder), interactive=True)
+            except (ValueError, OSError) as err:
+                out[button] = gr.DownloadButton(value=None, interactive=False)
+                failed.append(f"{LABELS.get(fmt, fmt)}: {err}")
+        if failed:
+            warning("Some downloads could not be prepared: " + "; ".join(failed))
+        return out

@@ -1,0 +1,70 @@
+"""How the page looks: our theme (indigo, system fonts: nothing fetched from the internet), the page CSS and
+the heatmap's script, read once from explorer/ui/static/."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import gradio as gr
+
+from explorer.render.heatmap import CSS as PALETTE_CSS
+
+STATIC = Path(__file__).parent / "static"
+FONTS = ["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"]
+MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"]
+
+
+def static(name: str) -> str:
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
+@cache
+def theme() -> gr.themes.Base:
+    """Indigo and slate, system fonts, firm contrast on buttons."""
+    return gr.themes.Default(primary_hue=gr.themes.colors.indigo, secondary_hue=gr.themes.colors.sky,
+                             neutral_hue=gr.themes.colors.slate, font=FONTS, font_mono=MONO).set(
+        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+        button_primary_text_color="white", button_primary_background_fill_dark="*primary_400",
+        button_primary_background_fill_hover_dark="*primary_300", button_primary_text_color_dark="*neutral_950",
+        slider_color="*primary_600", checkbox_background_color_selected="*primary_600",
+        block_title_text_weight="600", link_text_color="*primary_700", link_text_color_dark="*primary_300",
+        # every text at least 4.5:1 against its background (WCAG AA), light and dark
+        body_text_color_subdued="*neutral_600", body_text_color_subdued_dark="*neutral_300",
+        block_info_text_color="*neutral_600", block_info_text_color_dark="*neutral_300",
+        input_placeholder_color="*neutral_600", input_placeholder_color_dark="*neutral_300",
+        button_cancel_background_fill="#b91c1c", button_cancel_background_fill_hover="#991b1b",
+        button_cancel_text_color="white", button_cancel_background_fill_dark="#b91c1c",
+        button_cancel_background_fill_hover_dark="#991b1b", button_cancel_text_color_dark="white",
+    )
+
+
+def launch_options() -> dict:
+    """What gr.mount_gradio_app / launch need for this page: theme, CSS and a small page script."""
+    return {"theme": theme(), "css": PALETTE_CSS + static("page.css"), "js": PAGE_JS}
+
+
+# Gradio's empty plot/file placeholders carry an aria-label on a plain div (an ARIA error): give them a role.
+PAGE_JS = """() => {
+  const fix = () => document.querySelectorAll('div.empty[aria-label]:not([role])').forEach((d) => d.setAttribute('role', 'img'));
+  new MutationObserver(fix).observe(document.body, { childList: true, subtree: true });
+  fix();
+}"""
+
+
+HEATMAP_JS = static("heatmap.js")
+JUMP_JS = """
+element.addEventListener('click', (e) => {
+  const b = e.target.closest('[data-jump]');
+  if (!b) return;
+  const c = document.querySelector('#heatmap [data-pos="' + Number(b.dataset.jump) + '"]');
+  if (c) { c.click(); c.focus({preventScroll: true}); }
+});
+"""
+PRESENT_JS = """() => {
+  const on = document.body.classList.toggle('lx-present');
+  const b = document.querySelector('#present-btn');
+  if (b) b.textContent = on ? 'Exit presentation (Esc)' : 'Presentation mode';
+  const top = document.querySelector(on ? '#results' : '.lx-main');
+  if (top) requestAnimationFrame(() => window.scrollTo({ top: top.getBoundingClientRect().top + window.scrollY - 8, behavior: 'instant' }));
+}"""

@@ -1,0 +1,186 @@
+"""The Branch tab: follow the roads not taken. Continue from any alternative; the branches form a tree."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+
+import gradio as gr
+
+from explorer.engine.branch import Prefixes, grow, plant, settings_from_dict
+from explorer.render.text import visible
+from explorer.render.tree import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
+from explorer.result import TokenScores
+from explorer.tree import BranchTree
+from explorer.ui.errors import error, user_errors
+from explorer.ui.sampler import UI_K, sampler_controls, settings
+from explorer.ui.tabs import Shared
+
+SOURCES = ["the settings that made the text", "the settings below"]
+MAX_TICKED = 5  # branches one click may start
+INTRO = """Pick a token (click it in the heatmap below, or a node of the tree), tick alternatives the model weighed
+there, and **Continue from here**: the text up to that position plus the alternative, then the sampler continues.
+The shared prefix is not computed again (its KV cache is reused). Every node shows its token's logprob and rank
+under the model (raw numbers); every leaf its path's cumulative logprob and perplexity. Click a node for its detail
+and branch again from it."""
+TREE_JS = """
+const pick = (t) => {
+  element.querySelectorAll('.tn.sel').forEach((x) => x.classList.remove('sel'));
+  t.classList.add('sel');
+  trigger('click', {node: Number(t.dataset.node)});
+};
+element.addEventListener('click', (e) => { const t = e.target.closest('[data-node]'); if (t) pick(t); });
+element.addEventListener('keydown', (e) => {
+  if (e.key !== 'Enter' && e.key !== ' ') return;
+  const t = e.target.closest('[data-node]');
+  if (t) { e.preventDefault(); pick(t); }
+});
+"""
+
+
+def _choices(top: list[tuple[int, float]], pieces: dict[int, bytes], actual: int) -> list[tuple[str, str]]:
+    """(label, id) per alternative: its text (whitespace visible), probability and rank."""
+    return [(f"{visible(pieces[i].decode('utf-8', 'replace')) or '▯'}  ·  {100 * math.exp(lp):.2f}%  ·  rank {r}"
+             + ("  (the actual token)" if i == actual else ""), str(i)) for r, (i, lp) in enumerate(top, start=1)]
+
+
+class BranchTab:
+    """Position + alternatives + sampler + Continue; the tree, a node's detail, two leaves compared, the JSON."""
+
+    def __init__(self, shared: Shared):
+        self.models, self.result, self.selected = shared.models, shared.inspector.result, shared.inspector.selected
+        with gr.Tab("Branch"):
+            gr.Markdown(INTRO)
+            with gr.Row():
+                self.at = gr.Number(value=1, precision=0, label="Branch at position")
+                self.source = gr.Radio(SOURCES, value=SOURCES[0], label="Continue with")
+            self.alts = gr.CheckboxGroup([], label="Alternatives to continue from")
+            with gr.Accordion("Settings for new branches", open=False):
+                self.controls = sampler_controls()
+            self.button = gr.Button("Continue from here", variant="primary")
+            self.tree_view = gr.HTML(tree_html(None), css_template=CSS, js_on_load=TREE_JS, elem_id="branch-tree")
+            self.node_md = gr.Markdown()
+            self.node_df = gr.Dataframe(label="Alternatives at this node", interactive=False)
+            with gr.Row():
+                self.leaf_a = gr.Dropdown([], label="Leaf A")
+                self.leaf_b = gr.Dropdown([], label="Leaf B")
+                self.compare_btn = gr.Button("Compare leaves")
+            self.compare_view = gr.HTML("", css_template=CSS, js_on_load=None, elem_id="branch-compare")
+            with gr.Row():
+                self.dl_btn = gr.Button("Download the tree (JSON)")
+                self.dl_file = gr.File(label="Tree JSON", interactive=False)
+            self.tree = gr.State(None)  # BranchTree
+            self.prefixes = gr.State(None)  # Prefixes: the KV caches branches reuse
+            self.node = gr.State(-1)  # the tree node picked, or -1: the position of the current result
+        self._wire(shared)
+
+    def _wire(self, shared: Shared) -> None:
+        pick_out = [self.at, self.alts, self.node, self.node_md, self.node_df]
+        self.selected.change(self.pick_position, [self.result, self.selected], pick_out, api_visibility="private")
+        self.at.submit(self.pick_position, [self.result, self.at], pick_out, api_name="branch_position")
+
+        def on_click(tree, evt: gr.EventData):
+            return self.pick_node(tree, (evt._data or {}).get("node", -1))
+
+        self.tree_view.click(on_click, [self.tree], [*pick_out, self.tree_view], api_visibility="private")
+        inputs = [shared.model, self.result, self.tree, self.prefixes, self.node, self.at, self.alts, self.source, *self.controls]
+        self.button.click(self.branch, inputs, [self.tree, self.prefixes, self.tree_view, self.leaf_a, self.leaf_b, *pick_out],
+                          api_name="branch")
+        self.compare_btn.click(self.compare, [self.tree, self.leaf_a, self.leaf_b], [self.compare_view], api_name="branch_compare")
+        self.dl_btn.click(self.download, [self.tree], [self.dl_file], api_name="branch_download")
+
+    # ---- handlers ------------------------------------------------------------------------
+    def pick_position(self, result: list, pos) -> dict:
+        """The alternatives at position `pos` of the current result (what a branch there may start with)."""
+        try:
+            pos = int(pos)
+        except (TypeError, ValueError):
+            raise error("Type a position (a whole number), or click a token in the heatmap.") from None
+        out = {self.at: pos, self.node: -1, self.node_df: None}
+        if not result:
+            return {**out, self.alts: gr.CheckboxGroup(choices=[], value=[]),
+                    self.node_md: "Score or generate a text first; then pick a token to branch from."}
+        r: TokenScores = result[0]
+        if not 0 <= pos < r.n:
+            raise error(f"Position {pos} is outside the current result (1..{r.n - 1}).")
+        top = r.top(pos, r.top_ids.shape[1]) if pos > 0 else []
+        note = (f"Position {pos} of the current result, token {md_code(r.token_text[pos])}: tick alternatives, "
+                "then press Continue from here." if top else
+                "Position 0 has no context, so no alternatives: pick a later token." if pos == 0 else
+                f"No alternatives were recorded at position {pos} (the prompt was not scored): pick a generated token.")
+        return {**out, self.alts: gr.CheckboxGroup(choices=_choices(top, r.pieces, int(r.token_ids[pos])), value=[]),
+                self.node_md: note}
+
+    def pick_node(self, tree: BranchTree | None, node) -> dict:
+        """Node `node`'s detail, and its alternatives to branch from."""
+        if tree is None:
+            raise error("No tree yet: continue from an alternative first.")
+        try:
+            node = int(node)
+        except (TypeError, ValueError):
+            raise error("Pick a node by clicking it in the tree.") from None
+        if not 0 <= node < tree.n:
+            raise error(f"Node {node} is not in this tree (0..{tree.n - 1}).")
+        return {self.at: tree.depth(node), self.node: node, self.node_md: node_markdown(tree, node),
+                self.node_df: node_table(tree, node), self.tree_view: tree_html(tree, node),
+                self.alts: gr.CheckboxGroup(choices=_choices(tree.top(node), tree.pieces, int(tree.token_ids[node])), value=[])}
+
+    def _start(self, engine, result: list, tree, prefixes, node: int, at) -> tuple:
+        """(tree, prefixes, node the branches hang after, settings that made the text there)."""
+        if prefixes is None or prefixes.model != engine.name:
+            prefixes = Prefixes(engine.name)
+        if node >= 0 and tree is not None and tree.model == engine.name:
+            if node == 0:
+                raise error("The first token has no context: pick a later node.")
+            return tree, prefixes, int(tree.parent[node]), tree.branches[int(tree.branch[node])].get("sampler") or {}
+        if not result:
+            raise error("Score or generate a text first, then pick a token to branch from.")
+        r: TokenScores = result[0]
+        if r.model != engine.name:
+            raise error(f"The current result comes from {r.model}; pick that model again to branch it.")
+        pos = int(at) if at is not None else 0
+        if not 1 <= pos < r.n:
+            raise error(f"Branch at a position from 1 to {r.n - 1} (position 0 has no context).")
+        if tree is None or tree.model != engine.name or tree.seed_ids() != r.token_ids.tolist():
+            tree = plant(engine, prefixes, r.token_ids.tolist(), r.n_prompt, r.sampler, k=UI_K)  # one pass, cache kept
+        return tree, prefixes, pos - 1, r.sampler  # on the seed path, node i is position i
+
+    def branch(self, name, result, tree, prefixes, node, at, alts, source, *controls) -> dict:
+        """One branch per ticked alternative, after the picked position or node; the grown tree."""
+        if not alts:
+            raise error("Tick at least one alternative to continue from.")
+        if len(alts) > MAX_TICKED:
+            raise error(f"Tick at most {MAX_TICKED} alternatives at once.")
+        tokens = [int(a) for a in alts]
+        with user_errors(), self.models.use(name) as engine:
+            tree, prefixes, after, made_by = self._start(engine, result, tree, prefixes, int(node if node is not None else -1), at)
+            s = settings_from_dict(made_by) if source == SOURCES[0] and made_by else settings(*controls)
+            for tok in tokens:
+                tree, _ = grow(engine, prefixes, tree, after, tok, s)
+        first = tree.branches[-len(tokens)]["first_node"]
+        leaves = leaf_choices(tree)
+        return {self.tree: tree, self.prefixes: prefixes, self.leaf_a: gr.Dropdown(choices=leaves, value=leaves[0][1]),
+                self.leaf_b: gr.Dropdown(choices=leaves, value=leaves[-1][1]), **self.pick_node(tree, first)}
+
+    def compare(self, tree: BranchTree | None, a, b) -> dict:
+        """Leaves `a` and `b` side by side from where they part."""
+        if tree is None:
+            raise error("No tree yet: continue from an alternative first.")
+        try:
+            a, b = int(a), int(b)
+        except (TypeError, ValueError):
+            raise error("Pick two leaves to compare.") from None
+        if a not in tree.leaves() or b not in tree.leaves():
+            raise error("Pick two leaves of the tree (the menus list them).")
+        return {self.compare_view: compare_html(tree, a, b)}
+
+    def download(self, tree: BranchTree | None) -> dict:
+        """The tree as JSON (nodes with ids, bytes, logprob, rank, top-k, parent; branches with their seeds)."""
+        if tree is None:
+            raise error("No tree yet: continue from an alternative first.")
+        path = os.path.join(tempfile.mkdtemp(prefix="branches-"), "branch-tree.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(tree.to_dict(), f, ensure_ascii=False, allow_nan=False)
+        return {self.dl_file: path}

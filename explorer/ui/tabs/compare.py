@@ -1,0 +1,145 @@
+"""The Compare tab: two models on one text, or one model after two prompts, token by token."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from explorer.compare import Comparison
+from explorer.engine.compare import compare_prompt_texts, compare_text
+from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
+from explorer.ui.chips import CLICK_JS, clicked
+from explorer.ui.errors import error, user_errors
+from explorer.ui.tabs import Shared
+
+MODES = ["Two models, one text", "One model, two prompts"]
+COLOURS = {"Δ logprob (B − A)": "delta", "Jensen-Shannon": "js"}
+K = 10  # top-k computed per side; the detail shows them all
+
+
+class CompareTab:
+    """Models A and B (or prompts A and B), a text, a diff heatmap, curves and a side-by-side detail."""
+
+    def __init__(self, shared: Shared):
+        self.models = shared.models
+        names = self.models.names
+        with gr.Tab("Compare"):
+            gr.Markdown(
+                "Compare two models on the same text (per token: both logprobs, their difference, both ranks, "
+                "KL both ways and Jensen-Shannon, in nats), or the same continuation after two prompts. Models "
+                "with different tokenizers are compared per span of characters. Click a chip for both top-k lists."
+            )
+            self.mode = gr.Radio(MODES, value=MODES[0], label="Compare")
+            with gr.Row():
+                self.model_a = gr.Dropdown(
+                    names, value=names[0], label="Model A", allow_custom_value=self.models.allow_hub
+                )
+                self.model_b = gr.Dropdown(
+                    names, value=names[-1], label="Model B", allow_custom_value=self.models.allow_hub
+                )
+            with gr.Row(visible=False) as self.prompts:
+                self.prompt_a = gr.Textbox(label="Prompt A", lines=2, placeholder="e.g. a system prompt and a question")
+                self.prompt_b = gr.Textbox(
+                    label="Prompt B", lines=2, placeholder="e.g. the question alone (may be empty)"
+                )
+            self.text = gr.Textbox(
+                label="Text to compare", lines=4, placeholder="the text (or, with two prompts, the continuation)"
+            )
+            with gr.Row():
+                self.colour = gr.Dropdown(list(COLOURS), value=next(iter(COLOURS)), label="Colour compared tokens by")
+                self.button = gr.Button("Compare", variant="primary")
+            self.state = gr.State(None)
+            self.legend = gr.HTML("", css_template=CSS)
+            self.heatmap = gr.HTML("", css_template=CSS, js_on_load=CLICK_JS, elem_id="compare-heatmap")
+            self.summary = gr.Markdown()
+            self.plot = gr.Plot(show_label=False)
+            self.detail = gr.Markdown()
+            with gr.Row():
+                self.table_a = gr.Dataframe(label="Model A at this token", interactive=False)
+                self.table_b = gr.Dataframe(label="Model B at this token", interactive=False)
+            self.pos = gr.Number(value=0, precision=0, minimum=0, label="Compared token (or span)")
+        self._wire()
+
+    def _wire(self) -> None:
+        self.mode.change(
+            lambda m: {self.prompts: gr.update(visible=m == MODES[1]), self.model_b: gr.update(visible=m == MODES[0])},
+            [self.mode],
+            [self.prompts, self.model_b],
+            api_visibility="private",
+        )
+        inputs = [self.mode, self.model_a, self.model_b, self.text, self.prompt_a, self.prompt_b, self.colour]
+        self.button.click(self.compare, inputs, self.outputs, api_name="compare")
+        detail = [self.detail, self.table_a, self.table_b, self.pos]
+        self.heatmap.click(self.on_click, [self.state], detail, api_visibility="private")
+        self.pos.submit(self.select, [self.state, self.pos], detail, api_name="compare_detail")
+        self.colour.change(
+            self.restyle, [self.state, self.colour, self.pos], [self.heatmap, self.legend], api_visibility="private"
+        )
+
+    @property
+    def outputs(self) -> list:
+        return [
+            self.state,
+            self.legend,
+            self.heatmap,
+            self.summary,
+            self.plot,
+            self.detail,
+            self.table_a,
+            self.table_b,
+            self.pos,
+        ]
+
+    # ---- handlers ------------------------------------------------------------------------
+    def on_click(self, c: Comparison | None, evt: gr.EventData) -> dict:
+        return self.select(c, clicked(evt))
+
+    def compare(
+        self, mode: str, name_a: str, name_b: str, text: str, prompt_a: str, prompt_b: str, colour: str
+    ) -> dict:
+        """Compare with the chosen models; every view, the first compared token selected."""
+        if not text or not text.strip():
+            raise error("The text is empty: type the text to compare (with two prompts: the continuation).")
+        with user_errors():
+            if mode == MODES[1]:
+                with self.models.use(name_a) as engine:
+                    c = compare_prompt_texts(engine, prompt_a or "", prompt_b or "", text, K)
+            else:
+                with self.models.use(name_a) as ea, self.models.use(name_b) as eb:
+                    c = compare_text(ea, eb, text, K)
+        return self.show(c, COLOURS.get(colour, "delta"))
+
+    def show(self, c: Comparison, metric: str) -> dict:
+        first = 1 if c.kind == "models" and c.m > 1 else 0
+        md, ta, tb = compare_detail(c, first, K) if (c.m or len(c.spans)) else ("", None, None)
+        return {
+            self.state: c,
+            self.legend: legend_html(c, metric),
+            self.heatmap: compare_html(c, metric, first),
+            self.summary: compare_summary(c),
+            self.plot: compare_curves(c),
+            self.detail: md,
+            self.table_a: ta,
+            self.table_b: tb,
+            self.pos: first,
+        }
+
+    def select(self, c: Comparison | None, j) -> dict:
+        """Both sides of compared token (or span) `j`."""
+        if c is None:
+            raise error("Compare first, then click a token.")
+        units = c.m if c.paired else len(c.spans)
+        try:
+            j = int(j)
+        except (TypeError, ValueError):
+            raise error("Pick a token by clicking it.") from None
+        if not 0 <= j < units:
+            raise error(f"Position {j} is outside this comparison (0..{units - 1}).")
+        md, ta, tb = compare_detail(c, j, K)
+        return {self.detail: md, self.table_a: ta, self.table_b: tb, self.pos: j}
+
+    def restyle(self, c: Comparison | None, colour: str, selected) -> dict:
+        if c is None:
+            return {}
+        metric = COLOURS.get(colour, "delta")
+        sel = int(selected) if selected is not None else None
+        return {self.heatmap: compare_html(c, metric, sel), self.legend: legend_html(c, metric)}

@@ -1,0 +1,105 @@
+"""The Logit lens tab: a layer x position heatmap of what each layer already predicts; click a cell for its top-k."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from explorer.engine.lens import lens_ids
+from explorer.lens import LensGrid
+from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
+from explorer.ui.errors import error, user_errors
+from explorer.ui.sampler import UI_K
+from explorer.ui.tabs import Shared
+
+LENS_K = min(10, UI_K)  # top-k kept per cell
+MAX_LENS_TOKENS = 512  # the page draws (layers + 1) x tokens cells; the CLI has no such cap
+INTRO = """The **plain logit lens**: the residual stream after each layer, read through the model's own final norm and
+output layer, as if the model stopped there. Layer 0 is the embeddings; the top row is the model's real output (the
+numbers of *Score*). Each cell is one layer's verdict on the actual token at that position. Leave the text empty to
+look inside the current result. Click a cell for that layer's top-k."""
+GRID_JS = """
+element.addEventListener('click', (e) => {
+  const td = e.target.closest('td'); const tr = td && td.closest('tr[data-l]');
+  if (!td || !tr || td.classList.contains('u')) return;
+  element.querySelectorAll('td.sel').forEach((x) => x.classList.remove('sel'));
+  td.classList.add('sel');
+  trigger('click', {layer: Number(tr.dataset.l), pos: td.cellIndex - 1});
+});
+"""
+
+
+class LensTab:
+    """Text (or the current result) + Run button + metric; the grid and one cell's detail."""
+
+    def __init__(self, shared: Shared):
+        self.models, self.result = shared.models, shared.inspector.result
+        with gr.Tab("Logit lens"):
+            gr.Markdown(INTRO)
+            self.text = gr.Textbox(label="Text for the lens (empty: the current result)", lines=2)
+            with gr.Row():
+                self.metric = gr.Radio(list(METRICS), value="rank", label="Colour cells by")
+                self.button = gr.Button("Run the logit lens", variant="primary")
+            self.legend = gr.HTML(legend_html("rank"), css_template=CSS, js_on_load=None)
+            self.grid = gr.HTML("", css_template=CSS, js_on_load=GRID_JS, elem_id="lens-grid")
+            with gr.Row():
+                self.layer = gr.Number(value=0, precision=0, label="Layer", minimum=0)
+                self.pos = gr.Number(value=1, precision=0, label="Lens position", minimum=0)
+            self.cell_md = gr.Markdown()
+            self.cell_df = gr.Dataframe(label="That layer's top-k", interactive=False)
+            self.state = gr.State(None)
+        self._wire(shared)
+
+    def _wire(self, shared: Shared) -> None:
+        cell_out = [self.cell_md, self.cell_df, self.layer, self.pos]
+        self.button.click(self.run, [shared.model, self.text, self.result, self.metric],
+                          [self.state, self.grid, self.legend, *cell_out], api_name="lens")
+        self.metric.change(self.restyle, [self.state, self.metric], [self.grid, self.legend], api_name="lens_restyle")
+        gr.on([self.layer.submit, self.pos.submit], self.cell, [self.state, self.layer, self.pos], cell_out,
+              api_name="lens_cell")
+
+        def on_click(state, evt: gr.EventData):
+            data = evt._data or {}
+            return self.cell(state, data.get("layer", 0), data.get("pos", 1))
+
+        self.grid.click(on_click, [self.state], cell_out, api_visibility="private")
+
+    # ---- handlers ------------------------------------------------------------------------
+    def run(self, name: str, text: str, result: list, metric: str) -> dict:
+        """The lens of `text`, or of the current result when the text is empty; the last layer's last cell selected."""
+        with user_errors(), self.models.use(name) as engine:
+            if text and text.strip():
+                ids = engine.encode(text)
+            elif result:
+                if result[0].model != engine.name:
+                    raise error(f"The current result comes from {result[0].model}; pick that model again or type a text.")
+                ids = result[0].token_ids.tolist()
+            else:
+                raise error("Type a text, or score or generate one first: the lens reads the current result.")
+            if len(ids) > MAX_LENS_TOKENS:
+                raise error(f"The text is {len(ids)} tokens; the page draws the lens of at most {MAX_LENS_TOKENS}. Shorten it, "
+                            "or use the command line: logprob-explorer lens.")
+            g = lens_ids(engine, ids, k=LENS_K)
+        layer, pos = g.n_layers, max(g.n - 1, 0)
+        return {self.state: g, self.grid: lens_html(g, metric, (layer, pos)), self.legend: legend_html(metric),
+                **self._cell(g, layer, pos)}
+
+    def restyle(self, g: LensGrid | None, metric: str) -> dict:
+        if metric not in METRICS:
+            raise error(f"Colour by one of {', '.join(METRICS)}.")
+        return {self.grid: lens_html(g, metric) if g is not None else "", self.legend: legend_html(metric)}
+
+    def _cell(self, g: LensGrid, layer: int, pos: int) -> dict:
+        return {self.cell_md: cell_markdown(g, layer, pos), self.cell_df: cell_table(g, layer, pos),
+                self.layer: layer, self.pos: pos}
+
+    def cell(self, g: LensGrid | None, layer, pos) -> dict:
+        """Layer `layer`'s reading at position `pos`: its numbers and top-k."""
+        if g is None:
+            raise error("Run the logit lens first, then click a cell.")
+        try:
+            layer, pos = int(layer), int(pos)
+        except (TypeError, ValueError):
+            raise error("Pick a cell by clicking it, or type a layer and a position.") from None
+        if not 0 <= layer <= g.n_layers or not 0 <= pos < g.n:
+            raise error(f"Layer {layer}, position {pos} is outside the grid (layers 0..{g.n_layers}, positions 0..{g.n - 1}).")
+        return self._cell(g, layer, pos)

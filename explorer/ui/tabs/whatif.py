@@ -1,0 +1,106 @@
+"""The What-if tab: the selected token's distribution, raw and after sampler settings you choose, side by side."""
+
+from __future__ import annotations
+
+import hashlib
+
+import gradio as gr
+import numpy as np
+
+from explorer.engine.whatif import MAX_SHOWN, logits_row, whatif
+from explorer.render.whatif import whatif_figure, whatif_markdown, whatif_table
+from explorer.settings import SamplerSettings
+from explorer.ui.errors import error, user_errors
+from explorer.ui.tabs import Shared
+from explorer.whatif import context_of
+
+SLIDERS = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty")
+
+
+class WhatIfTab:
+    """Sampler sliders + the raw and processed top-N of the token selected in the inspector."""
+
+    def __init__(self, shared: Shared):
+        self.models, self.inspector = shared.models, shared.inspector
+        with gr.Tab("What-if"):
+            gr.Markdown(
+                "Pick a token in the heatmap below (after Score, Generate or Chat), then move the sliders: the "
+                "model's **raw** distribution at that token beside the **processed** one the sampler would draw "
+                "from, with the entries each setting cuts, the processed entropy and the probability the actual "
+                "token would have had. The same sampler code as generation."
+            )
+            with gr.Row():
+                self.temperature = gr.Slider(0, 2, value=1.0, step=0.05, label="Temperature (0 = greedy)")
+                self.top_k = gr.Slider(0, 200, value=0, step=1, label="Top-k (0 = off)")
+                self.top_p = gr.Slider(0.01, 1, value=1.0, step=0.01, label="Top-p (1 = off)")
+                self.min_p = gr.Slider(0, 1, value=0.0, step=0.01, label="Min-p (0 = off)")
+                self.repetition = gr.Slider(0.5, 3, value=1.0, step=0.05, label="Repetition penalty (1 = off)")
+            with gr.Row():
+                self.top_n = gr.Slider(5, MAX_SHOWN, value=15, step=1, label="Entries drawn")
+                self.from_result = gr.Button("Settings this text was generated with")
+                self.button = gr.Button("What if? (at the selected token)", variant="primary")
+            self.cache = gr.State(None)  # the selected position's raw logits row, recomputed only when it changes
+            self.summary = gr.Markdown()
+            self.plot = gr.Plot(show_label=False)
+            self.table = gr.Dataframe(label="Raw top entries after the sampler", interactive=False)
+        self._wire()
+
+    @property
+    def sliders(self) -> list:
+        return [self.temperature, self.top_k, self.top_p, self.min_p, self.repetition]
+
+    def _wire(self) -> None:
+        inputs = [self.inspector.result, self.inspector.selected, *self.sliders, self.top_n, self.cache]
+        outputs = [self.summary, self.plot, self.table, self.cache]
+        self.button.click(self.run, inputs, outputs, api_name="whatif")
+        gr.on([s.release for s in (*self.sliders, self.top_n)], self.run, inputs, outputs, api_visibility="private")
+        self.from_result.click(self.settings_of_result, [self.inspector.result], self.sliders, api_visibility="private")
+
+    # ---- handlers ------------------------------------------------------------------------
+    def settings_of_result(self, state: list) -> dict:
+        """The sliders set to the settings the current result was generated with."""
+        if not state or state[0].output_k is None:
+            raise error("The current result was scored, not generated: it has no sampler settings.")
+        s = state[0].sampler
+        defaults = SamplerSettings()
+        return {c: s.get(name, getattr(defaults, name)) for c, name in zip(self.sliders, SLIDERS)}
+
+    def _row(self, r, pos: int, cache: dict | None) -> tuple[np.ndarray, list[bytes], dict]:
+        """The raw logits row at `pos` of `r`, from `cache` when it holds that very position."""
+        ids = r.token_ids.tolist()
+        key = (r.model, pos, hashlib.sha1(np.asarray(ids[: pos + 1], np.int64).tobytes()).hexdigest())
+        if cache and cache.get("key") == key:
+            return cache["row"], cache["vocab"], cache
+        with user_errors(), self.models.use(r.model) as engine:
+            row = logits_row(engine, ids, pos)
+            vocab = engine.vocab
+        return row, vocab, {"key": key, "row": row, "vocab": vocab}
+
+    def run(self, state: list, selected, temperature, top_k, top_p, min_p, repetition, top_n, cache) -> dict:
+        """The what-if at the selected position of the current result."""
+        if not state:
+            raise error("Score a text or generate first, then pick a token in the heatmap below.")
+        r = state[0]
+        try:
+            pos = int(selected)
+        except (TypeError, ValueError):
+            raise error("Pick a token by clicking it in the heatmap below.") from None
+        if not 1 <= pos < r.n:
+            raise error(f"Pick a token after the first: position {pos} has no distribution (1..{r.n - 1} do).")
+        with user_errors():
+            s = SamplerSettings(
+                temperature=float(temperature),
+                top_k=int(top_k),
+                top_p=float(top_p),
+                min_p=float(min_p),
+                repetition_penalty=float(repetition),
+            )
+        row, vocab, cache = self._row(r, pos, cache)
+        prompt, output = context_of(r, pos)
+        w = whatif(row, s, prompt, output, int(r.token_ids[pos]), int(top_n), pos, vocab)
+        return {
+            self.summary: whatif_markdown(w),
+            self.plot: whatif_figure(w),
+            self.table: whatif_table(w),
+            self.cache: cache,
+        }

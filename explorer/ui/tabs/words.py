@@ -1,0 +1,88 @@
+"""The Words tab: the current result read word by word, each word's joint probability; click a word for its tokens."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from explorer.render.words import CSS, METRICS, word_tokens, words_figure, words_html, words_legend, words_summary
+from explorer.ui.chips import CLICK_JS, clicked
+from explorer.ui.errors import error
+from explorer.ui.tabs import Shared
+from explorer.words import words
+
+
+class WordsTab:
+    """Colour-by menu + button; word chips, a per-word curve and the clicked word's tokens."""
+
+    def __init__(self, shared: Shared):
+        self.inspector = shared.inspector
+        with gr.Tab("Words"):
+            gr.Markdown(
+                "The current result word by word: subword tokens merged into words (spaces join the word after "
+                "them, punctuation apart, each CJK character a word), each word's **joint** logprob (the sum of "
+                "its tokens') and surprisal. Click a word for its tokens."
+            )
+            with gr.Row():
+                self.metric = gr.Dropdown(list(METRICS), value="probability", label="Colour words by")
+                self.button = gr.Button("Show words", variant="primary")
+            self.legend = gr.HTML(words_legend("probability"), css_template=CSS)
+            self.heatmap = gr.HTML("", css_template=CSS, js_on_load=CLICK_JS, elem_id="words-heatmap")
+            self.summary = gr.Markdown()
+            self.plot = gr.Plot(show_label=False)
+            self.detail = gr.Markdown()
+            self.table = gr.Dataframe(label="Tokens of the word", interactive=False)
+            self.word = gr.Number(value=0, precision=0, minimum=0, label="Word")
+        outputs = [self.legend, self.heatmap, self.summary, self.plot, self.detail, self.table, self.word]
+        self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words")
+        self.metric.change(
+            self.restyle, [self.inspector.result, self.metric, self.word], [self.legend, self.heatmap], api_visibility="private"
+        )
+        self.heatmap.click(self.on_click, [self.inspector.result], [self.detail, self.table, self.word], api_visibility="private")
+        self.word.submit(
+            self.select,
+            [self.inspector.result, self.word],
+            [self.detail, self.table, self.word],
+            api_name="word_tokens",
+        )
+
+    def show(self, state: list, metric: str) -> dict:
+        """Word chips, curve and summary of the current result; the first word's tokens."""
+        if not state:
+            raise error("Score a text or generate first; the words are those of that result.")
+        r = state[0]
+        w = words(r)
+        md, table = word_tokens(r, w, 0) if w.n else ("", None)
+        return {
+            self.legend: words_legend(metric),
+            self.heatmap: words_html(w, metric, 0),
+            self.summary: words_summary(w, r),
+            self.plot: words_figure(w),
+            self.detail: md,
+            self.table: table,
+            self.word: 0,
+        }
+
+    def restyle(self, state: list, metric: str, selected) -> dict:
+        """Legend and chips recoloured by `metric` (the legend alone before any result)."""
+        if not state:
+            return {self.legend: words_legend(metric)}
+        sel = int(selected) if selected is not None else None
+        return {self.legend: words_legend(metric), self.heatmap: words_html(words(state[0]), metric, sel)}
+
+    def on_click(self, state: list, evt: gr.EventData) -> dict:
+        return self.select(state, clicked(evt))
+
+    def select(self, state: list, j) -> dict:
+        """The tokens of word `j` of the current result."""
+        if not state:
+            raise error("Score a text or generate first, then click a word.")
+        r = state[0]
+        w = words(r)
+        try:
+            j = int(j)
+        except (TypeError, ValueError):
+            raise error("Pick a word by clicking it.") from None
+        if not 0 <= j < w.n:
+            raise error(f"Word {j} is outside this text (0..{w.n - 1}).")
+        md, table = word_tokens(r, w, j)
+        return {self.detail: md, self.table: table, self.word: j}

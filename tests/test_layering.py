@@ -1,0 +1,143 @@
+"""The import rules of docs/architecture.md, read off the source with `ast` (top-level imports, imports inside
+functions, and `importlib.import_module` / `__import__` of a constant name):
+
+- torch and transformers only in explorer/engine/ (and in tests/ and bench/);
+- gradio only in explorer/ui/ and explorer/server.py (and in tests/ and bench/);
+- explorer/export/ and explorer/render/ import nothing from explorer but explorer.result, explorer.errors,
+  explorer.settings and their own package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache", ".mypy_cache", ".gradio",
+             "build", "dist", "out", "node_modules"}
+EXEMPT = ("tests/", "bench/")  # tests and benchmarks may import anything
+ENGINE_ONLY = ("torch", "transformers")
+PRESENTERS = ("explorer/export/", "explorer/render/")
+# the central type and the small result types beside it (one per view: compare, lens, tree, ...), all numpy, no torch
+RESULT_LAYER = ("explorer.result", "explorer.errors", "explorer.settings", "explorer.compare", "explorer.lens", "explorer.lookup",
+                "explorer.step_view", "explorer.tree", "explorer.whatif", "explorer.words")
+
+
+def python_files() -> list[str]:
+    """Every .py file of the repository (no virtualenv, caches or build output), as paths from the root."""
+    out = []
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT).parts
+        if not any(p in SKIP_DIRS or p.endswith(".egg-info") for p in parts):
+            out.append(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def _package(rel: str) -> str:
+    """The dotted package a file's relative imports start from: explorer/export/vllm.py -> explorer.export."""
+    return ".".join(Path(rel).with_suffix("").parts[:-1])
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def imports(source: str, rel: str) -> list[tuple[int, str]]:
+    """(line, module) of every import in `source` (the file at `rel`), wherever it stands."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                up = _package(rel).split(".")
+                up = up[: len(up) - node.level + 1]
+                base = ".".join([*up, node.module] if node.module else up)
+            else:
+                base = node.module or ""
+            for a in node.names:  # `from explorer import engine` imports the module explorer.engine
+                sub = f"{base}.{a.name}"
+                found.append((node.lineno, sub if base.split(".")[0] == "explorer" and _is_module(sub) else base))
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def violations(rel: str, found: list[tuple[int, str]]) -> list[str]:
+    """Each import of `found` (in the file at `rel`) that breaks a rule, as 'path:line imports X (why)'."""
+    if rel.startswith(EXEMPT):
+        return []
+    out = []
+    for line, module in found:
+        top = module.split(".")[0]
+        why = None
+        if top in ENGINE_ONLY and not rel.startswith("explorer/engine/"):
+            why = f"{top} belongs in explorer/engine/ only"
+        elif top == "gradio" and not (rel.startswith("explorer/ui/") or rel == "explorer/server.py"):
+            why = "gradio belongs in explorer/ui/ and explorer/server.py only"
+        elif rel.startswith(PRESENTERS) and top == "explorer":
+            own = "explorer." + rel.split("/")[1]
+            if not any(module == ok or module.startswith(ok + ".") for ok in (*RESULT_LAYER, own)):
+                why = f"{own} may import from explorer only {', '.join(RESULT_LAYER)} and {own}"
+        if why:
+            out.append(f"{rel}:{line} imports {module} ({why})")
+    return out
+
+
+def all_violations() -> list[str]:
+    out = []
+    for rel in python_files():
+        out += violations(rel, imports((ROOT / rel).read_text(encoding="utf-8"), rel))
+    return out
+
+
+def _of_rule(words: str) -> list[str]:
+    return [v for v in all_violations() if words in v]
+
+
+def test_the_scan_sees_the_code():
+    files = python_files()
+    assert "explorer/engine/metrics.py" in files and "explorer/export/vllm.py" in files and "app.py" in files
+    assert not any(f.startswith(".venv/") for f in files)
+    assert any(m == "torch" for _, m in imports((ROOT / "explorer/engine/metrics.py").read_text(), "explorer/engine/metrics.py"))
+
+
+def test_torch_and_transformers_only_in_the_engine():
+    bad = _of_rule("belongs in explorer/engine/ only")
+    assert not bad, "\n".join(bad)
+
+
+def test_gradio_only_in_the_ui_and_the_server():
+    bad = _of_rule("gradio belongs in")
+    assert not bad, "\n".join(bad)
+
+
+def test_export_and_render_import_only_the_results():
+    bad = _of_rule("may import from explorer only")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_rules_catch_each_kind_of_import():
+    """The guard itself: each rule fires on a made-up file, wherever the import stands."""
+    def check(rel: str, source: str) -> list[str]:
+        return violations(rel, imports(source, rel))
+
+    assert check("explorer/export/x.py", "import torch")
+    assert check("explorer/runtime.py", "def f():\n    from transformers import AutoModel\n")
+    assert check("explorer/api/x.py", "import importlib\nimportlib.import_module('gradio')\n")
+    assert check("explorer/cli.py", "def f():\n    import gradio as gr\n")
+    assert check("explorer/render/x.py", "from explorer.engine import generate")
+    assert check("explorer/render/x.py", "from explorer import engine")
+    assert check("explorer/export/x.py", "from ..engine import scoring")
+    assert check("explorer/export/x.py", "from explorer.render.text import escape")
+    assert not check("explorer/engine/x.py", "import torch\nfrom transformers import AutoModel")
+    assert not check("explorer/server.py", "def f():\n    import gradio as gr\n")
+    assert not check("explorer/ui/tabs/x.py", "import gradio as gr")
+    assert not check("explorer/export/x.py", "from . import common\nfrom explorer.result import TokenScores\n"
+                                             "from explorer.settings import MAX_K\nfrom explorer.errors import ExplorerError")
+    assert not check("explorer/render/x.py", "from explorer.render.text import escape\nimport numpy, plotly")
+    assert not check("tests/test_x.py", "import torch, gradio\nfrom explorer.engine import generate")
