@@ -1,5 +1,5 @@
 # `make run`: set up and start the web app + API on the default model.  `make test`: set up and run the tests.
-# `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff, as CI runs it.
+# `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff and mypy, as CI runs them.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # torch first, pinned, so pip does not pull a multi-GB CUDA build where a CPU one is wanted
@@ -30,6 +30,7 @@ test-fast: setup
 lint: setup
 	$(VENV)/bin/ruff check explorer tests bench docs app.py
 	$(VENV)/bin/ruff format --check explorer tests bench docs app.py
+	$(VENV)/bin/mypy
 
 format: setup
 	$(VENV)/bin/ruff check --fix explorer tests bench docs app.py

@@ -24,14 +24,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+import numpy as np
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from explorer.engine import Engine, generate, score_ids  # noqa: E402
-from explorer.export import dumps, vllm  # noqa: E402
-from explorer.export.native import full_vocab_npy  # noqa: E402
-from explorer.settings import SamplerSettings  # noqa: E402
+from explorer.engine import Engine, generate, score_ids
+from explorer.export import dumps, vllm
+from explorer.export.native import full_vocab_npy
+from explorer.settings import SamplerSettings
 
 
 def sync(engine):
@@ -142,8 +142,14 @@ def gen_figures(engine, quick: bool) -> dict:
         b = paired(engine, ours, hf_scores, pairs)
     finally:
         engine.eos_ids, gc.eos_token_id = eos, gen_eos
-    return {"gen_overhead": a["median"], "gen_overhead_min": a["min"], "gen_vs_hf_scores": b["median"],
-            "gen_vs_hf_scores_min": b["min"], "gen_same_tokens": float(same), "gen_steps": steps}
+    return {
+        "gen_overhead": a["median"],
+        "gen_overhead_min": a["min"],
+        "gen_vs_hf_scores": b["median"],
+        "gen_vs_hf_scores_min": b["min"],
+        "gen_same_tokens": float(same),
+        "gen_steps": steps,
+    }
 
 
 @torch.inference_mode()
@@ -179,9 +185,14 @@ def full_vocab_figures(engine, quick: bool) -> dict:
         blob = full_vocab_npy(r)
     bin_s = (time.perf_counter() - t) / reps
     positions = int(r.scored.sum())
-    return {"full_vocab_json_mb_per_pos": len(js.encode()) / 1e6, "full_vocab_json_s_per_pos": json_s,
-            "full_vocab_bin_kb_per_pos": len(blob) / positions / 1024, "full_vocab_bin_bytes_per_pos": (len(blob) - 128) / positions,
-            "full_vocab_bin_mbps": len(blob) / bin_s / 1e6, "vocab_size": engine.vocab_size}
+    return {
+        "full_vocab_json_mb_per_pos": len(js.encode()) / 1e6,
+        "full_vocab_json_s_per_pos": json_s,
+        "full_vocab_bin_kb_per_pos": len(blob) / positions / 1024,
+        "full_vocab_bin_bytes_per_pos": (len(blob) - 128) / positions,
+        "full_vocab_bin_mbps": len(blob) / bin_s / 1e6,
+        "vocab_size": engine.vocab_size,
+    }
 
 
 def render_figures(engine, quick: bool) -> dict:
@@ -194,9 +205,17 @@ def render_figures(engine, quick: bool) -> dict:
     base = score_ids(engine, ids_of(engine, 500), k=20)
     reps = 10
     tile = lambda a: np.concatenate([a] * reps)  # noqa: E731
-    big = replace(base, token_ids=tile(base.token_ids), token_bytes=base.token_bytes * reps, n_prompt=base.n * reps,
-                  logprobs=tile(base.logprobs), ranks=tile(base.ranks), entropy=tile(base.entropy),
-                  top_ids=tile(base.top_ids), top_logprobs=tile(base.top_logprobs))
+    big = replace(
+        base,
+        token_ids=tile(base.token_ids),
+        token_bytes=base.token_bytes * reps,
+        n_prompt=base.n * reps,
+        logprobs=tile(base.logprobs),
+        ranks=tile(base.ranks),
+        entropy=tile(base.entropy),
+        top_ids=tile(base.top_ids),
+        top_logprobs=tile(base.top_logprobs),
+    )
     html = heatmap_html(big, "probability")
     t = time.perf_counter()
     heatmap_html(big, "rank"), curves(big), rank_histogram(big), token_table(big)
@@ -219,9 +238,13 @@ def lens_figures(engine, quick: bool) -> dict:
     x = torch.tensor([ids], device=engine.device)
     body = peak_bytes(engine, lambda: engine.model.base_model(input_ids=x, output_hidden_states=True, use_cache=False))
     ours = peak_bytes(engine, lambda: lens_ids(engine, ids, k=20))
-    return {"lens_ms_per_layer_token": statistics.median(times) * 1000 / (layers * (len(ids) - 1)),
-            "lens_positions": len(ids), "lens_layers": layers, "lens_vs_score": vs_score["median"],
-            "lens_mem_ratio": max(0, ours - body) / (len(ids) * engine.vocab_size * 4)}
+    return {
+        "lens_ms_per_layer_token": statistics.median(times) * 1000 / (layers * (len(ids) - 1)),
+        "lens_positions": len(ids),
+        "lens_layers": layers,
+        "lens_vs_score": vs_score["median"],
+        "lens_mem_ratio": max(0, ours - body) / (len(ids) * engine.vocab_size * 4),
+    }
 
 
 @torch.inference_mode()
@@ -251,8 +274,12 @@ def branch_figures(engine, quick: bool) -> dict:
         scratch_s = time.perf_counter() - t
     finally:
         engine.eos_ids = eos
-    return {"branch_reuse": sum(seen) / len(b.ids), "branch_positions_computed": sum(seen),
-            "branch_text_positions": len(b.ids), "branch_vs_scratch_time": branch_s / scratch_s}
+    return {
+        "branch_reuse": sum(seen) / len(b.ids),
+        "branch_positions_computed": sum(seen),
+        "branch_text_positions": len(b.ids),
+        "branch_vs_scratch_time": branch_s / scratch_s,
+    }
 
 
 class LiveServer:
@@ -273,7 +300,9 @@ class LiveServer:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}/v1"
-        self.server = uvicorn.Server(uvicorn.Config(build_app(models), host="127.0.0.1", port=port, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(build_app(models), host="127.0.0.1", port=port, log_level="warning")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         for _ in range(400):
@@ -322,7 +351,9 @@ def stream_bytes(url: str, body: dict) -> tuple[int, float]:
     import httpx
 
     n, t = 0, time.perf_counter()
-    with httpx.stream("POST", f"{url}/completions", json=body, headers={"Accept-Encoding": "identity"}, timeout=600) as r:
+    with httpx.stream(
+        "POST", f"{url}/completions", json=body, headers={"Accept-Encoding": "identity"}, timeout=600
+    ) as r:
         r.raise_for_status()
         for chunk in r.iter_raw():
             n += len(chunk)
@@ -381,10 +412,16 @@ def api_figures(engine, quick: bool) -> dict:
             latencies += probe_under_load(srv.url, body, seconds / 12)
     finally:
         srv.stop()
-    return {"full_vocab_api_mbps": statistics.median(n / s for n, s in runs) / 1e6,
-            "full_vocab_api_mb": runs[0][0] / 1e6, "full_vocab_api_s": seconds, "full_vocab_api_positions": len(ids),
-            "full_vocab_api_peak_mb": max(growth) / 1e6, "full_vocab_api_rss_samples": samples,
-            "api_latency_under_load_ms": max(latencies) * 1000, "api_latency_samples": len(latencies)}
+    return {
+        "full_vocab_api_mbps": statistics.median(n / s for n, s in runs) / 1e6,
+        "full_vocab_api_mb": runs[0][0] / 1e6,
+        "full_vocab_api_s": seconds,
+        "full_vocab_api_positions": len(ids),
+        "full_vocab_api_peak_mb": max(growth) / 1e6,
+        "full_vocab_api_rss_samples": samples,
+        "api_latency_under_load_ms": max(latencies) * 1000,
+        "api_latency_samples": len(latencies),
+    }
 
 
 @torch.inference_mode()
@@ -405,8 +442,13 @@ def compare_figures(engine, quick: bool) -> dict:
     bodies = peak_bytes(engine, lambda: (lambda h: (h, engine.body(xl)))(engine.body(xl)))  # both hidden states alive
     peak = peak_bytes(engine, lambda: compare_ids(engine, engine, long, k=20))
     matrix = len(long) * engine.vocab_size * 4
-    return {"compare_overhead": r["median"], "compare_overhead_min": r["min"], "compare_vs_two_scores": s["median"],
-            "compare_mem_ratio": max(0, peak - bodies) / matrix, "compare_mem_positions": len(long)}
+    return {
+        "compare_overhead": r["median"],
+        "compare_overhead_min": r["min"],
+        "compare_vs_two_scores": s["median"],
+        "compare_mem_ratio": max(0, peak - bodies) / matrix,
+        "compare_mem_positions": len(long),
+    }
 
 
 def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
@@ -435,7 +477,11 @@ def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
     finally:
         if srv is not None:
             srv.stop()
-    return {"remote_overhead": r["median"], "remote_overhead_min": r["min"], "remote_full_vocab": int(body["prompt_logprobs"] == -1)}
+    return {
+        "remote_overhead": r["median"],
+        "remote_overhead_min": r["min"],
+        "remote_full_vocab": int(body["prompt_logprobs"] == -1),
+    }
 
 
 def paired_plain(a, b, pairs: int) -> dict:
@@ -459,17 +505,39 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default=None)
     ap.add_argument("--quick", action="store_true", help="fewer pairs and steps (under two minutes on a 2-core CPU)")
     ap.add_argument("--json", action="store_true", help="print one JSON object of figures")
-    ap.add_argument("--only", nargs="*", help="run only these groups: score gen memory chunk full render api lens branch compare remote")
-    ap.add_argument("--backend", default=None, help="for `remote`: a /v1 URL to measure against (default: our own server, in process)")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        help="run only these groups: score gen memory chunk full render api lens branch compare remote",
+    )
+    ap.add_argument(
+        "--backend",
+        default=None,
+        help="for `remote`: a /v1 URL to measure against (default: our own server, in process)",
+    )
     a = ap.parse_args(argv)
     engine = Engine.load(a.model, a.device, a.dtype)
-    groups = {"score": score_figures, "gen": gen_figures, "memory": memory_figures, "chunk": chunk_figures,
-              "full": full_vocab_figures, "render": render_figures, "api": api_figures, "lens": lens_figures,
-              "branch": branch_figures, "compare": compare_figures,
-              "remote": lambda e, q: remote_figures(e, q, a.backend)}
-    out = {"model": engine.name, "device": str(engine.device), "dtype": str(engine.dtype).replace("torch.", ""),
-           "params_m": sum(p.numel() for p in engine.model.parameters()) / 1e6, "torch": torch.__version__,
-           "threads": torch.get_num_threads()}
+    groups = {
+        "score": score_figures,
+        "gen": gen_figures,
+        "memory": memory_figures,
+        "chunk": chunk_figures,
+        "full": full_vocab_figures,
+        "render": render_figures,
+        "api": api_figures,
+        "lens": lens_figures,
+        "branch": branch_figures,
+        "compare": compare_figures,
+        "remote": lambda e, q: remote_figures(e, q, a.backend),
+    }
+    out = {
+        "model": engine.name,
+        "device": str(engine.device),
+        "dtype": str(engine.dtype).replace("torch.", ""),
+        "params_m": sum(p.numel() for p in engine.model.parameters()) / 1e6,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+    }
     t0 = time.perf_counter()
     for name, fn in groups.items():
         if a.only and name not in a.only:
@@ -477,7 +545,11 @@ def main(argv=None) -> int:
         res = fn(engine, a.quick)
         out.update(res)
         if not a.json:
-            print(f"{name:7s} " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in res.items()), flush=True)
+            print(
+                f"{name:7s} "
+                + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in res.items()),
+                flush=True,
+            )
     out["bench_seconds"] = time.perf_counter() - t0
     if a.json:
         print(json.dumps(out))

@@ -41,27 +41,27 @@ NOTES = {
     "model": "one of the served models (`GET /v1/models`); missing or empty: the default model",
     "prompt": "text, several texts, token ids, or several lists of ids; ids are scored exactly as sent (nothing added)",
     "messages": "`{role, content}` objects; `content` a string or a list of `{type: 'text', text}` parts; "
-                "role `developer` is read as `system`",
+    "role `developer` is read as `system`",
     "max_tokens": "tokens to generate per choice; completions: 0 with `echo: true` scores the prompt only; "
-                  "chat: default the room left in the context. Capped by `EXPLORER_MAX_TOKENS` / the context",
+    "chat: default the room left in the context. Capped by `EXPLORER_MAX_TOKENS` / the context",
     "max_completion_tokens": "chat: OpenAI's newer name for `max_tokens`; wins when both are given",
     "n": "choices per prompt; prompts x n is capped by `EXPLORER_MAX_CHOICES`",
     "stream": "server-sent events, one chunk per token (see below)",
     "stream_options": "`include_usage` (a last chunk with usage), `continuous_usage_stats` (usage in every chunk); "
-                      "only with `stream: true`",
+    "only with `stream: true`",
     "echo": "completions: the prompt's tokens come first in `text` and `logprobs` (position 0 null); "
-            "chat: the last message, when it is the assistant's, is put before the reply",
+    "chat: the last message, when it is the assistant's, is put before the reply",
     "logprobs": "completions: alternatives per token, 0..{k} (OpenAI allows 0..5); chat: `true` to get "
-                "`logprobs.content`",
+    "`logprobs.content`",
     "top_logprobs": "chat: alternatives per token, 0..{k}; needs `logprobs: true`",
     "prompt_logprobs": "vLLM extension: the prompt's entries, 0..{k}, or -1 for the whole vocabulary (capped by "
-                       "`EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS`); not with `stream`",
+    "`EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS`); not with `stream`",
     "logprob_token_ids": "vLLM extension: report these ids (at most {ids}) with their true ranks at each generated "
-                         "position instead of the top-k; needs `logprobs`",
+    "position instead of the top-k; needs `logprobs`",
     "prompt_logprob_token_ids": "vLLM extension: the same for the prompt: one list for every position or one list per "
-                                "position; only with `echo: true, max_tokens: 0`",
+    "position; only with `echo: true, max_tokens: 0`",
     "return_token_ids": "vLLM extension: `token_ids` on each choice and `prompt_token_ids` (per choice on completions, "
-                        "on the response on chat)",
+    "on the response on chat)",
     "return_tokens_as_token_ids": "vLLM extension: every token string in logprobs is written `token_id:N`",
     "temperature": "0 = greedy (the argmax of the penalised logits)",
     "top_p": "nucleus sampling; 1 = off",
@@ -120,7 +120,12 @@ def sampler_ranges() -> dict[str, str]:
     tree = ast.parse(inspect.getsource(settings.SamplerSettings))
     out = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "num" and len(node.args) == 3:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "num"
+            and len(node.args) == 3
+        ):
             name, lo, hi = (_constant(a) for a in node.args)
             lo_open = any(kw.arg == "lo_open" and _constant(kw.value) for kw in node.keywords)
             text = f"{_n(lo)} {'<' if lo_open else '<='} x <= {_n(hi)}"
@@ -133,7 +138,9 @@ def _constant(node: ast.AST):
     """The value of a constant expression such as `2**63 - 1` (no names, no calls)."""
     if any(isinstance(n, (ast.Name, ast.Call, ast.Attribute)) for n in ast.walk(node)):
         raise SystemExit(f"docs/gen_api.py: a range in SamplerSettings is not a constant: {ast.unparse(node)}")
-    return eval(compile(ast.Expression(node), "<range>", "eval"), {"__builtins__": {}})  # constants only (checked above)
+    return eval(
+        compile(ast.Expression(node), "<range>", "eval"), {"__builtins__": {}}
+    )  # constants only (checked above)
 
 
 def _n(x) -> str:
@@ -153,8 +160,10 @@ def _notes(notes: dict[str, str], models: list[type], what: str) -> None:
     fields = {name for m in models for name in m.model_fields}
     missing, stale = sorted(fields - set(notes)), sorted(set(notes) - fields)
     if missing or stale:
-        raise SystemExit(f"docs/gen_api.py: {what}: fields without a line in the notes: {missing or 'none'}; "
-                         f"lines for fields that no longer exist: {stale or 'none'}. Update the notes in docs/gen_api.py.")
+        raise SystemExit(
+            f"docs/gen_api.py: {what}: fields without a line in the notes: {missing or 'none'}; "
+            f"lines for fields that no longer exist: {stale or 'none'}. Update the notes in docs/gen_api.py."
+        )
 
 
 def request_table() -> list[str]:
@@ -165,11 +174,20 @@ def request_table() -> list[str]:
     rows = ["| field | type | completions default | chat default | range | what it does |", "|---|---|---|---|---|---|"]
     for name, note in NOTES.items():
         f = comp.model_fields.get(name) or chat.model_fields[name]
-        rows.append("| " + " | ".join([
-            f"`{name}`", cell(json_type(f.annotation)),
-            _default(comp.model_fields[name]) if name in comp.model_fields else "-",
-            _default(chat.model_fields[name]) if name in chat.model_fields else "-",
-            cell(ranges.get(name, "")), cell(re.sub(r"\{(\w+)\}", lambda m: str(fill.get(m[1], m[0])), note))]) + " |")
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    f"`{name}`",
+                    cell(json_type(f.annotation)),
+                    _default(comp.model_fields[name]) if name in comp.model_fields else "-",
+                    _default(chat.model_fields[name]) if name in chat.model_fields else "-",
+                    cell(ranges.get(name, "")),
+                    cell(re.sub(r"\{(\w+)\}", lambda m: str(fill.get(m[1], m[0])), note)),
+                ]
+            )
+            + " |"
+        )
     return rows
 
 
@@ -229,10 +247,14 @@ def limits_table() -> list[str]:
     for f in dataclasses.fields(settings.Limits):
         var = f"EXPLORER_{f.name.upper()}"
         if f'"{var}"' not in source or f.name not in comments:
-            raise SystemExit(f"docs/gen_api.py: Limits.{f.name} has no {var} in Limits.from_env or no comment: update the script.")
+            raise SystemExit(
+                f"docs/gen_api.py: Limits.{f.name} has no {var} in Limits.from_env or no comment: update the script."
+            )
         rows.append(f"| `{f.name}` | `{var}` | `{f.default!r}` | {cell(comments[f.name])} |")
-    rows.append(f"| `max_logprobs` (in `capabilities`) | `EXPLORER_MAX_LOGPROBS`, `--max-logprobs` | `{K}` | "
-                "most alternatives a request may ask per position; -1: no cap (then -1 asks for the whole vocabulary) |")
+    rows.append(
+        f"| `max_logprobs` (in `capabilities`) | `EXPLORER_MAX_LOGPROBS`, `--max-logprobs` | `{K}` | "
+        "most alternatives a request may ask per position; -1: no cap (then -1 asks for the whole vocabulary) |"
+    )
     return rows
 
 
@@ -243,7 +265,7 @@ def render() -> str:
         "",
         "### Request fields: `/v1/completions` and `/v1/chat/completions`",
         "",
-        "Types are JSON types, checked strictly: `\"2\"` for an integer is a 400, never converted.",
+        'Types are JSON types, checked strictly: `"2"` for an integer is a 400, never converted.',
         "A field neither here nor in the refused list is accepted and ignored.",
         "",
         *request_table(),
@@ -264,9 +286,11 @@ def render() -> str:
         "",
         "### Error codes",
         "",
-        ("Every `code` an `ExplorerError` carries anywhere under `explorer/` (the API puts it in the error body; the CLI "
-         "prints only the message), with the HTTP status the API answers it with (`explorer/api/framing.py`: 400 unless "
-         "listed there). A bug of ours is a 500 with `code: internal_error`, and is logged."),
+        (
+            "Every `code` an `ExplorerError` carries anywhere under `explorer/` (the API puts it in the error body; the CLI "
+            "prints only the message), with the HTTP status the API answers it with (`explorer/api/framing.py`: 400 unless "
+            "listed there). A bug of ours is a 500 with `code: internal_error`, and is logged."
+        ),
         "",
         *error_table(),
         "",

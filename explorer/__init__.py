@@ -4,4 +4,4 @@ from explorer.errors import ExplorerError
 from explorer.result import TokenScores
 
 __all__ = ["ExplorerError", "TokenScores"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -36,24 +36,55 @@ def ids_arg(value: str) -> list[int]:
 
 def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     if many:
-        p.add_argument("--model", action="append", help="hub id or local folder; repeat to serve several (the first is the "
-                       "default; or EXPLORER_MODELS=a,b,c; default: SmolLM2-135M-Instruct)")
+        p.add_argument(
+            "--model",
+            action="append",
+            help="hub id or local folder; repeat to serve several (the first is the "
+            "default; or EXPLORER_MODELS=a,b,c; default: SmolLM2-135M-Instruct)",
+        )
     else:
-        p.add_argument("--model", default=os.environ.get("EXPLORER_MODEL"), help="hub id or local folder (default: SmolLM2-135M-Instruct)")
+        p.add_argument(
+            "--model",
+            default=os.environ.get("EXPLORER_MODEL"),
+            help="hub id or local folder (default: SmolLM2-135M-Instruct)",
+        )
     p.add_argument("--device", default=os.environ.get("EXPLORER_DEVICE"), help="auto (default), cpu, cuda, cuda:N, mps")
-    p.add_argument("--dtype", default=os.environ.get("EXPLORER_DTYPE"), help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16")
-    p.add_argument("--trust-remote-code", action="store_true", help="run the model repository's own code (only for authors you trust)")
-    p.add_argument("--backend", default=os.environ.get("EXPLORER_BACKEND"),
-                   help="a vLLM / OpenAI-compatible /v1 URL to use as the engine (or EXPLORER_BACKEND)")
-    p.add_argument("--backend-key", default=os.environ.get("EXPLORER_BACKEND_KEY"), help="its API key (or EXPLORER_BACKEND_KEY)")
-    p.add_argument("--backend-tokenizer", default=os.environ.get("EXPLORER_BACKEND_TOKENIZER"),
-                   help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the model id)")
-    p.add_argument("--max-logprobs", type=int, default=None,
-                   help="most top-k alternatives a request may ask (default 20, or EXPLORER_MAX_LOGPROBS; -1: no cap)")
+    p.add_argument(
+        "--dtype",
+        default=os.environ.get("EXPLORER_DTYPE"),
+        help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16",
+    )
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="run the model repository's own code (only for authors you trust)",
+    )
+    p.add_argument(
+        "--backend",
+        default=os.environ.get("EXPLORER_BACKEND"),
+        help="a vLLM / OpenAI-compatible /v1 URL to use as the engine (or EXPLORER_BACKEND)",
+    )
+    p.add_argument(
+        "--backend-key", default=os.environ.get("EXPLORER_BACKEND_KEY"), help="its API key (or EXPLORER_BACKEND_KEY)"
+    )
+    p.add_argument(
+        "--backend-tokenizer",
+        default=os.environ.get("EXPLORER_BACKEND_TOKENIZER"),
+        help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the model id)",
+    )
+    p.add_argument(
+        "--max-logprobs",
+        type=int,
+        default=None,
+        help="most top-k alternatives a request may ask (default 20, or EXPLORER_MAX_LOGPROBS; -1: no cap)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="logprob-explorer", description="Score a text or generate from a prompt, with every token's logprob, rank, top-k and entropy.")
+    ap = argparse.ArgumentParser(
+        prog="logprob-explorer",
+        description="Score a text or generate from a prompt, with every token's logprob, rank, top-k and entropy.",
+    )
     sub = ap.add_subparsers(dest="command", required=True)
 
     sc = sub.add_parser("score", help="score a text or a list of token ids")
@@ -62,15 +93,26 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--text")
     src.add_argument("--text-file")
     src.add_argument("--ids", type=ids_arg, help="comma-separated token ids, scored exactly as given")
-    sc.add_argument("--logprobs", type=k_arg, default=5, help="top-k alternatives per token, 0..20, or -1 for the full vocabulary")
+    sc.add_argument(
+        "--logprobs", type=k_arg, default=5, help="top-k alternatives per token, 0..20, or -1 for the full vocabulary"
+    )
     sc.add_argument("--format", choices=SCORE_FORMATS, default="vllm")
     sc.add_argument("--binary-out", help="with --logprobs -1: also write the full distributions as float16 .npy here")
-    sc.add_argument("--context-start", default="none", metavar="none|bos|eos|TOKEN",
-                    help="put this document-start token before the text so its first token is scored too "
-                    "(bos, eos or one of the model's special tokens, e.g. '<|endoftext|>'); nothing changes where the "
-                    "tokenizer adds a BOS itself (default: none)")
-    sc.add_argument("--lookup", action="append", metavar="TEXT_OR_ID", help="(repeatable, with --format native) also the "
-                    "logprob and rank of this token id or text at every position, as a `lookup` list")
+    sc.add_argument(
+        "--context-start",
+        default="none",
+        metavar="none|bos|eos|TOKEN",
+        help="put this document-start token before the text so its first token is scored too "
+        "(bos, eos or one of the model's special tokens, e.g. '<|endoftext|>'); nothing changes where the "
+        "tokenizer adds a BOS itself (default: none)",
+    )
+    sc.add_argument(
+        "--lookup",
+        action="append",
+        metavar="TEXT_OR_ID",
+        help="(repeatable, with --format native) also the "
+        "logprob and rank of this token id or text at every position, as a `lookup` list",
+    )
     sc.add_argument("--out", help="write the JSON here instead of stdout")
 
     g = sub.add_parser("generate", help="generate from a prompt")
@@ -87,10 +129,19 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--stop", nargs="+", default=[])
     g.add_argument("--logprobs", type=k_arg, default=5, help="top-k per generated token, 0..20")
     g.add_argument("--prompt-logprobs", type=k_arg, help="also score the prompt: top-k 0..20, or -1")
-    g.add_argument("--logprobs-mode", choices=("raw", "processed"), default="raw",
-                   help="raw: the model's distribution; processed: after temperature/top-k/top-p")
-    g.add_argument("--branch-at", type=int, metavar="POS", help="then put --branch-token at position POS of the result "
-                   "(prompt and generated tokens counted together), continue from there and print that branch")
+    g.add_argument(
+        "--logprobs-mode",
+        choices=("raw", "processed"),
+        default="raw",
+        help="raw: the model's distribution; processed: after temperature/top-k/top-p",
+    )
+    g.add_argument(
+        "--branch-at",
+        type=int,
+        metavar="POS",
+        help="then put --branch-token at position POS of the result "
+        "(prompt and generated tokens counted together), continue from there and print that branch",
+    )
     g.add_argument("--branch-token", type=int, metavar="ID", help="the token id put at --branch-at")
     g.add_argument("--format", choices=GEN_FORMATS, default="openai-completion")
     g.add_argument("--out")
@@ -135,7 +186,9 @@ def read_text(a) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ExplorerError(f"--text-file {a.text_file!r} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
+        raise ExplorerError(
+            f"--text-file {a.text_file!r} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8."
+        ) from None
 
 
 def check_text(text: str, flag: str) -> str:
@@ -143,8 +196,11 @@ def check_text(text: str, flag: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
-        raise ExplorerError(f"{flag} holds something that is not valid UTF-8 text at character {err.start}: "
-                            "pass UTF-8 text (or use --ids).", param=flag.lstrip("-")) from None
+        raise ExplorerError(
+            f"{flag} holds something that is not valid UTF-8 text at character {err.start}: "
+            "pass UTF-8 text (or use --ids).",
+            param=flag.lstrip("-"),
+        ) from None
     return text
 
 
@@ -169,7 +225,9 @@ def _check_score(a) -> str:
 
         check_queries(a.lookup, a.format, getattr(a, "backend", None))
     if a.ids is not None and a.context_start.lower() != "none":
-        raise ExplorerError("--context-start applies to --text: with --ids, put the start token's id first.", param="context_start")
+        raise ExplorerError(
+            "--context-start applies to --text: with --ids, put the start token's id first.", param="context_start"
+        )
     if a.ids is not None:
         if not a.ids:
             raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
@@ -193,13 +251,26 @@ def _check_generate(a):
         check_text(a.system, "--system")
     check_out(a.out, "--out")
     if (a.branch_at is None) != (a.branch_token is None):
-        raise ExplorerError("--branch-at and --branch-token go together: give a position and a token id.", param="branch_at")
+        raise ExplorerError(
+            "--branch-at and --branch-token go together: give a position and a token id.", param="branch_at"
+        )
     if a.branch_at is not None and (a.branch_at < 1 or a.branch_token < 0 or a.n != 1 or a.prompt_logprobs == -1):
-        raise ExplorerError("--branch-at takes a position >= 1 and --branch-token an id >= 0, with --n 1 and "
-                            "--prompt-logprobs 0..20.", param="branch_at")
-    return SamplerSettings(max_tokens=a.max_tokens, temperature=a.temperature, top_p=a.top_p, top_k=a.top_k, seed=a.seed,
-                           stop=tuple(a.stop), logprobs=a.logprobs, prompt_logprobs=a.prompt_logprobs,
-                           mode=a.logprobs_mode, n=a.n)
+        raise ExplorerError(
+            "--branch-at takes a position >= 1 and --branch-token an id >= 0, with --n 1 and --prompt-logprobs 0..20.",
+            param="branch_at",
+        )
+    return SamplerSettings(
+        max_tokens=a.max_tokens,
+        temperature=a.temperature,
+        top_p=a.top_p,
+        top_k=a.top_k,
+        seed=a.seed,
+        stop=tuple(a.stop),
+        logprobs=a.logprobs,
+        prompt_logprobs=a.prompt_logprobs,
+        mode=a.logprobs_mode,
+        n=a.n,
+    )
 
 
 def _score(a, engine, text: str) -> dict:
@@ -207,7 +278,11 @@ def _score(a, engine, text: str) -> dict:
     from explorer.export import export
     from explorer.export.native import full_vocab_npy
 
-    r = score_ids(engine, a.ids, a.logprobs) if a.ids is not None else score_text(engine, text, a.logprobs, start=a.context_start)
+    r = (
+        score_ids(engine, a.ids, a.logprobs)
+        if a.ids is not None
+        else score_text(engine, text, a.logprobs, start=a.context_start)
+    )
     if a.binary_out:
         with open(a.binary_out, "wb") as f:
             f.write(full_vocab_npy(r))
@@ -254,9 +329,17 @@ def main(argv: list[str] | None = None) -> int:
         if a.command == "serve":
             from explorer.server import serve
 
-            return serve(models=a.model, device=a.device, dtype=a.dtype, host=a.host, port=a.port, share=a.share,
-                         backend=(a.backend, a.backend_key, a.backend_tokenizer) if a.backend else None,
-                         trust_remote_code=a.trust_remote_code, auth=a.auth)
+            return serve(
+                models=a.model,
+                device=a.device,
+                dtype=a.dtype,
+                host=a.host,
+                port=a.port,
+                share=a.share,
+                backend=(a.backend, a.backend_key, a.backend_tokenizer) if a.backend else None,
+                trust_remote_code=a.trust_remote_code,
+                auth=a.auth,
+            )
         if a.command not in ("score", "generate"):
             body = _commands()[a.command].run(a)
             write(body, getattr(a, "out", None))

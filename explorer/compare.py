@@ -14,7 +14,7 @@ Units: natural log; KL and Jensen-Shannon in nats.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -42,6 +42,11 @@ def _arr(values, dtype=np.float32) -> np.ndarray:
     a = np.array([np.nan if v is None else v for v in values], np.float64)
     a[a == -9999.0] = -np.inf
     return a.astype(dtype)
+
+
+def _none(width: int) -> np.ndarray:
+    """An empty array: the field does not apply to this kind of comparison."""
+    return np.zeros((0,) if width == 1 else (0, width), np.float32 if width == 1 else np.int64)
 
 
 def aligned_spans(char_a: np.ndarray, char_b: np.ndarray, n_chars: int) -> np.ndarray:
@@ -87,12 +92,14 @@ class Comparison:
     kind: str  # "models" | "prompts" | "spans"
     first_a: int = 0  # pair j is position first_a + j of a ...
     first_b: int = 0  # ... and position first_b + j of b
-    kl_ab: np.ndarray | None = None  # (m,) float32, KL(p_a || p_b) in nats; NaN where unscored
-    kl_ba: np.ndarray | None = None  # (m,) float32, KL(p_b || p_a)
-    js: np.ndarray | None = None  # (m,) float32, Jensen-Shannon divergence in nats (<= log 2)
+    kl_ab: np.ndarray = field(default_factory=lambda: _none(1))  # (m,) float32, KL(p_a || p_b), nats; empty for spans
+    kl_ba: np.ndarray = field(default_factory=lambda: _none(1))  # (m,) float32, KL(p_b || p_a)
+    js: np.ndarray = field(
+        default_factory=lambda: _none(1)
+    )  # (m,) float32, Jensen-Shannon divergence in nats (<= log 2)
     text: str = ""  # "spans": the shared text
-    char_a: np.ndarray | None = None  # "spans": (n_a, 2) int64, each token of a as [start, end) in `text`
-    char_b: np.ndarray | None = None
+    char_a: np.ndarray = field(default_factory=lambda: _none(2))  # "spans": (n_a, 2) int64, each token's [start, end)
+    char_b: np.ndarray = field(default_factory=lambda: _none(2))
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -106,7 +113,7 @@ class Comparison:
     @property
     def m(self) -> int:
         """Number of pairs (0 for spans)."""
-        return len(self.kl_ab) if self.kl_ab is not None else 0
+        return len(self.kl_ab)
 
     @property
     def pos_a(self) -> np.ndarray:
@@ -220,4 +227,4 @@ class Comparison:
             )
         pos = d["positions"]
         div = {key: _arr([p[key] if p else None for p in pos]) for key in ("kl_ab", "kl_ba", "js")}
-        return cls(a, b, d["kind"], d["first_a"], d["first_b"], **div)
+        return cls(a, b, d["kind"], d["first_a"], d["first_b"], kl_ab=div["kl_ab"], kl_ba=div["kl_ba"], js=div["js"])

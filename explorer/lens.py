@@ -70,20 +70,34 @@ class LensGrid:
     # ---- JSON round trip ----------------------------------------------------------------
     def to_dict(self) -> dict:
         """The CLI's JSON: model, token_ids, n_layers and one object per layer 0..L (null at position 0)."""
+
         def lists(a):
             return [None] + [_num(row) for row in a[1:]]
 
         layers = []
         for layer in range(self.n_layers + 1):
             ranks = self.ranks[layer].tolist()
-            layers.append({"layer": layer, "logprobs": _num(self.logprobs[layer]),
-                           "ranks": [None] + ranks[1:] if ranks else [],
-                           "entropy": _num(self.entropy[layer]),
-                           "top_ids": [None] + self.top_ids[layer, 1:].tolist() if self.n else [],
-                           "top_logprobs": lists(self.top_logprobs[layer]) if self.n else []})
-        return {"format": FORMAT, "version": FORMAT_VERSION, "model": self.model, "token_ids": self.token_ids.tolist(),
-                "token_bytes": [b.hex() for b in self.token_bytes], "n_layers": self.n_layers, "k": self.k,
-                "layers": layers, "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())}}
+            layers.append(
+                {
+                    "layer": layer,
+                    "logprobs": _num(self.logprobs[layer]),
+                    "ranks": [None] + ranks[1:] if ranks else [],
+                    "entropy": _num(self.entropy[layer]),
+                    "top_ids": [None] + self.top_ids[layer, 1:].tolist() if self.n else [],
+                    "top_logprobs": lists(self.top_logprobs[layer]) if self.n else [],
+                }
+            )
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "model": self.model,
+            "token_ids": self.token_ids.tolist(),
+            "token_bytes": [b.hex() for b in self.token_bytes],
+            "n_layers": self.n_layers,
+            "k": self.k,
+            "layers": layers,
+            "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())},
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> LensGrid:
@@ -94,10 +108,14 @@ class LensGrid:
             for p in range(1, n):
                 top_ids[layer, p] = row["top_ids"][p]
                 top_lp[layer, p] = _arr(row["top_logprobs"][p], np.float32)
-        return cls(model=d["model"], token_ids=np.array(d["token_ids"], np.int64).reshape(n),
-                   token_bytes=[bytes.fromhex(h) for h in d["token_bytes"]],
-                   logprobs=np.array([_arr(r["logprobs"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
-                   ranks=np.array([[r or 0 for r in row["ranks"]] for row in rows], np.int64).reshape(len(rows), n),
-                   entropy=np.array([_arr(r["entropy"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
-                   top_ids=top_ids, top_logprobs=top_lp,
-                   pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()})
+        return cls(
+            model=d["model"],
+            token_ids=np.array(d["token_ids"], np.int64).reshape(n),
+            token_bytes=[bytes.fromhex(h) for h in d["token_bytes"]],
+            logprobs=np.array([_arr(r["logprobs"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
+            ranks=np.array([[r or 0 for r in row["ranks"]] for row in rows], np.int64).reshape(len(rows), n),
+            entropy=np.array([_arr(r["entropy"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
+            top_ids=top_ids,
+            top_logprobs=top_lp,
+            pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import codecs
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -38,21 +39,45 @@ class Rows:
     def empty(cls, k: int = 0, vocab_size: int = 0) -> Rows:
         """No positions, k top entries (a (0, V) `full` when k = -1)."""
         kk = max(k, 0)
-        return cls(np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((0, kk), np.int64),
-                   np.zeros((0, kk), np.float32), np.zeros((0, vocab_size), np.float32) if k == -1 else None)
+        return cls(
+            np.zeros(0, np.float32),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.float32),
+            np.zeros((0, kk), np.int64),
+            np.zeros((0, kk), np.float32),
+            np.zeros((0, vocab_size), np.float32) if k == -1 else None,
+        )
 
     @classmethod
     def concat(cls, parts: list[Rows]) -> Rows:
         """Rows of `parts` one after another (same k; `full` kept only when every part has it)."""
         full = [p.full for p in parts]
         explicit = any(p.top_ranks is not None for p in parts)
-        return cls(np.concatenate([p.logprobs for p in parts]).astype(np.float32),
-                   np.concatenate([p.ranks for p in parts]).astype(np.int64),
-                   np.concatenate([p.entropy for p in parts]).astype(np.float32),
-                   np.concatenate([p.top_ids for p in parts]).astype(np.int64),
-                   np.concatenate([p.top_logprobs for p in parts]).astype(np.float32),
-                   np.concatenate(full) if full and all(f is not None for f in full) else None,
-                   np.concatenate([p.listed_ranks() for p in parts]).astype(np.int64) if explicit else None)
+        return cls(
+            np.concatenate([p.logprobs for p in parts]).astype(np.float32),
+            np.concatenate([p.ranks for p in parts]).astype(np.int64),
+            np.concatenate([p.entropy for p in parts]).astype(np.float32),
+            np.concatenate([p.top_ids for p in parts]).astype(np.int64),
+            np.concatenate([p.top_logprobs for p in parts]).astype(np.float32),
+            np.concatenate([f for f in full if f is not None]) if full and all(f is not None for f in full) else None,
+            np.concatenate([p.listed_ranks() for p in parts]).astype(np.int64) if explicit else None,
+        )
+
+    def sliced(self, part: slice) -> Rows:
+        """The rows of `part` (views)."""
+
+        def cut(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[part]
+
+        return Rows(
+            self.logprobs[part],
+            self.ranks[part],
+            self.entropy[part],
+            self.top_ids[part],
+            self.top_logprobs[part],
+            cut(self.full),
+            cut(self.top_ranks),
+        )
 
     def listed_ranks(self) -> np.ndarray:
         """(m, k) rank of each listed entry: its true rank, or 1..k for a top-k (0 for padding)."""
@@ -74,13 +99,17 @@ class Rows:
             order = np.argsort(-row, kind="stable")
             order = order if k == -1 else order[:k]
             return order.astype(np.int64), row[order].astype(np.float32)
-        ids, lps = self.top_ids[j, : max(k, 0) if k != -1 else width], self.top_logprobs[j, : max(k, 0) if k != -1 else width]
+        ids, lps = (
+            self.top_ids[j, : max(k, 0) if k != -1 else width],
+            self.top_logprobs[j, : max(k, 0) if k != -1 else width],
+        )
         keep = ids >= 0
         return ids[keep], lps[keep]
 
 
-def assemble(model: str, vocab: list[bytes], ids: list[int], n_prompt: int, rows: Rows, first: int = 1,
-             **kw) -> TokenScores:
+def assemble(
+    model: str, vocab: Sequence[bytes], ids: list[int], n_prompt: int, rows: Rows, first: int = 1, **kw
+) -> TokenScores:
     """TokenScores of `ids`: `rows` fill positions first.. first+len(rows); the rest stay unscored.
 
     `vocab` maps every id to its raw bytes. Top-k lists narrower than the widest are padded (-1, -inf).
@@ -104,10 +133,22 @@ def assemble(model: str, vocab: list[bytes], ids: list[int], n_prompt: int, rows
         full = np.full((n, len(vocab)), np.nan, np.float32)
         full[span] = rows.full
     used = range(len(vocab)) if full is not None else sorted(set(ids) | set(top_ids[top_ids >= 0].tolist()))
-    return TokenScores(model=model, token_ids=np.array(ids, np.int64), token_bytes=[vocab[i] for i in ids],
-                       n_prompt=n_prompt, logprobs=logprobs, ranks=ranks, entropy=entropy, top_ids=top_ids,
-                       top_logprobs=top_lp, pieces={i: vocab[i] for i in used}, full_logprobs=full,
-                       vocab_size=len(vocab), top_ranks=top_ranks, **kw)
+    return TokenScores(
+        model=model,
+        token_ids=np.array(ids, np.int64),
+        token_bytes=[vocab[i] for i in ids],
+        n_prompt=n_prompt,
+        logprobs=logprobs,
+        ranks=ranks,
+        entropy=entropy,
+        top_ids=top_ids,
+        top_logprobs=top_lp,
+        pieces={i: vocab[i] for i in used},
+        full_logprobs=full,
+        vocab_size=len(vocab),
+        top_ranks=top_ranks,
+        **kw,
+    )
 
 
 @dataclass(eq=False)
@@ -213,7 +254,9 @@ class TokenScores:
     @property
     def rows(self) -> Rows:
         """Every position's numbers as Rows (views, no copy); row j is position j."""
-        return Rows(self.logprobs, self.ranks, self.entropy, self.top_ids, self.top_logprobs, self.full_logprobs, self.top_ranks)
+        return Rows(
+            self.logprobs, self.ranks, self.entropy, self.top_ids, self.top_logprobs, self.full_logprobs, self.top_ranks
+        )
 
     def top(self, pos: int, k: int | None = None) -> list[tuple[int, float]]:
         """(id, logprob) of the k best tokens at `pos` (default: the k asked there), descending; [] where unscored."""
@@ -226,6 +269,7 @@ class TokenScores:
     # ---- JSON round trip --------------------------------------------------------------
     def to_dict(self) -> dict:
         """A JSON-safe dict (no NaN/Infinity: unscored numbers are null, -inf is -9999.0)."""
+
         def num(a):
             return [None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x)) for x in a.tolist()]
 

@@ -27,6 +27,7 @@ from explorer.engine import DEFAULT_MODEL, Engine
 from explorer.errors import ExplorerError
 
 log = logging.getLogger(__name__)
+AnyEngine = Engine  # a model loaded here, or a RemoteEngine (an Engine too) served by a backend (--backend)
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 
 
@@ -67,15 +68,30 @@ def is_loopback(host: str) -> bool:
 class Models:
     """Registry of loadable models, keyed by public name; at most `max_loaded` (and `max_mb` of weights) in memory."""
 
-    def __init__(self, models: list[str] | None = None, *, device: str | None = None, dtype: str | None = None,
-                 trust_remote_code: bool = False, max_loaded: int | None = None, max_mb: int | None = None,
-                 allow_hub: bool | None = None, loader=None):
-        sources = [m for m in (models or []) if m] or _env_list("EXPLORER_MODELS") or [os.environ.get("EXPLORER_MODEL") or DEFAULT_MODEL]
+    def __init__(
+        self,
+        models: list[str] | None = None,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        trust_remote_code: bool = False,
+        max_loaded: int | None = None,
+        max_mb: int | None = None,
+        allow_hub: bool | None = None,
+        loader=None,
+    ):
+        sources = (
+            [m for m in (models or []) if m]
+            or _env_list("EXPLORER_MODELS")
+            or [os.environ.get("EXPLORER_MODEL") or DEFAULT_MODEL]
+        )
         self.specs: dict[str, ModelSpec] = {}
         for src in sources:
             spec = ModelSpec(public_name(src), src, trust_remote_code)
             if spec.name in self.specs and self.specs[spec.name].source != src:
-                raise ExplorerError(f"Two models are both called {spec.name!r}: give their folders different names.", param="model")
+                raise ExplorerError(
+                    f"Two models are both called {spec.name!r}: give their folders different names.", param="model"
+                )
             self.specs.setdefault(spec.name, spec)
         self.default = next(iter(self.specs))
         self.device = device or os.environ.get("EXPLORER_DEVICE")
@@ -86,9 +102,12 @@ class Models:
             env = os.environ.get("EXPLORER_ALLOW_HUB_MODELS", "").strip().lower()
             allow_hub = env in ("1", "true", "yes", "on") if env else not os.environ.get("SPACE_ID")
         self.allow_hub = allow_hub
-        self._loader = loader or (lambda spec: Engine.load(spec.source, self.device, self.dtype, spec.trust_remote_code,
-                                                            name=spec.name, hub_only=spec.hub_only))
-        self._engines: OrderedDict[str, Engine] = OrderedDict()  # least recently used first
+        self._loader = loader or (
+            lambda spec: Engine.load(
+                spec.source, self.device, self.dtype, spec.trust_remote_code, name=spec.name, hub_only=spec.hub_only
+            )
+        )
+        self._engines: OrderedDict[str, AnyEngine] = OrderedDict()  # least recently used first
         self._pins: dict[str, int] = {}
         self._lock = threading.Lock()  # guards _engines and _pins
         self._load_lock = threading.Lock()  # one load at a time (they are memory-heavy)
@@ -107,8 +126,11 @@ class Models:
     def unavailable(self, name: object) -> ExplorerError:
         shown = str(name)[:80]
         hint = "pick one from the list" + (" or type a Hugging Face hub id such as 'gpt2'" if self.allow_hub else "")
-        return ExplorerError(f"Model {shown!r} is not available here: {hint} (available: {', '.join(self.names)}).",
-                             param="model", code="model_not_found")
+        return ExplorerError(
+            f"Model {shown!r} is not available here: {hint} (available: {', '.join(self.names)}).",
+            param="model",
+            code="model_not_found",
+        )
 
     def resolve(self, name: str | None) -> ModelSpec:
         """The spec for `name` (None or '' = the default); hub ids only where allowed, never a local path."""
@@ -124,12 +146,12 @@ class Models:
         raise self.unavailable(name)
 
     # ---- loaded engines ------------------------------------------------------------------
-    def loaded(self, name: str | None = None) -> Engine | None:
+    def loaded(self, name: str | None = None) -> AnyEngine | None:
         """The engine for `name` when it is in memory now (never loads)."""
         with self._lock:
             return self._engines.get(self.resolve(name).name)
 
-    def add(self, engine: Engine) -> None:
+    def add(self, engine: AnyEngine) -> None:
         """Register an already-loaded engine under its name (server start-up, tests)."""
         with self._lock:
             if engine.name not in self.specs:
@@ -137,13 +159,13 @@ class Models:
             self._engines[engine.name] = engine
             self._engines.move_to_end(engine.name)
 
-    def get(self, name: str | None = None) -> Engine:
+    def get(self, name: str | None = None) -> AnyEngine:
         """The engine for `name`, loaded on first use."""
         with self.use(name) as engine:
             return engine
 
     @contextmanager
-    def use(self, name: str | None = None) -> Iterator[Engine]:
+    def use(self, name: str | None = None) -> Iterator[AnyEngine]:
         """The engine for `name`, pinned (never evicted) until the block ends."""
         spec = self.resolve(name)
         engine = self._pin(spec)
@@ -153,7 +175,7 @@ class Models:
             with self._lock:
                 self._pins[spec.name] -= 1
 
-    def _pin(self, spec: ModelSpec) -> Engine:
+    def _pin(self, spec: ModelSpec) -> AnyEngine:
         with self._lock:
             engine = self._engines.get(spec.name)
             if engine is not None:
@@ -169,8 +191,11 @@ class Models:
                 except ExplorerError as err:
                     if spec.hub_only:  # a visitor's guess: one message whatever the reason
                         raise self.unavailable(spec.name) from None
-                    raise ExplorerError(f"Model {spec.name!r} could not be loaded: {_no_paths(str(err), spec)}",
-                                        param="model", code=err.code or "model_load_failed") from None
+                    raise ExplorerError(
+                        f"Model {spec.name!r} could not be loaded: {_no_paths(str(err), spec)}",
+                        param="model",
+                        code=err.code or "model_load_failed",
+                    ) from None
             with self._lock:
                 self._engines[spec.name] = engine
                 self._engines.move_to_end(spec.name)
@@ -180,6 +205,7 @@ class Models:
 
     def _evict(self, keep: str) -> None:
         """Drop least recently used engines (not pinned, not `keep`) while over the count or the memory budget."""
+
         def over() -> bool:
             mb = sum(_weights_mb(e) for e in self._engines.values())
             return len(self._engines) > self.max_loaded or (self.max_mb > 0 and mb > self.max_mb)

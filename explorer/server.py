@@ -30,8 +30,11 @@ def remote_models(backend: tuple[str, str | None, str | None], names: list[str] 
     url, key, tokenizer = backend
     first = RemoteEngine(url, names[0] if names else None, key, tokenizer)
     served = names or [m["id"] for m in first.get("/v1/models").get("data", [])] or [first.model_id]
-    registry = Models(served, allow_hub=False,
-                      loader=lambda spec: RemoteEngine(url, spec.source, key, tokenizer if spec.name == first.name else None))
+    registry = Models(
+        served,
+        allow_hub=False,
+        loader=lambda spec: RemoteEngine(url, spec.source, key, tokenizer if spec.name == first.name else None),
+    )
     registry.add(first)
     return registry
 
@@ -55,12 +58,22 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     app.mount("/v1", api)
     demo = build(models)
     demo.queue(default_concurrency_limit=4)
-    return gr.mount_gradio_app(app, demo, path="/", **launch_options(), footer_links=["api"], auth=[auth] if auth else None)
+    return gr.mount_gradio_app(
+        app, demo, path="/", **launch_options(), footer_links=["api"], auth=[auth] if auth else None
+    )
 
 
-def serve(models: list[str] | None = None, device: str | None = None, dtype: str | None = None, host: str = "127.0.0.1",
-          port: int = 7860, share: bool = False, trust_remote_code: bool = False, auth: str | None = None,
-          backend: tuple[str, str | None, str | None] | None = None) -> int:
+def serve(
+    models: list[str] | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    share: bool = False,
+    trust_remote_code: bool = False,
+    auth: str | None = None,
+    backend: tuple[str, str | None, str | None] | None = None,
+) -> int:
     """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     credentials = parse_auth(auth)
@@ -71,20 +84,23 @@ def serve(models: list[str] | None = None, device: str | None = None, dtype: str
         registry = Models(models, device=device, dtype=dtype, trust_remote_code=trust_remote_code, allow_hub=allow_hub)
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
-    print(f"Loaded {engine.name} on {engine.device} ({engine.dtype}); serving {', '.join(registry.names)}.", file=sys.stderr)
+    print(
+        f"Loaded {engine.name} on {engine.device} ({engine.dtype}); serving {', '.join(registry.names)}.",
+        file=sys.stderr,
+    )
     if share:
         return _serve_shared(registry, host, port, credentials)
     import uvicorn
 
     app = build_app(registry, credentials)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3))
-    stop = server.handle_exit
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
-    def handle_exit(sig, frame):  # running requests stop at their next step, then uvicorn exits
-        app.state.gate.shutdown()
-        stop(sig, frame)
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):  # running requests stop at their next step, then uvicorn exits
+            app.state.gate.shutdown()
+            super().handle_exit(sig, frame)
 
-    server.handle_exit = handle_exit
+    server = Server(config)
     print(f"Web app: http://{host}:{port}/   API: http://{host}:{port}/v1", file=sys.stderr)
     server.run()
     return 0
@@ -98,8 +114,14 @@ def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | 
 
     demo = build(models)
     demo.queue(default_concurrency_limit=4)
-    app, local, public = demo.launch(server_name=host, server_port=port, share=True, prevent_thread_lock=True, **launch_options(),
-                                     auth=[auth] if auth else None)
+    app, local, public = demo.launch(
+        server_name=host,
+        server_port=port,
+        share=True,
+        prevent_thread_lock=True,
+        **launch_options(),
+        auth=[auth] if auth else None,
+    )
     app.mount("/v1", build_api(models, auth=auth))
     app.router.routes.insert(0, app.router.routes.pop())  # before Gradio's catch-all routes
     print(f"Web app: {local}  public: {public}  API: {local.rstrip('/')}/v1", file=sys.stderr)

@@ -7,7 +7,8 @@ reject exactly the same things with the same messages.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any, overload
 
 from explorer.errors import ExplorerError
 
@@ -30,24 +31,41 @@ def max_logprobs() -> int:
     return value
 
 
+@overload
+def check_k(value: int, param: str, *, allow_full: bool) -> int: ...
+@overload
+def check_k(value: object, param: str, *, allow_full: bool) -> int | None: ...
 def check_k(value, param: str, *, allow_full: bool) -> int | None:
     """Validate a top-k count: None, 0..the cap, or -1 (full vocabulary) when allowed or when the cap is -1."""
     if value is None:
         return None
     cap = max_logprobs()
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ExplorerError(f"`{param}` must be an integer from 0 to {cap if cap >= 0 else 'the vocabulary size'}, got {value!r}.",
-                            param=param, code="invalid_type")
+        raise ExplorerError(
+            f"`{param}` must be an integer from 0 to {cap if cap >= 0 else 'the vocabulary size'}, got {value!r}.",
+            param=param,
+            code="invalid_type",
+        )
     if value == -1 and (allow_full or cap == -1):
         return -1
     if value < 0:
-        tail = (" (or -1 for the full vocabulary)" if allow_full else
-                " (the full vocabulary is offered only for the prompt: `prompt_logprobs: -1`, unless the server runs with "
-                "--max-logprobs -1)" if value == -1 else "")
-        raise ExplorerError(f"`{param}` (={value}) must be from 0 to {cap}{tail}.", param=param, code="integer_below_min_value")
+        tail = (
+            " (or -1 for the full vocabulary)"
+            if allow_full
+            else " (the full vocabulary is offered only for the prompt: `prompt_logprobs: -1`, unless the server runs with "
+            "--max-logprobs -1)"
+            if value == -1
+            else ""
+        )
+        raise ExplorerError(
+            f"`{param}` (={value}) must be from 0 to {cap}{tail}.", param=param, code="integer_below_min_value"
+        )
     if cap >= 0 and value > cap:
-        raise ExplorerError(f"`{param}` (={value}) must be at most {cap} (this server's --max-logprobs).", param=param,
-                            code="integer_above_max_value")
+        raise ExplorerError(
+            f"`{param}` (={value}) must be at most {cap} (this server's --max-logprobs).",
+            param=param,
+            code="integer_above_max_value",
+        )
     return value
 
 
@@ -108,25 +126,48 @@ class SamplerSettings:
         check_k(self.logprobs, "logprobs", allow_full=False)
         check_k(self.prompt_logprobs, "prompt_logprobs", allow_full=True)
         if self.mode not in ("raw", "processed"):
-            raise ExplorerError(f"`logprobs_mode` must be 'raw' or 'processed', got {self.mode!r}.", param="logprobs_mode", code="invalid_value")
+            raise ExplorerError(
+                f"`logprobs_mode` must be 'raw' or 'processed', got {self.mode!r}.",
+                param="logprobs_mode",
+                code="invalid_value",
+            )
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ExplorerError("`stop` must be a list of non-empty strings.", param="stop", code="invalid_type")
         if len(self.stop) > MAX_STOP:
-            raise ExplorerError(f"`stop` takes at most {MAX_STOP} strings, got {len(self.stop)}.", param="stop", code="array_above_max_length")
+            raise ExplorerError(
+                f"`stop` takes at most {MAX_STOP} strings, got {len(self.stop)}.",
+                param="stop",
+                code="array_above_max_length",
+            )
         if any(len(x) > MAX_STOP_CHARS for x in self.stop):
-            raise ExplorerError(f"Each `stop` string may be at most {MAX_STOP_CHARS} characters.", param="stop", code="string_above_max_length")
+            raise ExplorerError(
+                f"Each `stop` string may be at most {MAX_STOP_CHARS} characters.",
+                param="stop",
+                code="string_above_max_length",
+            )
         num("min_tokens", 0, 1_000_000, integer=True)
         if self.min_tokens > self.max_tokens:
-            raise ExplorerError(f"`min_tokens` (={self.min_tokens}) must not exceed `max_tokens` (={self.max_tokens}).",
-                                param="min_tokens", code="invalid_value")
+            raise ExplorerError(
+                f"`min_tokens` (={self.min_tokens}) must not exceed `max_tokens` (={self.max_tokens}).",
+                param="min_tokens",
+                code="invalid_value",
+            )
         for name in ("stop_token_ids", "logprob_ids"):
             ids = getattr(self, name)
-            if isinstance(ids, (str, bytes)) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
-                raise ExplorerError(f"`{_api_name(name)}` must be a list of token ids (whole numbers >= 0).",
-                                    param=_api_name(name), code="invalid_type")
+            if isinstance(ids, (str, bytes)) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids
+            ):
+                raise ExplorerError(
+                    f"`{_api_name(name)}` must be a list of token ids (whole numbers >= 0).",
+                    param=_api_name(name),
+                    code="invalid_type",
+                )
         if len(self.logprob_ids) > MAX_LOGPROB_IDS:
-            raise ExplorerError(f"`logprob_token_ids` takes at most {MAX_LOGPROB_IDS} ids, got {len(self.logprob_ids)}.",
-                                param="logprob_token_ids", code="array_above_max_length")
+            raise ExplorerError(
+                f"`logprob_token_ids` takes at most {MAX_LOGPROB_IDS} ids, got {len(self.logprob_ids)}.",
+                param="logprob_token_ids",
+                code="array_above_max_length",
+            )
         for name in ("include_stop_str_in_output", "ignore_eos", "skip_special_tokens"):
             if not isinstance(getattr(self, name), bool):
                 raise ExplorerError(f"`{name}` must be true or false.", param=name, code="invalid_type")
@@ -146,6 +187,13 @@ class SamplerSettings:
         for name in ("stop", "stop_token_ids", "logprob_ids"):
             d[name] = list(d[name])
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SamplerSettings:
+        """The settings `to_dict()` wrote (a result's `sampler`): lists back to tuples, unknown keys ignored."""
+        names = {f.name for f in fields(cls)}
+        kw: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names}
+        return cls(**kw)
 
 
 def _api_name(field_name: str) -> str:
@@ -179,13 +227,17 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> Limits:
-        return cls(max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", cls.max_body_bytes),
-                   max_choices=_env_number("EXPLORER_MAX_CHOICES", cls.max_choices),
-                   max_tokens=_env_number("EXPLORER_MAX_TOKENS", cls.max_tokens),
-                   max_seconds=_env_number("EXPLORER_MAX_SECONDS", cls.max_seconds, float),
-                   full_vocab_max_prompt_tokens=_env_number("EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", cls.full_vocab_max_prompt_tokens),
-                   queue=_env_number("EXPLORER_QUEUE", cls.queue),
-                   workers=max(1, _env_number("EXPLORER_WORKERS", cls.workers)))
+        return cls(
+            max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", cls.max_body_bytes),
+            max_choices=_env_number("EXPLORER_MAX_CHOICES", cls.max_choices),
+            max_tokens=_env_number("EXPLORER_MAX_TOKENS", cls.max_tokens),
+            max_seconds=_env_number("EXPLORER_MAX_SECONDS", cls.max_seconds, float),
+            full_vocab_max_prompt_tokens=_env_number(
+                "EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", cls.full_vocab_max_prompt_tokens
+            ),
+            queue=_env_number("EXPLORER_QUEUE", cls.queue),
+            workers=max(1, _env_number("EXPLORER_WORKERS", cls.workers)),
+        )
 
     def max_new_tokens(self, context: int, prompt_tokens: int) -> int:
         """Most tokens a choice may generate after `prompt_tokens` of a model reading `context`."""
@@ -193,7 +245,12 @@ class Limits:
         return min(room, self.max_tokens) if self.max_tokens else room
 
     def report(self) -> dict:
-        return {"max_body_bytes": self.max_body_bytes, "max_choices": self.max_choices,
-                "max_tokens": self.max_tokens or None, "max_seconds": self.max_seconds or None,
-                "full_vocab_max_prompt_tokens": self.full_vocab_max_prompt_tokens, "queue": self.queue,
-                "workers": self.workers}
+        return {
+            "max_body_bytes": self.max_body_bytes,
+            "max_choices": self.max_choices,
+            "max_tokens": self.max_tokens or None,
+            "max_seconds": self.max_seconds or None,
+            "full_vocab_max_prompt_tokens": self.full_vocab_max_prompt_tokens,
+            "queue": self.queue,
+            "workers": self.workers,
+        }

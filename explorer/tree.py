@@ -10,6 +10,7 @@ can be regrown from `branches`. Units: natural log, entropy in nats.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -44,34 +45,66 @@ class BranchTree:
 
     # ---- building -----------------------------------------------------------------------
     @classmethod
-    def planted(cls, model: str, vocab: list[bytes], ids: list[int], rows, n_prompt: int, sampler: dict | None) -> BranchTree:
+    def planted(
+        cls, model: str, vocab: Sequence[bytes], ids: list[int], rows, n_prompt: int, sampler: dict | None
+    ) -> BranchTree:
         """A tree of one path, `ids`; `rows` (numpy Rows) hold positions 1.. (the root has no context)."""
         n, k = len(ids), rows.top_ids.shape[1]
         used = set(ids) | set(rows.top_ids[rows.top_ids >= 0].tolist())
-        return cls(model, np.arange(-1, n - 1, dtype=np.int64), np.asarray(ids, np.int64),
-                   np.concatenate([[np.nan], rows.logprobs]).astype(np.float32), np.concatenate([[0], rows.ranks]).astype(np.int64),
-                   np.concatenate([[np.nan], rows.entropy]).astype(np.float32),
-                   np.concatenate([np.full((1, k), -1), rows.top_ids]).astype(np.int64),
-                   np.concatenate([np.full((1, k), -np.inf), rows.top_logprobs]).astype(np.float32), np.zeros(n, np.int64),
-                   ({"id": 0, "from": -1, "at": 0, "token_id": int(ids[0]), "first_node": 0, "sampler": sampler or {},
-                     "finish_reason": None},), {i: vocab[i] for i in used}, n_prompt)
+        return cls(
+            model,
+            np.arange(-1, n - 1, dtype=np.int64),
+            np.asarray(ids, np.int64),
+            np.concatenate([[np.nan], rows.logprobs]).astype(np.float32),
+            np.concatenate([[0], rows.ranks]).astype(np.int64),
+            np.concatenate([[np.nan], rows.entropy]).astype(np.float32),
+            np.concatenate([np.full((1, k), -1), rows.top_ids]).astype(np.int64),
+            np.concatenate([np.full((1, k), -np.inf), rows.top_logprobs]).astype(np.float32),
+            np.zeros(n, np.int64),
+            (
+                {
+                    "id": 0,
+                    "from": -1,
+                    "at": 0,
+                    "token_id": int(ids[0]),
+                    "first_node": 0,
+                    "sampler": sampler or {},
+                    "finish_reason": None,
+                },
+            ),
+            {i: vocab[i] for i in used},
+            n_prompt,
+        )
 
-    def grown(self, after: int, ids: list[int], rows, vocab: list[bytes], info: dict) -> BranchTree:
+    def grown(self, after: int, ids: list[int], rows, vocab: Sequence[bytes], info: dict) -> BranchTree:
         """A tree with a new branch: the chain `ids` after node `after`; `rows` (len(ids) rows, width k) are their
         numbers; `info` (its sampler settings, finish reason) is kept in `branches`."""
         m, first, b = len(ids), self.n, len(self.branches)
         parent = np.concatenate([self.parent, [after], np.arange(first, first + m - 1)]).astype(np.int64)
         used = set(ids) | set(rows.top_ids[rows.top_ids >= 0].tolist())
-        branches = self.branches + ({"id": b, "from": int(after), "at": self.depth(after) + 1, "token_id": int(ids[0]),
-                                     "first_node": first, **info},)
-        return replace(self, parent=parent, token_ids=np.concatenate([self.token_ids, np.asarray(ids, np.int64)]),
-                       logprobs=np.concatenate([self.logprobs, rows.logprobs]).astype(np.float32),
-                       ranks=np.concatenate([self.ranks, rows.ranks]).astype(np.int64),
-                       entropy=np.concatenate([self.entropy, rows.entropy]).astype(np.float32),
-                       top_ids=np.concatenate([self.top_ids, rows.top_ids]).astype(np.int64),
-                       top_logprobs=np.concatenate([self.top_logprobs, rows.top_logprobs]).astype(np.float32),
-                       branch=np.concatenate([self.branch, np.full(m, b, np.int64)]), branches=branches,
-                       pieces={**self.pieces, **{i: vocab[i] for i in used}})
+        branches = self.branches + (
+            {
+                "id": b,
+                "from": int(after),
+                "at": self.depth(after) + 1,
+                "token_id": int(ids[0]),
+                "first_node": first,
+                **info,
+            },
+        )
+        return replace(
+            self,
+            parent=parent,
+            token_ids=np.concatenate([self.token_ids, np.asarray(ids, np.int64)]),
+            logprobs=np.concatenate([self.logprobs, rows.logprobs]).astype(np.float32),
+            ranks=np.concatenate([self.ranks, rows.ranks]).astype(np.int64),
+            entropy=np.concatenate([self.entropy, rows.entropy]).astype(np.float32),
+            top_ids=np.concatenate([self.top_ids, rows.top_ids]).astype(np.int64),
+            top_logprobs=np.concatenate([self.top_logprobs, rows.top_logprobs]).astype(np.float32),
+            branch=np.concatenate([self.branch, np.full(m, b, np.int64)]),
+            branches=branches,
+            pieces={**self.pieces, **{i: vocab[i] for i in used}},
+        )
 
     # ---- reading ------------------------------------------------------------------------
     @property
@@ -134,29 +167,62 @@ class BranchTree:
     # ---- JSON round trip ----------------------------------------------------------------
     def to_dict(self) -> dict:
         """Nodes (id, parent, token_id, bytes, logprob, rank, entropy, top-k, branch), branches, and each leaf's path numbers."""
-        nodes = [{"id": i, "parent": int(self.parent[i]), "token_id": int(self.token_ids[i]),
-                  "bytes": self.pieces[int(self.token_ids[i])].hex(), "text": self.piece(i),
-                  "logprob": _num(float(self.logprobs[i])), "rank": int(self.ranks[i]) or None,
-                  "entropy": _num(float(self.entropy[i])), "top_ids": self.top_ids[i].tolist(),
-                  "top_logprobs": [_num(x) for x in self.top_logprobs[i].tolist()], "branch": int(self.branch[i])}
-                 for i in range(self.n)]
-        leaves = [{"node": j, "depth": self.depth(j), "cumulative_logprob": self.cumulative_logprob(j),
-                   "perplexity": _num(self.perplexity(j)), "text": self.text(j)} for j in self.leaves()]
-        return {"format": FORMAT, "version": FORMAT_VERSION, "model": self.model, "k": self.k, "n_prompt": self.n_prompt,
-                "nodes": nodes, "branches": [dict(b) for b in self.branches], "leaves": leaves,
-                "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())}}
+        nodes = [
+            {
+                "id": i,
+                "parent": int(self.parent[i]),
+                "token_id": int(self.token_ids[i]),
+                "bytes": self.pieces[int(self.token_ids[i])].hex(),
+                "text": self.piece(i),
+                "logprob": _num(float(self.logprobs[i])),
+                "rank": int(self.ranks[i]) or None,
+                "entropy": _num(float(self.entropy[i])),
+                "top_ids": self.top_ids[i].tolist(),
+                "top_logprobs": [_num(x) for x in self.top_logprobs[i].tolist()],
+                "branch": int(self.branch[i]),
+            }
+            for i in range(self.n)
+        ]
+        leaves = [
+            {
+                "node": j,
+                "depth": self.depth(j),
+                "cumulative_logprob": self.cumulative_logprob(j),
+                "perplexity": _num(self.perplexity(j)),
+                "text": self.text(j),
+            }
+            for j in self.leaves()
+        ]
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "model": self.model,
+            "k": self.k,
+            "n_prompt": self.n_prompt,
+            "nodes": nodes,
+            "branches": [dict(b) for b in self.branches],
+            "leaves": leaves,
+            "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())},
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> BranchTree:
         nodes, k = d["nodes"], d["k"]
         if d.get("format") != FORMAT:
             raise ValueError(f"not a branch tree (format {d.get('format')!r})")
-        return cls(model=d["model"], parent=np.array([x["parent"] for x in nodes], np.int64),
-                   token_ids=np.array([x["token_id"] for x in nodes], np.int64),
-                   logprobs=np.array([_val(x["logprob"]) for x in nodes], np.float32),
-                   ranks=np.array([x["rank"] or 0 for x in nodes], np.int64),
-                   entropy=np.array([_val(x["entropy"]) for x in nodes], np.float32),
-                   top_ids=np.array([x["top_ids"] for x in nodes], np.int64).reshape(len(nodes), k),
-                   top_logprobs=np.array([[_val(v) for v in x["top_logprobs"]] for x in nodes], np.float32).reshape(len(nodes), k),
-                   branch=np.array([x["branch"] for x in nodes], np.int64), branches=tuple(dict(b) for b in d["branches"]),
-                   pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()}, n_prompt=d.get("n_prompt", 0))
+        return cls(
+            model=d["model"],
+            parent=np.array([x["parent"] for x in nodes], np.int64),
+            token_ids=np.array([x["token_id"] for x in nodes], np.int64),
+            logprobs=np.array([_val(x["logprob"]) for x in nodes], np.float32),
+            ranks=np.array([x["rank"] or 0 for x in nodes], np.int64),
+            entropy=np.array([_val(x["entropy"]) for x in nodes], np.float32),
+            top_ids=np.array([x["top_ids"] for x in nodes], np.int64).reshape(len(nodes), k),
+            top_logprobs=np.array([[_val(v) for v in x["top_logprobs"]] for x in nodes], np.float32).reshape(
+                len(nodes), k
+            ),
+            branch=np.array([x["branch"] for x in nodes], np.int64),
+            branches=tuple(dict(b) for b in d["branches"]),
+            pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},
+            n_prompt=d.get("n_prompt", 0),
+        )

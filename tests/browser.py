@@ -15,11 +15,21 @@ import shutil
 import pytest
 
 CHROMIUM = os.environ.get("EXPLORER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 def require_chromium() -> None:
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"BROWSER TESTS SKIPPED: no Chromium at {CHROMIUM} (apt-get install -y chromium; .ci/run does this)",
-                    allow_module_level=True)
+        pytest.skip(
+            f"BROWSER TESTS SKIPPED: no Chromium at {CHROMIUM} (apt-get install -y chromium; .ci/run does this)",
+            allow_module_level=True,
+        )

@@ -34,8 +34,11 @@ def _byte_level_tokenizer():
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>", "<|user|>", "<|assistant|>", "<|system|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<|endoftext|>", "<|user|>", "<|assistant|>", "<|system|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tk.train_from_iterator(CORPUS, trainer)
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
     tok.chat_template = CHAT_TEMPLATE
@@ -49,10 +52,13 @@ def _byte_fallback_tokenizer():
     tk = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
     tk.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     tk.pre_tokenizer = pre_tokenizers.Split("▁", behavior="merged_with_next")
-    tk.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    tk.decoder = decoders.Sequence(
+        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    )
     byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"] + byte_tokens,
-                                  limit_alphabet=60)
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"] + byte_tokens, limit_alphabet=60
+    )
     tk.train_from_iterator(CORPUS, trainer)
     bos = tk.token_to_id("<s>")
     tk.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", bos)])
@@ -72,8 +78,15 @@ def gpt2_dir(tmp_path_factory):
 
     tok = _byte_level_tokenizer()
     torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(tok), n_positions=128, n_embd=32, n_layer=2, n_head=2,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    cfg = GPT2Config(
+        vocab_size=len(tok),
+        n_positions=128,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     model = GPT2LMHeadModel(cfg)
     with torch.no_grad():  # sharper logits than the default init, so ranks and top-k are meaningful
         model.lm_head.weight.mul_(20)
@@ -87,9 +100,18 @@ def llama_dir(tmp_path_factory):
 
     tok = _byte_fallback_tokenizer()
     torch.manual_seed(1)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=96,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, tie_word_embeddings=False)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=96,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        tie_word_embeddings=False,
+    )
     model = LlamaForCausalLM(cfg)
     with torch.no_grad():
         model.lm_head.weight.mul_(30)
@@ -172,7 +194,9 @@ class LiveServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(build_app(self.models, auth, limits), host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(
+            build_app(self.models, auth, limits), host="127.0.0.1", port=self.port, log_level="warning"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

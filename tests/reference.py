@@ -16,8 +16,12 @@ def ref_logprobs(model, ids: list[int]) -> torch.Tensor:
 def ref_row(lp: torch.Tensor, actual: int) -> dict:
     """The numbers of one position from its full log-distribution (V,)."""
     a = lp[actual]
-    return {"logprob": float(a), "rank": int((lp >= a).sum()), "entropy": float(-(lp.exp() * lp).nan_to_num(0.0).sum()),
-            "sorted": torch.sort(lp, descending=True).values.numpy()}
+    return {
+        "logprob": float(a),
+        "rank": int((lp >= a).sum()),
+        "entropy": float(-(lp.exp() * lp).nan_to_num(0.0).sum()),
+        "sorted": torch.sort(lp, descending=True).values.numpy(),
+    }
 
 
 def assert_rank_close(rank: int, lp: torch.Tensor, actual: int, eps: float = 1e-5) -> None:

@@ -43,8 +43,14 @@ def test_completion_logprobs(client, model, gpt2):
 
 def test_echo_scoring_and_prompt_logprobs(client, model, gpt2):
     prompt = "The capital of France is Paris."
-    r = client.completions.create(model=model, prompt=prompt, max_tokens=0, echo=True, logprobs=3,
-                                  extra_body={"prompt_logprobs": 4, "return_token_ids": True})
+    r = client.completions.create(
+        model=model,
+        prompt=prompt,
+        max_tokens=0,
+        echo=True,
+        logprobs=3,
+        extra_body={"prompt_logprobs": 4, "return_token_ids": True},
+    )
     body = r.model_dump()
     ch = body["choices"][0]
     assert ch["text"] == prompt
@@ -66,26 +72,45 @@ def test_echo_scoring_and_prompt_logprobs(client, model, gpt2):
 
 def test_token_id_prompt_is_scored_as_sent(client, model, gpt2):
     ids = gpt2.encode("fox jumps over")[1:]
-    r = client.completions.create(model=model, prompt=ids, max_tokens=0, echo=True, logprobs=0, extra_body={"prompt_logprobs": 0, "return_token_ids": True})
+    r = client.completions.create(
+        model=model,
+        prompt=ids,
+        max_tokens=0,
+        echo=True,
+        logprobs=0,
+        extra_body={"prompt_logprobs": 0, "return_token_ids": True},
+    )
     ch = r.model_dump()["choices"][0]
     assert ch["prompt_token_ids"] == ids and all(e is None or len(e) == 1 for e in ch["prompt_logprobs"])
 
 
 def test_full_vocab_under_and_over_the_cap(client, model, gpt2):
-    r = client.completions.create(model=model, prompt="fox jumps", max_tokens=1, temperature=0, extra_body={"prompt_logprobs": -1})
+    r = client.completions.create(
+        model=model, prompt="fox jumps", max_tokens=1, temperature=0, extra_body={"prompt_logprobs": -1}
+    )
     pl = r.model_dump()["choices"][0]["prompt_logprobs"]
     assert all(len(e) == gpt2.vocab_size for e in pl[1:])
     assert math.isclose(sum(math.exp(v["logprob"]) for v in pl[1].values()), 1.0, rel_tol=1e-3)
     with pytest.raises(openai.BadRequestError) as err:
-        client.completions.create(model=model, prompt="fox jumps over the lazy dog. " * 12, max_tokens=1, n=3, extra_body={"prompt_logprobs": -1})
+        client.completions.create(
+            model=model,
+            prompt="fox jumps over the lazy dog. " * 12,
+            max_tokens=1,
+            n=3,
+            extra_body={"prompt_logprobs": -1},
+        )
     assert err.value.code == "full_vocab_prompt_too_long"
     ErrorObject.model_validate(err.value.body)
     # a top-k request of the same size has no cap
-    client.completions.create(model=model, prompt="fox jumps over the lazy dog. " * 12, max_tokens=1, n=3, extra_body={"prompt_logprobs": 5})
+    client.completions.create(
+        model=model, prompt="fox jumps over the lazy dog. " * 12, max_tokens=1, n=3, extra_body={"prompt_logprobs": 5}
+    )
 
 
 def test_chat_logprobs_true_without_top_logprobs(client, model):
-    r = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi 👋"}], max_tokens=8, logprobs=True, seed=1)
+    r = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "Hi 👋"}], max_tokens=8, logprobs=True, seed=1
+    )
     ChatCompletion.model_validate(r.model_dump())
     content = r.choices[0].logprobs.content
     assert content and all(e.top_logprobs == [] for e in content)
@@ -94,20 +119,31 @@ def test_chat_logprobs_true_without_top_logprobs(client, model):
 
 def test_chat_top_logprobs_21_is_a_400_with_param(client, model):
     with pytest.raises(openai.BadRequestError) as err:
-        client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi"}], logprobs=True, top_logprobs=21)
+        client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "Hi"}], logprobs=True, top_logprobs=21
+        )
     assert err.value.status_code == 400 and err.value.param == "top_logprobs"
     ErrorObject.model_validate(err.value.body)
 
 
 def test_streaming_chat_equals_non_stream(client, model):
-    kw = dict(model=model, messages=[{"role": "user", "content": "Tell me about foxes"}], max_tokens=12, logprobs=True,
-              top_logprobs=3, seed=11, temperature=0.9)
+    kw = dict(
+        model=model,
+        messages=[{"role": "user", "content": "Tell me about foxes"}],
+        max_tokens=12,
+        logprobs=True,
+        top_logprobs=3,
+        seed=11,
+        temperature=0.9,
+    )
     whole = client.chat.completions.create(**kw)
     chunks = list(client.chat.completions.create(**kw, stream=True, stream_options={"include_usage": True}))
     for c in chunks:
         ChatCompletionChunk.model_validate(c.model_dump())
     assert chunks[0].choices[0].delta.role == "assistant" and chunks[0].choices[0].logprobs is None
-    entries = [e.model_dump() for c in chunks if c.choices and c.choices[0].logprobs for e in c.choices[0].logprobs.content]
+    entries = [
+        e.model_dump() for c in chunks if c.choices and c.choices[0].logprobs for e in c.choices[0].logprobs.content
+    ]
     assert entries == [e.model_dump() for e in whole.choices[0].logprobs.content]
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == whole.choices[0].message.content
@@ -128,18 +164,21 @@ def test_streaming_completion(client, model):
     assert parts[-1].choices[0].finish_reason == whole.choices[0].finish_reason
 
 
-@pytest.mark.parametrize(("body", "param"), [
-    ({"prompt": "x", "logprobs": -1}, "logprobs"),
-    ({"prompt": "x", "logprobs": 21}, "logprobs"),
-    ({"prompt": "x", "temperature": -1}, "temperature"),
-    ({"prompt": "x", "top_p": 0}, "top_p"),
-    ({"prompt": "x", "max_tokens": "many"}, "max_tokens"),
-    ({"prompt": "x", "stream": True, "prompt_logprobs": 1}, "prompt_logprobs"),
-    ({"prompt": "", "max_tokens": 2}, "prompt"),
-    ({"prompt": [1, 2, 99999], "max_tokens": 2}, "prompt"),
-    ({"max_tokens": 2}, "prompt"),
-    ({"prompt": "x", "max_tokens": 0, "echo": True, "n": 10**6}, "n"),
-])
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"prompt": "x", "logprobs": -1}, "logprobs"),
+        ({"prompt": "x", "logprobs": 21}, "logprobs"),
+        ({"prompt": "x", "temperature": -1}, "temperature"),
+        ({"prompt": "x", "top_p": 0}, "top_p"),
+        ({"prompt": "x", "max_tokens": "many"}, "max_tokens"),
+        ({"prompt": "x", "stream": True, "prompt_logprobs": 1}, "prompt_logprobs"),
+        ({"prompt": "", "max_tokens": 2}, "prompt"),
+        ({"prompt": [1, 2, 99999], "max_tokens": 2}, "prompt"),
+        ({"max_tokens": 2}, "prompt"),
+        ({"prompt": "x", "max_tokens": 0, "echo": True, "n": 10**6}, "n"),
+    ],
+)
 def test_bad_completions_are_400_in_openai_shape(live, body, param):
     r = httpx.post(live.url + "/v1/completions", json=body)
     assert r.status_code == 400, r.text
@@ -149,7 +188,9 @@ def test_bad_completions_are_400_in_openai_shape(live, body, param):
 
 
 def test_bad_chat_and_unknown_model(live):
-    r = httpx.post(live.url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})
+    r = httpx.post(
+        live.url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2}
+    )
     assert r.status_code == 400 and r.json()["error"]["param"] == "top_logprobs"
     r = httpx.post(live.url + "/v1/completions", json={"model": "nope/none", "prompt": "x"})
     assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
@@ -182,7 +223,9 @@ def test_load_loses_nothing_and_mixes_nothing(client, model):
     prompts = ["The quick", "fox jumps", "The capital of", "def add(a, b):", "Grüße aus"]
 
     def ask(i):
-        r = client.completions.create(model=model, prompt=prompts[i % 5], max_tokens=4, temperature=1.0, seed=i % 7, logprobs=1)
+        r = client.completions.create(
+            model=model, prompt=prompts[i % 5], max_tokens=4, temperature=1.0, seed=i % 7, logprobs=1
+        )
         return i, r.choices[0].text, r.choices[0].logprobs.token_logprobs
 
     alone = {(i % 5, i % 7): ask(i)[1:] for i in range(35)}
@@ -194,8 +237,14 @@ def test_load_loses_nothing_and_mixes_nothing(client, model):
 
 
 def test_echo_top_k_beside_full_vocab_prompt_logprobs(client, model, gpt2):
-    r = client.completions.create(model=model, prompt="fox jumps over", max_tokens=0, echo=True, logprobs=3,
-                                  extra_body={"prompt_logprobs": -1, "return_token_ids": True})
+    r = client.completions.create(
+        model=model,
+        prompt="fox jumps over",
+        max_tokens=0,
+        echo=True,
+        logprobs=3,
+        extra_body={"prompt_logprobs": -1, "return_token_ids": True},
+    )
     ch = r.model_dump()["choices"][0]
     ids = ch["prompt_token_ids"]
     lp = ref_logprobs(gpt2.model, ids)

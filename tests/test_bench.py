@@ -12,17 +12,36 @@ import pytest
 
 pytestmark = pytest.mark.slow  # compiles / runs the bench script: the full tier only
 
-FIGURES = ["score_overhead", "gen_overhead", "gen_vs_hf_scores", "score_mem_ratio", "chunk_invariance",
-           "full_vocab_json_mb_per_pos", "full_vocab_bin_kb_per_pos", "full_vocab_bin_mbps",
-           "html_bytes_per_token", "render_ms_5k", "full_vocab_api_mbps", "full_vocab_api_peak_mb",
-           "api_latency_under_load_ms", "lens_ms_per_layer_token", "branch_reuse",
-           "compare_overhead", "compare_mem_ratio", "remote_overhead"]
+FIGURES = [
+    "score_overhead",
+    "gen_overhead",
+    "gen_vs_hf_scores",
+    "score_mem_ratio",
+    "chunk_invariance",
+    "full_vocab_json_mb_per_pos",
+    "full_vocab_bin_kb_per_pos",
+    "full_vocab_bin_mbps",
+    "html_bytes_per_token",
+    "render_ms_5k",
+    "full_vocab_api_mbps",
+    "full_vocab_api_peak_mb",
+    "api_latency_under_load_ms",
+    "lens_ms_per_layer_token",
+    "branch_reuse",
+    "compare_overhead",
+    "compare_mem_ratio",
+    "remote_overhead",
+]
 
 
 def test_bench_quick_json(gpt2_dir):
     script = Path(__file__).resolve().parents[1] / "bench" / "run.py"
-    p = subprocess.run([sys.executable, str(script), "--model", gpt2_dir, "--device", "cpu", "--quick", "--json"],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, str(script), "--model", gpt2_dir, "--device", "cpu", "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     for name in FIGURES:

@@ -35,6 +35,7 @@ def make_page(engines):
 @pytest.fixture
 def counted(monkeypatch):
     """Count the positions every engine.body call computes (wraps the engine's own method)."""
+
     def wrap(engine):
         seen = []
         real = engine.body
@@ -45,6 +46,7 @@ def counted(monkeypatch):
 
         monkeypatch.setattr(engine, "body", body)
         return seen
+
     return wrap
 
 
@@ -147,7 +149,9 @@ def test_seeded_tree_regrows_identically(gpt2):
     tree = plant(gpt2, prefixes, gpt2.encode(TEXT))
     tree, a = grow(gpt2, prefixes, tree, 12, 44, SamplerSettings(max_tokens=8, temperature=1.2, seed=21))
     tree, _ = grow(gpt2, prefixes, tree, a - 2, 45, SamplerSettings(max_tokens=8, temperature=1.2, top_k=30, seed=22))
-    tree, _ = grow(gpt2, prefixes, tree, 5, 46, SamplerSettings(max_tokens=8, temperature=0.9))  # a random seed, recorded
+    tree, _ = grow(
+        gpt2, prefixes, tree, 5, 46, SamplerSettings(max_tokens=8, temperature=0.9)
+    )  # a random seed, recorded
     d = json.loads(json.dumps(tree.to_dict()))
     again = regrow(gpt2, BranchTree.from_dict(d))
     assert again.to_dict() == d
@@ -159,7 +163,9 @@ def test_seeded_tree_regrows_identically(gpt2):
 def test_edges_and_messages(gpt2):
     ids = gpt2.encode(TEXT)
     prefixes = Prefixes(gpt2.name)
-    one = branch(gpt2, prefixes, ids[:1], 50, SamplerSettings(max_tokens=3, temperature=0))  # position 1: no cache to cut
+    one = branch(
+        gpt2, prefixes, ids[:1], 50, SamplerSettings(max_tokens=3, temperature=0)
+    )  # position 1: no cache to cut
     assert one.ids[:2] == [ids[0], 50] and len(one.steps) == 3
     full = (ids * 5)[: gpt2.context - 1]
     last = branch(gpt2, prefixes, full, 51, SamplerSettings(max_tokens=3, temperature=0))  # at the context limit
@@ -178,8 +184,23 @@ def test_edges_and_messages(gpt2):
 
 
 def test_cli_branch(gpt2, gpt2_dir):
-    base = ["generate", "--model", gpt2_dir, "--prompt", "The capital of", "--max-tokens", "6", "--seed", "5",
-            "--temperature", "0.9", "--format", "native", "--logprobs", "3"]
+    base = [
+        "generate",
+        "--model",
+        gpt2_dir,
+        "--prompt",
+        "The capital of",
+        "--max-tokens",
+        "6",
+        "--seed",
+        "5",
+        "--temperature",
+        "0.9",
+        "--format",
+        "native",
+        "--logprobs",
+        "3",
+    ]
     plain = json.loads(run(*base).stdout)
     p = run(*base, "--branch-at", "5", "--branch-token", "77")
     assert p.returncode == 0, p.stderr
@@ -192,14 +213,17 @@ def test_cli_branch(gpt2, gpt2_dir):
     assert body["top_ids"][5] == r.top_ids[5].tolist()
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--branch-at", "3"], "go together"),
-    (["--branch-token", "3"], "go together"),
-    (["--branch-at", "0", "--branch-token", "3"], "position >= 1"),
-    (["--branch-at", "2", "--branch-token", "3", "--n", "2"], "--n 1"),
-    (["--branch-at", "99", "--branch-token", "3"], "outside the result"),
-    (["--branch-at", "2", "--branch-token", "1000000"], "outside the vocabulary"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--branch-at", "3"], "go together"),
+        (["--branch-token", "3"], "go together"),
+        (["--branch-at", "0", "--branch-token", "3"], "position >= 1"),
+        (["--branch-at", "2", "--branch-token", "3", "--n", "2"], "--n 1"),
+        (["--branch-at", "99", "--branch-token", "3"], "outside the result"),
+        (["--branch-at", "2", "--branch-token", "1000000"], "outside the vocabulary"),
+    ],
+)
 def test_cli_branch_bad_input(gpt2_dir, args, needle):
     p = run("generate", "--model", gpt2_dir, "--prompt", "The capital of", "--max-tokens", "3", *args)
     assert p.returncode == 2 and "Traceback" not in p.stderr
@@ -240,8 +264,11 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
 
     tab = make_page([gpt2, llama]).tabs["BranchTab"]
     controls = (5, 0.9, 1.0, 0, 3, "", "raw: the model's own distribution", True)
-    r = generate(gpt2, gpt2.encode("The capital of"), SamplerSettings(max_tokens=8, temperature=0.8, seed=9, logprobs=20,
-                                                                       prompt_logprobs=20))[0]
+    r = generate(
+        gpt2,
+        gpt2.encode("The capital of"),
+        SamplerSettings(max_tokens=8, temperature=0.8, seed=9, logprobs=20, prompt_logprobs=20),
+    )[0]
     at = r.n_prompt + 2
     picked = tab.pick_position([r], at)
     alts = [v for _, v in picked[tab.alts].choices]
@@ -249,14 +276,17 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     out = tab.branch("tiny-gpt2", [r], None, None, -1, at, alts[1:3], SOURCES[0], *controls)
     tree, prefixes = out[tab.tree], out[tab.prefixes]
     assert tree.seed_ids() == r.token_ids.tolist() and len(tree.leaves()) == 3
-    assert tree.branches[1]["sampler"]["seed"] == 9 and tree.branches[1]["sampler"]["max_tokens"] == 8  # the result's own
+    assert (
+        tree.branches[1]["sampler"]["seed"] == 9 and tree.branches[1]["sampler"]["max_tokens"] == 8
+    )  # the result's own
     assert [b["token_id"] for b in tree.branches[1:]] == [int(a) for a in alts[1:3]]
     assert out[tab.tree_view].count('class="leaf"') == 3 and "Node" in out[tab.node_md]
     node = tree.branches[2]["first_node"] + 2
     picked = tab.pick_node(tree, node)
     assert picked[tab.node] == node and picked[tab.at] == tree.depth(node) and " sel" in picked[tab.tree_view]
-    again = tab.branch("tiny-gpt2", [r], tree, prefixes, node, picked[tab.at], [picked[tab.alts].choices[3][1]], SOURCES[1],
-                       *controls)
+    again = tab.branch(
+        "tiny-gpt2", [r], tree, prefixes, node, picked[tab.at], [picked[tab.alts].choices[3][1]], SOURCES[1], *controls
+    )
     grown = again[tab.tree]
     assert len(grown.leaves()) == 4 and grown.branches[3]["from"] == node - 1
     assert grown.branches[3]["sampler"]["seed"] == 3 and grown.branches[3]["sampler"]["max_tokens"] == 5  # the controls
@@ -265,14 +295,16 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     path = tab.download(grown)[tab.dl_file]
     with open(path, encoding="utf-8") as f:
         assert BranchTree.from_dict(json.load(f)).to_dict() == grown.to_dict()
-    for call, needle in [(lambda: tab.branch("tiny-gpt2", [r], None, None, -1, at, [], SOURCES[0], *controls), "Tick at least"),
-                         (lambda: tab.branch("tiny-gpt2", [], None, None, -1, at, ["5"], SOURCES[0], *controls), "first"),
-                         (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, 0, ["5"], SOURCES[0], *controls), "from 1"),
-                         (lambda: tab.branch("tiny-llama", [r], None, None, -1, at, ["5"], SOURCES[0], *controls), "comes from"),
-                         (lambda: tab.pick_position([r], r.n + 3), "outside the current result"),
-                         (lambda: tab.pick_node(grown, 10**4), "not in this tree"),
-                         (lambda: tab.compare(grown, a, 0), "Pick two leaves"),
-                         (lambda: tab.download(None), "No tree yet")]:
+    for call, needle in [
+        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, at, [], SOURCES[0], *controls), "Tick at least"),
+        (lambda: tab.branch("tiny-gpt2", [], None, None, -1, at, ["5"], SOURCES[0], *controls), "first"),
+        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, 0, ["5"], SOURCES[0], *controls), "from 1"),
+        (lambda: tab.branch("tiny-llama", [r], None, None, -1, at, ["5"], SOURCES[0], *controls), "comes from"),
+        (lambda: tab.pick_position([r], r.n + 3), "outside the current result"),
+        (lambda: tab.pick_node(grown, 10**4), "not in this tree"),
+        (lambda: tab.compare(grown, a, 0), "Pick two leaves"),
+        (lambda: tab.download(None), "No tree yet"),
+    ]:
         with pytest.raises(gr.Error, match=needle):
             call()
     assert "no context" in tab.pick_position([r], 0)[tab.node_md]

@@ -79,8 +79,12 @@ def test_score_brings_results_into_view_and_reads_by_mouse(page, gpt2, size):
     # click: the detail of that token, in view, its chip highlighted
     page.locator("#heatmap [data-pos='4']").click()
     wait_detail(page, 4)
-    assert in_view(page, "#token-detail .td") and "sel" in page.locator("#heatmap [data-pos='4']").get_attribute("class")
-    assert page.locator("#token-detail tr.act").count() == 1 and "(others)" in page.locator("#token-detail").inner_text()
+    assert in_view(page, "#token-detail .td") and "sel" in page.locator("#heatmap [data-pos='4']").get_attribute(
+        "class"
+    )
+    assert (
+        page.locator("#token-detail tr.act").count() == 1 and "(others)" in page.locator("#token-detail").inner_text()
+    )
 
 
 def test_keyboard_one_tab_stop_arrows_enter_and_span(page, gpt2, size):
@@ -138,7 +142,9 @@ def test_position_box_k_box_metric_and_sorting(page, size):
         table.get_by_text("logprob", exact=True).click()
         page.wait_for_timeout(800)
         first_row = table.inner_text().split("\n\n\n")[1]
-        low = page.evaluate("Math.min(...JSON.parse(document.querySelector('#heatmap .lx-data').textContent).lp.filter(x => x !== null))")
+        low = page.evaluate(
+            "Math.min(...JSON.parse(document.querySelector('#heatmap .lx-data').textContent).lp.filter(x => x !== null))"
+        )
         assert f"{low:.4f}" in first_row.split("\n")[:9]
 
 
@@ -329,8 +335,9 @@ def test_each_session_has_its_own_model(browser, two_models, gpt2, llama):
     assert (na, nb) == (len(gpt2.encode(text)), len(llama.encode(text))) and (na, fa) != (nb, fb)
     for pg in pages:
         pg.context.close()
-    body = httpx.post(two_models.url + "/v1/completions", json={"model": "tiny-llama", "prompt": "x", "max_tokens": 1},
-                      timeout=60).json()
+    body = httpx.post(
+        two_models.url + "/v1/completions", json={"model": "tiny-llama", "prompt": "x", "max_tokens": 1}, timeout=60
+    ).json()
     assert body["model"] == "tiny-llama"
     assert two_models.models.get() is gpt2  # the default for /v1 clients that name no model
 
@@ -342,8 +349,9 @@ def test_the_model_box_reverts_when_a_load_fails(browser, two_models):
     box.press("Enter")
     pg.get_by_role("button", name="Load model").click()
     pg.get_by_test_id("toast-body").first.wait_for(timeout=60_000)
-    pg.wait_for_function("document.querySelector('input[aria-label^=\"Model (pick one\"]').value === 'tiny-gpt2'",
-                         timeout=15_000)
+    pg.wait_for_function(
+        "document.querySelector('input[aria-label^=\"Model (pick one\"]').value === 'tiny-gpt2'", timeout=15_000
+    )
     pg.context.close()
 
 

@@ -15,8 +15,12 @@ axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright", reason="
 def serious(page) -> list[str]:
     """'rule: target' for every serious or critical violation on the page as it is now."""
     res = axe_sync.Axe().run(page)
-    return [f"{v['id']}: {n['target']}" for v in res.response["violations"] if v["impact"] in ("serious", "critical")
-            for n in v["nodes"]]
+    return [
+        f"{v['id']}: {n['target']}"
+        for v in res.response["violations"]
+        if v["impact"] in ("serious", "critical")
+        for n in v["nodes"]
+    ]
 
 
 @pytest.fixture(params=["light", "dark"])

@@ -33,23 +33,42 @@ def test_score_ids_and_file(gpt2_dir, tmp_path):
 
 
 def test_generate_chat_and_seed(gpt2_dir):
-    args = ["generate", "--model", gpt2_dir, "--prompt", "Hi", "--chat", "--max-tokens", "6", "--seed", "3",
-            "--temperature", "0.9", "--format", "openai-chat", "--logprobs", "2"]
+    args = [
+        "generate",
+        "--model",
+        gpt2_dir,
+        "--prompt",
+        "Hi",
+        "--chat",
+        "--max-tokens",
+        "6",
+        "--seed",
+        "3",
+        "--temperature",
+        "0.9",
+        "--format",
+        "openai-chat",
+        "--logprobs",
+        "2",
+    ]
     a, b = run(*args), run(*args)
     assert a.returncode == 0, a.stderr
     assert json.loads(a.stdout)["choices"] == json.loads(b.stdout)["choices"]
     assert json.loads(a.stdout)["object"] == "chat.completion"
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["score", "--text", "hi", "--logprobs", "21"], "at most 20"),
-    (["score", "--text", ""], "empty"),
-    (["score", "--text", "fox jumps " * 200], "reads at most"),
-    (["generate", "--prompt", "hi", "--temperature", "-1"], "temperature"),
-    (["generate", "--prompt", "hi", "--top-p", "0"], "top_p"),
-    (["generate", "--prompt", "hi", "--prompt-logprobs", "99"], "prompt_logprobs"),
-    (["score", "--text-file", "/nonexistent/x.txt"], "Cannot read"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["score", "--text", "hi", "--logprobs", "21"], "at most 20"),
+        (["score", "--text", ""], "empty"),
+        (["score", "--text", "fox jumps " * 200], "reads at most"),
+        (["generate", "--prompt", "hi", "--temperature", "-1"], "temperature"),
+        (["generate", "--prompt", "hi", "--top-p", "0"], "top_p"),
+        (["generate", "--prompt", "hi", "--prompt-logprobs", "99"], "prompt_logprobs"),
+        (["score", "--text-file", "/nonexistent/x.txt"], "Cannot read"),
+    ],
+)
 def test_bad_input_is_one_clear_line(gpt2_dir, args, needle):
     p = run(*args, "--model", gpt2_dir)
     assert p.returncode != 0
@@ -58,12 +77,15 @@ def test_bad_input_is_one_clear_line(gpt2_dir, args, needle):
     assert needle in last and last.startswith("error:")
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["score", "--text", "hi", "--binary-out", "x.npy"], "--logprobs -1"),
-    (["score", "--text", "hi", "--out", "/nonexistent/dir/o.json"], "does not exist"),
-    (["generate", "--prompt", "hi", "--system", "be brief"], "--system only applies with --chat"),
-    (["generate", "--prompt", "hi", "--stop", "x" * 300], "at most 256"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["score", "--text", "hi", "--binary-out", "x.npy"], "--logprobs -1"),
+        (["score", "--text", "hi", "--out", "/nonexistent/dir/o.json"], "does not exist"),
+        (["generate", "--prompt", "hi", "--system", "be brief"], "--system only applies with --chat"),
+        (["generate", "--prompt", "hi", "--stop", "x" * 300], "at most 256"),
+    ],
+)
 def test_arguments_are_checked_before_the_model_loads(args, needle):
     """A model that does not exist: the argument's message comes first, so nothing was loaded."""
     p = run(*args, "--model", "/nonexistent/model")
@@ -76,8 +98,12 @@ def test_text_that_is_not_utf8(gpt2_dir, tmp_path):
     f.write_bytes("Grüße".encode("latin-1"))
     p = run("score", "--model", gpt2_dir, "--text-file", str(f))
     assert p.returncode == 2 and "Traceback" not in p.stderr and "not UTF-8" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "explorer", "score", "--model", gpt2_dir, "--text", b"a\xffb"],
-                       capture_output=True, text=True, timeout=120)  # bytes that are not UTF-8 on the command line
+    p = subprocess.run(
+        [sys.executable, "-m", "explorer", "score", "--model", gpt2_dir, "--text", b"a\xffb"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # bytes that are not UTF-8 on the command line
     assert p.returncode == 2 and "Traceback" not in p.stderr and "not valid UTF-8" in p.stderr
 
 

@@ -31,8 +31,20 @@ SHAPES = ROOT / "docs" / "shapes.md"
 EXTERNAL = ("https://huggingface.co/", "https://docs.vllm.ai/", "https://platform.openai.com/docs/")
 # built here so that this file does not hold the text it looks for
 OUTSIDE = (".." + "/shared", "shared" + "/reference")
-SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache", ".mypy_cache", ".gradio",
-             "build", "dist", "out", "node_modules"}
+SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    ".mypy_cache",
+    ".gradio",
+    "build",
+    "dist",
+    "out",
+    "node_modules",
+}
 
 
 def rel(path: Path) -> str:
@@ -40,6 +52,7 @@ def rel(path: Path) -> str:
 
 
 # ---- Markdown: links, anchors, fenced blocks --------------------------------------------
+
 
 def without_fences(text: str) -> str:
     return re.sub(r"^```.*?^```[ \t]*$", "", text, flags=re.MULTILINE | re.DOTALL)
@@ -124,14 +137,23 @@ def blocks(doc: Path) -> list[Block]:
         j = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
         tag = re.fullmatch(r"<!-- shape: (.+?) -->", lines[i - 1].strip()) if i else None
         kind, *rest = tag.group(1).split() if tag else [None]
-        out.append(Block(doc, i + 1, m.group(1), "\n".join(lines[i + 1 : j]), kind,
-                         {k: _value(v) for k, _, v in (p.partition("=") for p in rest)}))
+        out.append(
+            Block(
+                doc,
+                i + 1,
+                m.group(1),
+                "\n".join(lines[i + 1 : j]),
+                kind,
+                {k: _value(v) for k, _, v in (p.partition("=") for p in rest)},
+            )
+        )
         i = j + 1
     return out
 
 
 def strict_json(text: str):
     """json.loads that refuses NaN, Infinity, numbers that overflow to inf, and duplicate keys."""
+
     def constant(c):
         raise ValueError(f"non-strict JSON constant {c}")
 
@@ -152,6 +174,7 @@ def strict_json(text: str):
 
 # ---- the checks of each kind of example ------------------------------------------------
 
+
 def same_keys(example: dict, reference: dict, where: str) -> None:
     assert list(example) == list(reference), f"{where}: keys {list(example)}, the exporter writes {list(reference)}"
 
@@ -161,7 +184,9 @@ def check_usage(body: dict, generated: int | None = None) -> None:
     assert list(u) == ["prompt_tokens", "completion_tokens", "total_tokens"]
     assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
     if generated is not None:
-        assert u["completion_tokens"] == generated, "usage.completion_tokens counts every token_ids entry (EOS included)"
+        assert u["completion_tokens"] == generated, (
+            "usage.completion_tokens counts every token_ids entry (EOS included)"
+        )
 
 
 def check_entry_ranks(entry: dict, actual_id: int | None) -> None:
@@ -174,7 +199,9 @@ def check_entry_ranks(entry: dict, actual_id: int | None) -> None:
     for a in values:
         for b in values:
             if a["logprob"] > b["logprob"]:
-                assert a["rank"] <= b["rank"], f"rank {a['rank']} at {a['logprob']} vs rank {b['rank']} at {b['logprob']}"
+                assert a["rank"] <= b["rank"], (
+                    f"rank {a['rank']} at {a['logprob']} vs rank {b['rank']} at {b['logprob']}"
+                )
 
 
 def check_openai_completion(body: dict, k: int, echo: bool = False, prompt_k: int | None = None) -> None:
@@ -189,7 +216,9 @@ def check_openai_completion(body: dict, k: int, echo: bool = False, prompt_k: in
             check_completion_logprobs(lp, k, echo)
             assert lp["text_offset"][:1] in ([], [0]), "text_offset counts from the start of the returned text"
         if ch["prompt_logprobs"] is not None:
-            check_prompt_logprobs(ch["prompt_logprobs"], ch["prompt_token_ids"], prompt_k if prompt_k is not None else k)
+            check_prompt_logprobs(
+                ch["prompt_logprobs"], ch["prompt_token_ids"], prompt_k if prompt_k is not None else k
+            )
     ids = [c["token_ids"] for c in body["choices"]]
     check_usage(body, sum(len(t) for t in ids) if all(t is not None for t in ids) else None)
 
@@ -230,7 +259,9 @@ def check_openai_chat(body: dict, k: int, prompt_k: int | None = None) -> None:
         same_keys(ch["logprobs"], ref["choices"][0]["logprobs"], "logprobs")
         content = ch["logprobs"]["content"]
         check_chat_entries(content, k, ref["choices"][0]["logprobs"]["content"][0])
-        assert b"".join(bytes(e["bytes"]) for e in content) == ch["message"]["content"].encode(), "bytes join to the content"
+        assert b"".join(bytes(e["bytes"]) for e in content) == ch["message"]["content"].encode(), (
+            "bytes join to the content"
+        )
         if ch["token_ids"] is not None:
             assert len(content) <= len(ch["token_ids"])
     ids = [c["token_ids"] for c in body["choices"]]
@@ -243,7 +274,9 @@ def check_chat_entries(content: list[dict], k: int, ref_entry: dict) -> None:
     for e in content:
         same_keys(e, ref_entry, "content entry")
         if not e["token"].startswith("token_id:"):
-            assert bytes(e["bytes"]).decode("utf-8", errors="backslashreplace") == e["token"], "token text: \\xNN for bytes"
+            assert bytes(e["bytes"]).decode("utf-8", errors="backslashreplace") == e["token"], (
+                "token text: \\xNN for bytes"
+            )
         tl = [t["logprob"] for t in e["top_logprobs"]]
         assert tl == sorted(tl, reverse=True) and len(tl) == k, "top_logprobs: the true top-k, most likely first"
 
@@ -251,7 +284,7 @@ def check_chat_entries(content: list[dict], k: int, ref_entry: dict) -> None:
 def check_openai_chat_stream(text: str, k: int) -> None:
     lines = [ln for ln in text.split("\n") if ln.strip()]
     assert all(ln.startswith("data: ") for ln in lines) and lines[-1] == "data: [DONE]"
-    chunks = [strict_json(ln[len("data: "):]) for ln in lines[:-1]]
+    chunks = [strict_json(ln[len("data: ") :]) for ln in lines[:-1]]
     ref = openai_chat.role_chunk({}, 0)  # a chunk's choice keys (the same on every chunk)
     ref_entry = openai_chat.export(generated_chat())["choices"][0]["logprobs"]["content"][0]
     for i, c in enumerate(chunks):
@@ -315,8 +348,12 @@ def check_request(body: dict, route: str, error: str | None = None) -> None:
     from explorer.api.schemas import ChatRequest, CompletionRequest
     from explorer.api.tokens import DetokenizeRequest, TokenizeRequest
 
-    schema = {"completions": CompletionRequest, "chat": ChatRequest, "tokenize": TokenizeRequest,
-              "detokenize": DetokenizeRequest}[route]
+    schema = {
+        "completions": CompletionRequest,
+        "chat": ChatRequest,
+        "tokenize": TokenizeRequest,
+        "detokenize": DetokenizeRequest,
+    }[route]
 
     def run():
         req = _parse(schema, body)
@@ -349,13 +386,22 @@ KINDS = {
     "request": check_request,
 }
 TEXT_KINDS = {"openai-chat-stream"}  # checked on the block's text, not on parsed JSON
-SHAPES_NEED = {"openai-completion", "openai-chat", "openai-chat-stream", "vllm-completion", "vllm-listed", "vllm-offline",
-               "native", "error"}
+SHAPES_NEED = {
+    "openai-completion",
+    "openai-chat",
+    "openai-chat-stream",
+    "vllm-completion",
+    "vllm-listed",
+    "vllm-offline",
+    "native",
+    "error",
+}
 
 DOC_BLOCKS = [b for doc in DOCS if doc.parent.name == "docs" for b in blocks(doc)]
 
 
 # ---- the tests ----------------------------------------------------------------------------
+
 
 def test_docs_exist():
     for doc in DOCS[:3] + [SHAPES, ROOT / "docs" / "api.md", ROOT / "docs" / "architecture.md"]:
@@ -364,8 +410,11 @@ def test_docs_exist():
 
 @pytest.mark.parametrize("doc", DOCS, ids=rel)
 def test_links_stay_in_the_repository(doc):
-    problems = [f"{target}: {why}" for target in links(doc.read_text(encoding="utf-8"))
-                if (why := link_problem(doc, target)) is not None]
+    problems = [
+        f"{target}: {why}"
+        for target in links(doc.read_text(encoding="utf-8"))
+        if (why := link_problem(doc, target)) is not None
+    ]
     assert not problems, f"{rel(doc)} has bad links:\n" + "\n".join(problems)
 
 
@@ -424,10 +473,13 @@ def test_api_tables_are_generated_from_the_code():
     gen = _gen_api()
     section = gen.current((ROOT / "docs" / "api.md").read_text(encoding="utf-8"))
     assert section is not None, "docs/api.md lost its generated-section markers"
-    assert section == gen.render(), "docs/api.md's reference tables are out of date: run .venv/bin/python docs/gen_api.py"
+    assert section == gen.render(), (
+        "docs/api.md's reference tables are out of date: run .venv/bin/python docs/gen_api.py"
+    )
 
 
 # ---- the guards themselves ------------------------------------------------------------------
+
 
 def test_link_guard_catches_bad_links(tmp_path):
     doc = ROOT / "docs" / "shapes.md"

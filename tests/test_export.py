@@ -56,6 +56,7 @@ def test_native_round_trip(gpt2):
 
 # ---- section 7 checks, on real model outputs -------------------------------------------
 
+
 def check_completion_logprobs(lp: dict, k: int, echo: bool) -> None:
     n = len(lp["tokens"])
     assert len(lp["token_logprobs"]) == len(lp["top_logprobs"]) == len(lp["text_offset"]) == n
@@ -144,14 +145,22 @@ def test_vllm_offline_shape(gpt2):
     assert set(body) >= {"prompt", "prompt_token_ids", "prompt_logprobs", "outputs"}
     check_prompt_logprobs(body["prompt_logprobs"], body["prompt_token_ids"], 2)
     for out, r in zip(body["outputs"], results):
-        assert out["token_ids"] == r.token_ids[r.n_prompt:].tolist()
+        assert out["token_ids"] == r.token_ids[r.n_prompt :].tolist()
         for tid, e in zip(out["token_ids"], out["logprobs"]):
             assert next(iter(e)) == str(tid) and len(e) in (2, 3)
-        assert math.isclose(out["cumulative_logprob"], sum(e[str(t)]["logprob"] for t, e in zip(out["token_ids"], out["logprobs"])), abs_tol=1e-3)
+        assert math.isclose(
+            out["cumulative_logprob"],
+            sum(e[str(t)]["logprob"] for t, e in zip(out["token_ids"], out["logprobs"])),
+            abs_tol=1e-3,
+        )
 
 
 def test_every_format_is_strict_json(gpt2):
-    r = generate(gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=5, temperature=0.5, top_k=3, seed=1, mode="processed", prompt_logprobs=3))
+    r = generate(
+        gpt2,
+        gpt2.encode("fox"),
+        SamplerSettings(max_tokens=5, temperature=0.5, top_k=3, seed=1, mode="processed", prompt_logprobs=3),
+    )
     for fmt in FORMATS:
         text = json.dumps(export(fmt, r))  # allow_nan: a NaN or inf the exporter let through would be written
         json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
@@ -163,8 +172,11 @@ def test_native_round_trip_keeps_listed_ranks_and_stop(gpt2):
     s = SamplerSettings(max_tokens=6, temperature=1.5, seed=7, logprobs=0, logprob_ids=(5, 17, 40), prompt_logprobs=2)
     r = generate(gpt2, gpt2.encode("The capital of"), s)[0]
     stop = int(r.token_ids[r.n_prompt + 1])
-    r = generate(gpt2, gpt2.encode("The capital of"), SamplerSettings(**{**s.to_dict(), "stop": (), "stop_token_ids": (stop,),
-                                                                        "logprob_ids": (5, 17, 40)}))[0]
+    r = generate(
+        gpt2,
+        gpt2.encode("The capital of"),
+        SamplerSettings(**{**s.to_dict(), "stop": (), "stop_token_ids": (stop,), "logprob_ids": (5, 17, 40)}),
+    )[0]
     assert r.top_ranks is not None and r.stop_reason == stop
     d = json.loads(dumps(r.to_dict()))
     back = TokenScores.from_dict(d)

@@ -24,18 +24,25 @@ def test_raw_generation_equals_scoring(engine, temperature):
     lp = ref_logprobs(engine.model, r.token_ids.tolist())
     assert_matches_reference(r, lp, range(r.n_prompt, r.n))
     rescored = score_ids(engine, r.token_ids.tolist(), k=5)
-    np.testing.assert_allclose(r.logprobs[r.n_prompt:], rescored.logprobs[r.n_prompt:], atol=1e-4)
+    np.testing.assert_allclose(r.logprobs[r.n_prompt :], rescored.logprobs[r.n_prompt :], atol=1e-4)
 
 
 def test_matches_compute_transition_scores(gpt2):
     ids = gpt2.encode("The quick brown")
     r = generate(gpt2, ids, SamplerSettings(max_tokens=10, temperature=0, logprobs=1))[0]
     x = torch.tensor([ids])
-    out = gpt2.model.generate(x, max_new_tokens=r.n - r.n_prompt, do_sample=False, output_logits=True,
-                              return_dict_in_generate=True, eos_token_id=None, pad_token_id=0)
+    out = gpt2.model.generate(
+        x,
+        max_new_tokens=r.n - r.n_prompt,
+        do_sample=False,
+        output_logits=True,
+        return_dict_in_generate=True,
+        eos_token_id=None,
+        pad_token_id=0,
+    )
     hf = gpt2.model.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)[0]
     assert out.sequences[0].tolist() == r.token_ids.tolist()
-    np.testing.assert_allclose(r.logprobs[r.n_prompt:], hf.numpy(), atol=1e-4)
+    np.testing.assert_allclose(r.logprobs[r.n_prompt :], hf.numpy(), atol=1e-4)
 
 
 def test_processed_mode_matches_hf_scores(gpt2):
@@ -58,8 +65,17 @@ def test_processed_mode_matches_hf_scores(gpt2):
 
 def test_penalties_and_min_p_match_hf_processors(gpt2):
     """Repetition penalty, then temperature, top-k, top-p, min-p: transformers' own processors give the same numbers."""
-    s = SamplerSettings(max_tokens=10, temperature=0.8, top_k=50, top_p=0.95, min_p=0.05, repetition_penalty=1.4,
-                        seed=3, logprobs=3, mode="processed")
+    s = SamplerSettings(
+        max_tokens=10,
+        temperature=0.8,
+        top_k=50,
+        top_p=0.95,
+        min_p=0.05,
+        repetition_penalty=1.4,
+        seed=3,
+        logprobs=3,
+        mode="processed",
+    )
     r = generate(gpt2, gpt2.encode("The lazy dog"), s)[0]
     from transformers import (
         LogitsProcessorList,
@@ -70,8 +86,15 @@ def test_penalties_and_min_p_match_hf_processors(gpt2):
         TopPLogitsWarper,
     )
 
-    warp = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(1.4), TemperatureLogitsWarper(0.8), TopKLogitsWarper(50),
-                                TopPLogitsWarper(0.95), MinPLogitsWarper(0.05)])
+    warp = LogitsProcessorList(
+        [
+            RepetitionPenaltyLogitsProcessor(1.4),
+            TemperatureLogitsWarper(0.8),
+            TopKLogitsWarper(50),
+            TopPLogitsWarper(0.95),
+            MinPLogitsWarper(0.05),
+        ]
+    )
     with torch.no_grad():
         logits = gpt2.model(torch.tensor([r.token_ids.tolist()])).logits[0].float()
     for pos in range(r.n_prompt, r.n):
@@ -82,9 +105,11 @@ def test_penalties_and_min_p_match_hf_processors(gpt2):
 
 def test_greedy_with_a_penalty_takes_the_penalised_argmax(gpt2):
     plain = generate(gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=12, temperature=0, logprobs=1))[0]
-    pen = generate(gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=12, temperature=0, logprobs=1, frequency_penalty=2.0))[0]
-    out = pen.token_ids[pen.n_prompt:].tolist()
-    assert len(set(out)) >= len(set(plain.token_ids[plain.n_prompt:].tolist()))
+    pen = generate(
+        gpt2, gpt2.encode("fox"), SamplerSettings(max_tokens=12, temperature=0, logprobs=1, frequency_penalty=2.0)
+    )[0]
+    out = pen.token_ids[pen.n_prompt :].tolist()
+    assert len(set(out)) >= len(set(plain.token_ids[plain.n_prompt :].tolist()))
     with torch.no_grad():
         logits = gpt2.model(torch.tensor([pen.token_ids.tolist()])).logits[0].float()
     for j, pos in enumerate(range(pen.n_prompt, pen.n)):
@@ -122,14 +147,16 @@ def test_stop_string_cuts_text_and_tokens(gpt2):
 def test_eos_finishes_with_stop_and_counts(gpt2, monkeypatch):
     """As vLLM: the EOS token is the last generated token (ids, logprobs), its text is not in the completion."""
     free = _gen(gpt2, temperature=1.5, seed=7, max_tokens=6)[0]
-    gen = free.token_ids[free.n_prompt:].tolist()
+    gen = free.token_ids[free.n_prompt :].tolist()
     j = next(i for i in range(1, len(gen)) if gen[i] not in gen[:i])  # a token new at step j
     eos = gen[j]
     monkeypatch.setattr(gpt2, "eos_ids", {eos})
     monkeypatch.setattr(gpt2, "special_ids", gpt2.special_ids | {eos})
     r = _gen(gpt2, temperature=1.5, seed=7, max_tokens=6, logprobs=2)[0]
-    out = r.token_ids[r.n_prompt:].tolist()
-    assert r.finish_reason == "stop" and out[-1] == eos and eos not in out[:-1] and r.stop_token and r.stop_reason is None
+    out = r.token_ids[r.n_prompt :].tolist()
+    assert (
+        r.finish_reason == "stop" and out[-1] == eos and eos not in out[:-1] and r.stop_token and r.stop_reason is None
+    )
     assert out == gen[: j + 1]
     assert r.completion_text == "".join(free.token_text[free.n_prompt : free.n_prompt + j])
     lp = ref_logprobs(gpt2.model, r.token_ids.tolist())
@@ -142,13 +169,13 @@ def test_eos_finishes_with_stop_and_counts(gpt2, monkeypatch):
 def test_stop_token_ids_min_tokens_and_include_stop_str(gpt2):
     kw = dict(temperature=1.5, seed=7, max_tokens=8)
     free = _gen(gpt2, **kw)[0]
-    out = free.token_ids[free.n_prompt:].tolist()
+    out = free.token_ids[free.n_prompt :].tolist()
     j = next(i for i in range(1, len(out)) if out[i] not in out[:i])
     stop_id = out[j]
     r = _gen(gpt2, **kw, stop_token_ids=(stop_id,))[0]
-    assert r.token_ids[r.n_prompt:].tolist() == out[: j + 1] and r.stop_reason == stop_id and r.finish_reason == "stop"
+    assert r.token_ids[r.n_prompt :].tolist() == out[: j + 1] and r.stop_reason == stop_id and r.finish_reason == "stop"
     late = _gen(gpt2, **kw, stop_token_ids=(stop_id,), min_tokens=j + 2, mode="processed", logprobs=1)[0]
-    late_out = late.token_ids[late.n_prompt:].tolist()
+    late_out = late.token_ids[late.n_prompt :].tolist()
     assert stop_id not in late_out[: j + 2] and late.n - late.n_prompt >= j + 2
     stop = free.completion_text[2:5]
     kept = _gen(gpt2, **kw, stop=(stop,), include_stop_str_in_output=True)[0]
@@ -175,18 +202,21 @@ def test_chat_template(gpt2, llama):
         gpt2.encode_chat([{"role": "wizard", "content": "x"}])
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    ({"temperature": -0.1}, r"`temperature` \(=-0.1\) must be in \[0.0, 100.0\]"),
-    ({"top_p": 0.0}, r"`top_p` \(=0.0\) must be in \(0.0, 1.0\]"),
-    ({"top_p": 1.5}, r"top_p"),
-    ({"logprobs": 21}, r"`logprobs` \(=21\) must be at most 20"),
-    ({"logprobs": -1}, r"from 0 to 20"),
-    ({"prompt_logprobs": 30}, r"at most 20"),
-    ({"max_tokens": -1}, r"max_tokens"),
-    ({"n": 0}, r"`n`"),
-    ({"stop": ("",)}, r"non-empty"),
-    ({"mode": "cooked"}, r"raw' or 'processed"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"temperature": -0.1}, r"`temperature` \(=-0.1\) must be in \[0.0, 100.0\]"),
+        ({"top_p": 0.0}, r"`top_p` \(=0.0\) must be in \(0.0, 1.0\]"),
+        ({"top_p": 1.5}, r"top_p"),
+        ({"logprobs": 21}, r"`logprobs` \(=21\) must be at most 20"),
+        ({"logprobs": -1}, r"from 0 to 20"),
+        ({"prompt_logprobs": 30}, r"at most 20"),
+        ({"max_tokens": -1}, r"max_tokens"),
+        ({"n": 0}, r"`n`"),
+        ({"stop": ("",)}, r"non-empty"),
+        ({"mode": "cooked"}, r"raw' or 'processed"),
+    ],
+)
 def test_bad_settings(kw, match):
     with pytest.raises(ExplorerError, match=match):
         SamplerSettings(**kw)

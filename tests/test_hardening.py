@@ -29,9 +29,27 @@ BAD = [
     ("completions", b"{not json", 400, None, "invalid_json"),
     ("completions", b"[1, 2]", 400, None, "invalid_json"),
     ("completions", b'{"prompt": "a\\ud800b", "max_tokens": 1}', 400, "prompt", "invalid_value"),
-    ("chat/completions", b'{"messages": [{"role": "user", "content": "a\\udfffb"}]}', 400, "messages[0].content", "invalid_value"),
-    ("chat/completions", {"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}, 400, "messages[0].content", "invalid_value"),
-    ("chat/completions", {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}, 400, "messages[0].content", "invalid_value"),
+    (
+        "chat/completions",
+        b'{"messages": [{"role": "user", "content": "a\\udfffb"}]}',
+        400,
+        "messages[0].content",
+        "invalid_value",
+    ),
+    (
+        "chat/completions",
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]},
+        400,
+        "messages[0].content",
+        "invalid_value",
+    ),
+    (
+        "chat/completions",
+        {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+        400,
+        "messages[0].content",
+        "invalid_value",
+    ),
     ("completions", {"prompt": "x", "logprobs": True}, 400, "logprobs", None),
     ("completions", {"prompt": "x", "logprobs": "5"}, 400, "logprobs", None),
     ("completions", {"prompt": "x", "n": "2"}, 400, "n", None),
@@ -43,7 +61,13 @@ BAD = [
     ("completions", {"prompt": "x", "max_tokens": 0, "stream": True}, 400, "max_tokens", None),
     ("completions", {"prompt": "x", "stop": ["y" * 100_000] * 4}, 400, "stop", None),
     ("chat/completions", {"messages": USER * 1000, "stream": True}, 400, "prompt", "context_length_exceeded"),
-    ("chat/completions", {"messages": [{"role": "user", "content": "fox " * 300}], "stream": True}, 400, "prompt", "context_length_exceeded"),
+    (
+        "chat/completions",
+        {"messages": [{"role": "user", "content": "fox " * 300}], "stream": True},
+        400,
+        "prompt",
+        "context_length_exceeded",
+    ),
     ("completions", {"prompt": "x" * 3_000_000}, 413, None, "request_too_large"),
     ("completions", {"model": "/etc", "prompt": "x"}, 404, "model", "model_not_found"),
     ("completions", b"[" * 100_000 + b"]" * 100_000, 400, None, "invalid_json"),
@@ -56,7 +80,9 @@ BAD = [
 
 def post(url: str, route: str, body, **kw) -> httpx.Response:
     if isinstance(body, bytes):
-        return httpx.post(f"{url}/v1/{route}", content=body, headers={"content-type": "application/json"}, timeout=60, **kw)
+        return httpx.post(
+            f"{url}/v1/{route}", content=body, headers={"content-type": "application/json"}, timeout=60, **kw
+        )
     return httpx.post(f"{url}/v1/{route}", json=body, timeout=60, **kw)
 
 
@@ -78,7 +104,9 @@ def test_bad_input_is_a_clean_openai_error(live, route, body, status, param, cod
 
 
 def test_one_token_prompts_are_scored(live):
-    r = post(live.url, "completions", {"prompt": [5], "max_tokens": 0, "echo": True, "logprobs": 1, "prompt_logprobs": 2})
+    r = post(
+        live.url, "completions", {"prompt": [5], "max_tokens": 0, "echo": True, "logprobs": 1, "prompt_logprobs": 2}
+    )
     assert r.status_code == 200, r.text
     ch = r.json()["choices"][0]
     assert ch["logprobs"]["token_logprobs"] == [None] and ch["prompt_logprobs"] == [None]
@@ -86,12 +114,15 @@ def test_one_token_prompts_are_scored(live):
     assert r.status_code == 200 and r.json()["choices"][0]["prompt_logprobs"] == [None]
 
 
-@pytest.mark.parametrize("extra", [{"temperature": 1e-40}, {"top_p": 5e-324}, {"temperature": 1e-40, "top_k": 3, "top_p": 0.5}])
+@pytest.mark.parametrize(
+    "extra", [{"temperature": 1e-40}, {"top_p": 5e-324}, {"temperature": 1e-40, "top_k": 3, "top_p": 0.5}]
+)
 def test_vanishing_temperature_and_top_p_still_sample(live, extra):
     r = post(live.url, "completions", {"prompt": "a", "max_tokens": 3, "logprobs": 1, **extra})
     assert r.status_code == 200, r.text
-    with httpx.stream("POST", live.url + "/v1/completions", json={"prompt": "a", "max_tokens": 3, "stream": True, **extra},
-                      timeout=60) as s:
+    with httpx.stream(
+        "POST", live.url + "/v1/completions", json={"prompt": "a", "max_tokens": 3, "stream": True, **extra}, timeout=60
+    ) as s:
         assert s.status_code == 200 and s.read().decode().rstrip().endswith("data: [DONE]")
 
 
@@ -120,10 +151,14 @@ def test_bearer_scheme_is_case_insensitive(live, monkeypatch):
 
 def test_limits_are_reported(live):
     body = httpx.get(live.url + "/v1/models").json()
-    assert body["limits"]["max_body_bytes"] == Limits().max_body_bytes and body["limits"]["max_choices"] == Limits().max_choices
+    assert (
+        body["limits"]["max_body_bytes"] == Limits().max_body_bytes
+        and body["limits"]["max_choices"] == Limits().max_choices
+    )
 
 
 # ---- the whole server locked: EXPLORER_AUTH ------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def locked(gpt2):
@@ -157,6 +192,7 @@ def test_the_page_cannot_change_what_api_clients_get(live):
 
 # ---- work one request causes ------------------------------------------------------------------
 
+
 @pytest.fixture
 def counted(long_gpt2, monkeypatch):
     """The 8k-context tiny model with a counter of forward passes."""
@@ -176,7 +212,9 @@ def test_a_client_that_leaves_stops_the_work(counted):
     srv = LiveServer(engine)
     try:
         with pytest.raises(httpx.ReadTimeout):
-            httpx.post(srv.url + "/v1/completions", json={"prompt": "fox", "max_tokens": 8000, "temperature": 0}, timeout=1.0)
+            httpx.post(
+                srv.url + "/v1/completions", json={"prompt": "fox", "max_tokens": 8000, "temperature": 0}, timeout=1.0
+            )
         time.sleep(1.0)  # the step in flight finishes
         after = len(calls)
         time.sleep(1.0)
@@ -190,8 +228,11 @@ def test_queue_full_is_a_429_and_models_never_waits(counted):
     engine, calls = counted
     srv = LiveServer(engine, limits=Limits(workers=1, queue=0, max_seconds=30))
     try:
-        t = threading.Thread(target=lambda: httpx.post(srv.url + "/v1/completions", timeout=60,
-                                                       json={"prompt": "fox", "max_tokens": 3000, "temperature": 0}))
+        t = threading.Thread(
+            target=lambda: httpx.post(
+                srv.url + "/v1/completions", timeout=60, json={"prompt": "fox", "max_tokens": 3000, "temperature": 0}
+            )
+        )
         t.start()
         while not calls:
             time.sleep(0.02)
@@ -233,13 +274,44 @@ def test_full_vocab_body_is_streamed_and_equal(live, gpt2):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(route=st.sampled_from(["completions", "chat/completions"]), fields=st.dictionaries(
-    st.sampled_from(["model", "prompt", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
-                     "n", "seed", "stop", "echo", "logprobs", "top_logprobs", "prompt_logprobs", "stream", "stream_options"]),
-    st.one_of(st.none(), st.booleans(), st.integers(-3, 8), st.floats(allow_nan=False, allow_infinity=False, width=32),
-              st.text(max_size=8), st.lists(st.integers(-2, 500), max_size=4), st.lists(st.text(max_size=4), max_size=3),
-              st.just([{"role": "user", "content": "hi"}]), st.dictionaries(st.text(max_size=5), st.booleans(), max_size=2)),
-    max_size=8))
+@given(
+    route=st.sampled_from(["completions", "chat/completions"]),
+    fields=st.dictionaries(
+        st.sampled_from(
+            [
+                "model",
+                "prompt",
+                "messages",
+                "max_tokens",
+                "max_completion_tokens",
+                "temperature",
+                "top_p",
+                "top_k",
+                "n",
+                "seed",
+                "stop",
+                "echo",
+                "logprobs",
+                "top_logprobs",
+                "prompt_logprobs",
+                "stream",
+                "stream_options",
+            ]
+        ),
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-3, 8),
+            st.floats(allow_nan=False, allow_infinity=False, width=32),
+            st.text(max_size=8),
+            st.lists(st.integers(-2, 500), max_size=4),
+            st.lists(st.text(max_size=4), max_size=3),
+            st.just([{"role": "user", "content": "hi"}]),
+            st.dictionaries(st.text(max_size=5), st.booleans(), max_size=2),
+        ),
+        max_size=8,
+    ),
+)
 def test_fuzzed_bodies_are_200_or_4xx(live, route, fields):
     r = post(live.url, route, fields)
     assert r.status_code == 200 or 400 <= r.status_code < 500, (fields, r.status_code, r.text[:300])
@@ -249,13 +321,18 @@ def test_fuzzed_bodies_are_200_or_4xx(live, route, fields):
 
 # ---- shutdown ---------------------------------------------------------------------------------
 
+
 def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--model", long_gpt2_dir, "--device", "cpu",
-                             "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "serve", "--model", long_gpt2_dir, "--device", "cpu", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):
@@ -264,9 +341,14 @@ def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
+
         def long_request():  # about 20 s of work; the server cuts it
             with contextlib.suppress(httpx.HTTPError):
-                httpx.post(url + "/v1/completions", timeout=60, json={"prompt": "fox", "max_tokens": 8000, "n": 8, "temperature": 0})
+                httpx.post(
+                    url + "/v1/completions",
+                    timeout=60,
+                    json={"prompt": "fox", "max_tokens": 8000, "n": 8, "temperature": 0},
+                )
 
         threading.Thread(target=long_request, daemon=True).start()
         time.sleep(1.0)
@@ -291,7 +373,9 @@ def test_load_errors_never_show_a_path(tmp_path):
     for name in (None, "mymodel"):
         with pytest.raises(ExplorerError) as err:
             models.get(name)
-        assert str(tmp_path) not in str(err.value) and "secret-dir" not in str(err.value) and "mymodel" in str(err.value)
+        assert (
+            str(tmp_path) not in str(err.value) and "secret-dir" not in str(err.value) and "mymodel" in str(err.value)
+        )
     for name in (str(broken), str(tmp_path), "../x", "~/.ssh"):
         with pytest.raises(ExplorerError, match="is not available here") as err:
             models.get(name)

@@ -13,14 +13,36 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache", ".mypy_cache", ".gradio",
-             "build", "dist", "out", "node_modules"}
+SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    ".mypy_cache",
+    ".gradio",
+    "build",
+    "dist",
+    "out",
+    "node_modules",
+}
 EXEMPT = ("tests/", "bench/")  # tests and benchmarks may import anything
 ENGINE_ONLY = ("torch", "transformers")
 PRESENTERS = ("explorer/export/", "explorer/render/")
 # the central type and the small result types beside it (one per view: compare, lens, tree, ...), all numpy, no torch
-RESULT_LAYER = ("explorer.result", "explorer.errors", "explorer.settings", "explorer.compare", "explorer.lens", "explorer.lookup",
-                "explorer.step_view", "explorer.tree", "explorer.whatif", "explorer.words")
+RESULT_LAYER = (
+    "explorer.result",
+    "explorer.errors",
+    "explorer.settings",
+    "explorer.compare",
+    "explorer.lens",
+    "explorer.lookup",
+    "explorer.step_view",
+    "explorer.tree",
+    "explorer.whatif",
+    "explorer.words",
+)
 
 
 def python_files() -> list[str]:
@@ -103,7 +125,10 @@ def test_the_scan_sees_the_code():
     files = python_files()
     assert "explorer/engine/metrics.py" in files and "explorer/export/vllm.py" in files and "app.py" in files
     assert not any(f.startswith(".venv/") for f in files)
-    assert any(m == "torch" for _, m in imports((ROOT / "explorer/engine/metrics.py").read_text(), "explorer/engine/metrics.py"))
+    assert any(
+        m == "torch"
+        for _, m in imports((ROOT / "explorer/engine/metrics.py").read_text(), "explorer/engine/metrics.py")
+    )
 
 
 def test_torch_and_transformers_only_in_the_engine():
@@ -123,6 +148,7 @@ def test_export_and_render_import_only_the_results():
 
 def test_the_rules_catch_each_kind_of_import():
     """The guard itself: each rule fires on a made-up file, wherever the import stands."""
+
     def check(rel: str, source: str) -> list[str]:
         return violations(rel, imports(source, rel))
 
@@ -137,7 +163,10 @@ def test_the_rules_catch_each_kind_of_import():
     assert not check("explorer/engine/x.py", "import torch\nfrom transformers import AutoModel")
     assert not check("explorer/server.py", "def f():\n    import gradio as gr\n")
     assert not check("explorer/ui/tabs/x.py", "import gradio as gr")
-    assert not check("explorer/export/x.py", "from . import common\nfrom explorer.result import TokenScores\n"
-                                             "from explorer.settings import MAX_K\nfrom explorer.errors import ExplorerError")
+    assert not check(
+        "explorer/export/x.py",
+        "from . import common\nfrom explorer.result import TokenScores\n"
+        "from explorer.settings import MAX_K\nfrom explorer.errors import ExplorerError",
+    )
     assert not check("explorer/render/x.py", "from explorer.render.text import escape\nimport numpy, plotly")
     assert not check("tests/test_x.py", "import torch, gradio\nfrom explorer.engine import generate")

@@ -49,7 +49,9 @@ def test_every_layer_matches_hidden_states_by_hand(engine):
             assert abs(g.entropy[layer, pos] - want["entropy"]) < 1e-4, (layer, pos)
             assert_rank_close(int(g.ranks[layer, pos]), row, actual)
             np.testing.assert_allclose(g.top_logprobs[layer, pos], want["sorted"][:5], atol=1e-4)
-            np.testing.assert_allclose(row[torch.tensor(g.top_ids[layer, pos])].numpy(), g.top_logprobs[layer, pos], atol=1e-4)
+            np.testing.assert_allclose(
+                row[torch.tensor(g.top_ids[layer, pos])].numpy(), g.top_logprobs[layer, pos], atol=1e-4
+            )
 
 
 def test_lower_layers_differ_from_the_output(engine):
@@ -72,8 +74,14 @@ def test_last_layer_equals_scoring(engine, k):
 def test_edge_sizes(gpt2):
     one = lens_ids(gpt2, [5], k=3)
     assert one.logprobs.shape == (3, 1) and np.isnan(one.logprobs).all()
-    assert one.to_dict()["layers"][2] == {"layer": 2, "logprobs": [None], "ranks": [None], "entropy": [None],
-                                          "top_ids": [None], "top_logprobs": [None]}
+    assert one.to_dict()["layers"][2] == {
+        "layer": 2,
+        "logprobs": [None],
+        "ranks": [None],
+        "entropy": [None],
+        "top_ids": [None],
+        "top_logprobs": [None],
+    }
     ids = (gpt2.encode("fox jumps over the lazy dog. ") * 40)[: gpt2.context]  # the context limit
     full = lens_ids(gpt2, ids, k=2)
     r = score_ids(gpt2, ids, k=2)
@@ -171,7 +179,9 @@ class _Bare(torch.nn.Module):
         return types.SimpleNamespace(last_hidden_state=2 * h, hidden_states=(h, 2 * h))
 
 
-@pytest.mark.parametrize(("with_norm", "needle"), [(False, "no final norm found"), (True, "does not end with the final norm")])
+@pytest.mark.parametrize(
+    ("with_norm", "needle"), [(False, "no final norm found"), (True, "does not end with the final norm")]
+)
 def test_unknown_architecture_is_a_clear_message(with_norm, needle):
     with pytest.raises(ExplorerError, match=needle) as err:
         find_final_norm(_Bare(with_norm))
@@ -201,14 +211,17 @@ def test_cli_lens(gpt2, gpt2_dir):
     assert json.loads(p.stdout)["token_ids"] == ids
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--text", "hi", "--logprobs", "21"], "at most 20"),
-    (["--text", "hi", "--logprobs", "-1"], "from 0 to 20"),
-    (["--text", ""], "empty"),
-    (["--ids", ""], "--ids is empty"),
-    (["--ids", "1,1000000"], "outside the vocabulary"),
-    (["--text", "fox jumps " * 200], "reads at most"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--text", "hi", "--logprobs", "21"], "at most 20"),
+        (["--text", "hi", "--logprobs", "-1"], "from 0 to 20"),
+        (["--text", ""], "empty"),
+        (["--ids", ""], "--ids is empty"),
+        (["--ids", "1,1000000"], "outside the vocabulary"),
+        (["--text", "fox jumps " * 200], "reads at most"),
+    ],
+)
 def test_cli_bad_input_is_one_clear_line(gpt2_dir, args, needle):
     p = run("lens", "--model", gpt2_dir, *args)
     assert p.returncode == 2 and "Traceback" not in p.stderr
@@ -266,12 +279,14 @@ def test_lens_tab_handlers(gpt2, llama, monkeypatch):
     cell = tab.cell(g, 0, 2)
     assert cell[tab.cell_df]["id"].tolist()[: g.k] == g.top_ids[0, 2].tolist() and "embeddings" in cell[tab.cell_md]
     assert tab.restyle(g, "logprob")[tab.grid].count("<td") == 3 * g.n
-    for call, needle in [(lambda: tab.run("tiny-gpt2", "", [], "rank"), "score or generate"),
-                         (lambda: tab.run("tiny-llama", "", [r], "rank"), "comes from tiny-gpt2"),
-                         (lambda: tab.cell(None, 0, 1), "Run the logit lens first"),
-                         (lambda: tab.cell(g, 3, 1), "outside the grid"),
-                         (lambda: tab.cell(g, "x", 1), "Pick a cell"),
-                         (lambda: tab.restyle(g, "nope"), "Colour by")]:
+    for call, needle in [
+        (lambda: tab.run("tiny-gpt2", "", [], "rank"), "score or generate"),
+        (lambda: tab.run("tiny-llama", "", [r], "rank"), "comes from tiny-gpt2"),
+        (lambda: tab.cell(None, 0, 1), "Run the logit lens first"),
+        (lambda: tab.cell(g, 3, 1), "outside the grid"),
+        (lambda: tab.cell(g, "x", 1), "Pick a cell"),
+        (lambda: tab.restyle(g, "nope"), "Colour by"),
+    ]:
         with pytest.raises(gr.Error, match=needle):
             call()
     monkeypatch.setattr(lens_tab, "MAX_LENS_TOKENS", 3)

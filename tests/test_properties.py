@@ -14,8 +14,11 @@ from explorer.engine import score_ids
 from explorer.engine.metrics import row_stats
 from explorer.engine.sampling import apply_top_k, apply_top_p
 
-rows = st.integers(1, 6).flatmap(lambda c: st.integers(2, 300).flatmap(lambda v: st.tuples(
-    st.just(c), st.just(v), st.integers(0, 2**31 - 1), st.floats(0.01, 50.0))))
+rows = st.integers(1, 6).flatmap(
+    lambda c: st.integers(2, 300).flatmap(
+        lambda v: st.tuples(st.just(c), st.just(v), st.integers(0, 2**31 - 1), st.floats(0.01, 50.0))
+    )
+)
 
 
 @settings(max_examples=60, deadline=None)

@@ -32,8 +32,12 @@ def backend(gpt2_dir):
     """Our own server on the tiny GPT-2, as a separate process: the backend the remote engine talks to."""
     port = free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--model", gpt2_dir, "--device", "cpu", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "serve", "--model", gpt2_dir, "--device", "cpu", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         for _ in range(600):
@@ -59,7 +63,9 @@ def test_scoring_equals_the_local_engine(remote, gpt2):
     np.testing.assert_allclose(b.logprobs[1:], a.logprobs[1:], atol=1e-5)
     assert b.ranks.tolist() == a.ranks.tolist()
     np.testing.assert_allclose(b.top_logprobs[1:], a.top_logprobs[1:], atol=1e-5)
-    np.testing.assert_allclose(b.entropy[1:], a.entropy[1:], atol=1e-4)  # within the server's full-vocabulary cap: exact
+    np.testing.assert_allclose(
+        b.entropy[1:], a.entropy[1:], atol=1e-4
+    )  # within the server's full-vocabulary cap: exact
     assert b.token_bytes == a.token_bytes and b.model == remote.name
 
 
@@ -86,11 +92,11 @@ def test_generation_equals_the_local_engine(remote, gpt2, temperature):
     s = SamplerSettings(max_tokens=8, temperature=temperature, seed=11, logprobs=3)
     a, b = generate(gpt2, ids, s)[0], generate(remote, ids, s)[0]
     assert b.token_ids.tolist() == a.token_ids.tolist()
-    np.testing.assert_allclose(b.logprobs[a.n_prompt:], a.logprobs[a.n_prompt:], atol=1e-5)
-    np.testing.assert_allclose(b.top_logprobs[a.n_prompt:], a.top_logprobs[a.n_prompt:], atol=1e-5)
+    np.testing.assert_allclose(b.logprobs[a.n_prompt :], a.logprobs[a.n_prompt :], atol=1e-5)
+    np.testing.assert_allclose(b.top_logprobs[a.n_prompt :], a.top_logprobs[a.n_prompt :], atol=1e-5)
     assert b.completion_text == a.completion_text and b.finish_reason == a.finish_reason
-    inside = b.ranks[a.n_prompt:] > 0  # ranks are known where the token is in the top-k
-    assert (b.ranks[a.n_prompt:][inside] == a.ranks[a.n_prompt:][inside]).all()
+    inside = b.ranks[a.n_prompt :] > 0  # ranks are known where the token is in the top-k
+    assert (b.ranks[a.n_prompt :][inside] == a.ranks[a.n_prompt :][inside]).all()
 
 
 def test_chat_equals_the_local_engine(remote, gpt2):
@@ -112,9 +118,27 @@ def test_what_a_remote_server_cannot_give_says_so(remote):
 
 
 def test_cli_score_through_the_backend(backend, gpt2_dir, gpt2):
-    p = subprocess.run([sys.executable, "-m", "explorer", "score", "--backend", backend, "--backend-tokenizer", gpt2_dir,
-                        "--text", "fox jumps", "--logprobs", "2", "--format", "native"], capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "score",
+            "--backend",
+            backend,
+            "--backend-tokenizer",
+            gpt2_dir,
+            "--text",
+            "fox jumps",
+            "--logprobs",
+            "2",
+            "--format",
+            "native",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     body = json.loads(p.stdout)
     local = score_ids(gpt2, gpt2.encode("fox jumps"), k=2)
@@ -122,6 +146,7 @@ def test_cli_score_through_the_backend(backend, gpt2_dir, gpt2):
 
 
 # ---- a backend that misbehaves ------------------------------------------------------------------
+
 
 class Faulty(BaseHTTPRequestHandler):
     mode = "ok"
@@ -166,7 +191,9 @@ class Faulty(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            self.wfile.write(b'data: {"choices": [{"index": 0, "text": "a", "logprobs": null, "finish_reason": null}]}\n\n')
+            self.wfile.write(
+                b'data: {"choices": [{"index": 0, "text": "a", "logprobs": null, "finish_reason": null}]}\n\n'
+            )
             self.wfile.flush()  # then the connection closes without [DONE]
         else:
             entry = {"1": {"logprob": -0.5, "rank": 1, "decoded_token": "b"}}

@@ -24,8 +24,12 @@ CASES = [
 
 
 def cli_message(gpt2_dir, flags) -> str:
-    p = subprocess.run([sys.executable, "-m", "explorer", "generate", "--model", gpt2_dir, "--prompt", "fox", *flags],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "explorer", "generate", "--model", gpt2_dir, "--prompt", "fox", *flags],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     return p.stderr.strip().splitlines()[-1].removeprefix("error: ")
 

@@ -15,7 +15,7 @@ def test_bytes_join_to_the_text(engine, text):
     r = score_text(engine, text, k=1)
     joined = b"".join(r.token_bytes)
     special = engine.vocab[engine.tokenizer.bos_token_id] if r.token_ids[0] == engine.tokenizer.bos_token_id else b""
-    body = joined[len(special):]
+    body = joined[len(special) :]
     # SentencePiece adds one leading space (the dummy prefix); byte-level keeps the text as is
     assert body in (text.encode(), b" " + text.encode())
     assert "".join(r.token_text) == joined.decode("utf-8")
@@ -45,9 +45,17 @@ def _valid(b: bytes) -> bool:
         return False
 
 
-@pytest.mark.parametrize(("piece", "byte_level", "expected"), [
-    ("Ġthe", True, b" the"), ("ĊĊ", True, b"\n\n"), ("ðŁ", True, b"\xf0\x9f"),
-    ("▁the", False, b" the"), ("<0x0A>", False, b"\n"), ("<0xF0>", False, b"\xf0"), (None, True, b""),
-])
+@pytest.mark.parametrize(
+    ("piece", "byte_level", "expected"),
+    [
+        ("Ġthe", True, b" the"),
+        ("ĊĊ", True, b"\n\n"),
+        ("ðŁ", True, b"\xf0\x9f"),
+        ("▁the", False, b" the"),
+        ("<0x0A>", False, b"\n"),
+        ("<0xF0>", False, b"\xf0"),
+        (None, True, b""),
+    ],
+)
 def test_piece_bytes(piece, byte_level, expected):
     assert piece_bytes(piece, byte_level) == expected

@@ -45,7 +45,11 @@ def test_a_failed_export_clears_its_file(ui, v, monkeypatch):
 
     state = score(ui, "The quick brown fox")[v.result]
     real = downloads.export
-    monkeypatch.setattr(downloads, "export", lambda fmt, rs: (_ for _ in ()).throw(ValueError("boom")) if fmt == "vllm" else real(fmt, rs))
+    monkeypatch.setattr(
+        downloads,
+        "export",
+        lambda fmt, rs: (_ for _ in ()).throw(ValueError("boom")) if fmt == "vllm" else real(fmt, rs),
+    )
     notes = []
     monkeypatch.setattr(downloads, "warning", notes.append)
     out = dict(zip(v.downloads.buttons, v.downloads.prepare(state).values()))

@@ -83,6 +83,7 @@ def test_stop_ends_the_work_within_one_block(long_gpt2, long_ids, monkeypatch):
 
 def test_peak_memory_does_not_grow(long_gpt2, long_ids):
     """The largest tensor of a chunked pass is no larger than the largest of one pass (attention included)."""
+
     def largest(prefill):
         with torch.inference_mode(), Shapes() as rec:
             score_ids(long_gpt2, long_ids, k=20, prefill=prefill)
@@ -130,8 +131,13 @@ def test_context_start_round_trips_and_stays_out_of_old_files(gpt2):
 
 def test_cli_context_start(gpt2_dir):
     run = [sys.executable, "-m", "explorer", "score", "--model", gpt2_dir, "--device", "cpu", "--text", "fox jumps"]
-    p = subprocess.run([*run, "--format", "native", "--context-start", "<|endoftext|>"], capture_output=True, text=True,
-                       timeout=120, check=False)
+    p = subprocess.run(
+        [*run, "--format", "native", "--context-start", "<|endoftext|>"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr
     body = json.loads(p.stdout)
     assert body["context_start"] == 1 and body["logprobs"][1] is not None
@@ -140,7 +146,9 @@ def test_cli_context_start(gpt2_dir):
 
 
 # ---- one generated step, raw and processed --------------------------------------------------------
-@pytest.mark.parametrize("kw", [{"temperature": 0.8, "top_k": 3}, {"temperature": 1.3, "top_p": 0.6}, {"temperature": 0}])
+@pytest.mark.parametrize(
+    "kw", [{"temperature": 0.8, "top_k": 3}, {"temperature": 1.3, "top_p": 0.6}, {"temperature": 0}]
+)
 def test_step_view_is_the_same_step_seen_twice(gpt2, kw):
     s = SamplerSettings(max_tokens=4, logprobs=10, mode="processed", seed=3, **kw)
     r = generate(gpt2, gpt2.encode("The lazy"), s)[0]
@@ -150,7 +158,9 @@ def test_step_view_is_the_same_step_seen_twice(gpt2, kw):
         assert abs(v.processed.logprobs[0] - r.logprobs[pos]) < 1e-4  # what the run recorded (processed)
         raw = lp_rows[pos - 1]
         assert abs(v.raw.logprobs[0] - float(raw[r.token_ids[pos]])) < 1e-4  # the model's own, independently
-        np.testing.assert_allclose(v.raw.top_logprobs[0], torch.sort(raw, descending=True).values[:10].numpy(), atol=1e-4)
+        np.testing.assert_allclose(
+            v.raw.top_logprobs[0], torch.sort(raw, descending=True).values[:10].numpy(), atol=1e-4
+        )
         kept = np.isfinite(v.processed.top_logprobs[0]).sum()
         if kw.get("top_k"):
             assert v.kept == 3 and kept == 3 and v.cut.sum() == 10 - 3
@@ -167,8 +177,12 @@ def test_step_view_refuses_prompt_positions(gpt2):
 
 # ---- chat turns --------------------------------------------------------------------------------------
 def test_chat_turns_start_at_their_role_markers(gpt2):
-    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
-            {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Bye"}]
+    msgs = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Bye"},
+    ]
     ids, turns = chat_turns(gpt2, msgs)
     assert ids == gpt2.encode_chat(msgs)
     assert [role for _, role in turns] == ["system", "user", "assistant", "user", "assistant"]

@@ -23,7 +23,9 @@ from tests.reference import ref_logprobs
 
 T = "1, 10, 100, 1000"
 GPT2, LLAMA = "tiny-gpt2", "tiny-llama"
-SAMPLER = dict(max_tokens=6, temperature=0.9, top_p=1.0, top_k=0, seed=5, stop="", mode="processed: after", score_prompt=True)
+SAMPLER = dict(
+    max_tokens=6, temperature=0.9, top_p=1.0, top_k=0, seed=5, stop="", mode="processed: after", score_prompt=True
+)
 
 
 def no_hub(spec):
@@ -49,7 +51,9 @@ def v(ui):
 
 
 def score_all(ui, text, thresholds=T, name=GPT2, metric="logprob", k=5, from_start=False, start=None):
-    return list(ui.tabs["ScoreTab"].score(name, text, metric, thresholds, k, from_start, start, progress=lambda *a, **kw: None))
+    return list(
+        ui.tabs["ScoreTab"].score(name, text, metric, thresholds, k, from_start, start, progress=lambda *a, **kw: None)
+    )
 
 
 def score(ui, text, **kw):
@@ -122,8 +126,9 @@ def test_stop_closes_the_scoring_at_the_next_block(long_gpt2, monkeypatch):
     calls = []
     body = long_gpt2.body
     monkeypatch.setattr(long_gpt2, "body", lambda *a, **kw: calls.append(1) or body(*a, **kw))
-    run = big.tabs["ScoreTab"].score(long_gpt2.name, "fox jumps over the lazy dog. " * 200, "logprob", T, 5,
-                                     progress=lambda *a, **kw: None)
+    run = big.tabs["ScoreTab"].score(
+        long_gpt2.name, "fox jumps over the lazy dog. " * 200, "logprob", T, 5, progress=lambda *a, **kw: None
+    )
     next(run)
     seen = len(calls)
     run.close()  # what a Stop click does
@@ -131,12 +136,14 @@ def test_stop_closes_the_scoring_at_the_next_block(long_gpt2, monkeypatch):
 
 
 def test_escaping_and_visible_whitespace(ui, v):
-    text = '<img src=x onerror=alert(1)> ${alert(2)} `x`\nnext  line'
+    text = "<img src=x onerror=alert(1)> ${alert(2)} `x`\nnext  line"
     h = heat(score(ui, text, metric="rank"), v)
     assert "<img" not in h and "${" not in h and "`" not in h
-    raw = h[h.index('<div class="lx-data" hidden>'):]
-    assert re.fullmatch(r'<div class="lx-data" hidden>[^<>&$`]*</div>', raw)  # no token text can open markup in the blob
-    chips = h[h.index('<div class="lx"'):h.index('<div class="lx-data"')]
+    raw = h[h.index('<div class="lx-data" hidden>') :]
+    assert re.fullmatch(
+        r'<div class="lx-data" hidden>[^<>&$`]*</div>', raw
+    )  # no token text can open markup in the blob
+    chips = h[h.index('<div class="lx"') : h.index('<div class="lx-data"')]
     shown = html.unescape(re.sub(r"<br>|<wbr>", "", re.sub(r"<span[^>]*>|</span>|</?div[^>]*>", "", chips)))
     assert shown == visible(text)
     assert "↵<br>" in h
@@ -163,9 +170,19 @@ def fake(probs, ranks):
 
     n = len(probs) + 1
     lp = np.array([np.nan, *np.log(probs)], np.float32)
-    return TokenScores(model="m", token_ids=np.arange(n), token_bytes=[b"a"] * n, n_prompt=n, logprobs=lp,
-                       ranks=np.array([0, *ranks]), entropy=np.ones(n, np.float32), top_ids=np.zeros((n, 0), np.int64),
-                       top_logprobs=np.zeros((n, 0), np.float32), pieces={}, vocab_size=49152)
+    return TokenScores(
+        model="m",
+        token_ids=np.arange(n),
+        token_bytes=[b"a"] * n,
+        n_prompt=n,
+        logprobs=lp,
+        ranks=np.array([0, *ranks]),
+        entropy=np.ones(n, np.float32),
+        top_ids=np.zeros((n, 0), np.int64),
+        top_logprobs=np.zeros((n, 0), np.float32),
+        pieces={},
+        vocab_size=49152,
+    )
 
 
 def test_default_scale_puts_a_top_guess_in_the_good_half():
@@ -189,8 +206,15 @@ def test_legend_says_what_colours_mean_in_words():
 def test_numbers_for_people():
     from explorer.render.numbers import logprob, pct
 
-    assert [pct(x) for x in (0.421, 0.0314, 0.0042, 0.00013, 1.3e-6, 0.0, float("nan"))] == \
-        ["42.1%", "3.14%", "0.42%", "0.013%", "1.3e-6", "0%", "—"]
+    assert [pct(x) for x in (0.421, 0.0314, 0.0042, 0.00013, 1.3e-6, 0.0, float("nan"))] == [
+        "42.1%",
+        "3.14%",
+        "0.42%",
+        "0.013%",
+        "1.3e-6",
+        "0%",
+        "—",
+    ]
     assert logprob(-0.012345) == "-0.0123" and logprob(-math.inf) == "-inf"
 
 
@@ -202,7 +226,10 @@ def test_detail_marks_actual_and_others(gpt2):
     d = detail_html(r, pos, 3)
     assert "◀ actual (outside this list)" in d and "(others)" in d and d.count('class="act"') == 1
     rest = 1 - sum(math.exp(x) for x in r.top_logprobs[pos, :3]) - float(r.probs[pos])
-    assert re.search(r"\(others\)</td><td class=\"pb\"><span class=\"bar\" style=\"width:([0-9.]+)%", d).group(1) == f"{100 * rest:.1f}"
+    assert (
+        re.search(r"\(others\)</td><td class=\"pb\"><span class=\"bar\" style=\"width:([0-9.]+)%", d).group(1)
+        == f"{100 * rest:.1f}"
+    )
     assert "bytes " in d and "raw</b> numbers" in d
 
 
@@ -212,8 +239,8 @@ def test_processed_detail_never_lists_a_filtered_token(ui, v):
     r = out[v.result][0]
     for pos in range(r.n_prompt, r.n):
         d = v.detail_of([r], pos, 10, out[v.view])[v.detail]
-        after = d[d.index("After the sampler"):]
-        assert after.count('<tr class') + after.count("<tr><td>") <= 2 + 1 and "-inf" not in d
+        after = d[d.index("After the sampler") :]
+        assert after.count("<tr class") + after.count("<tr><td>") <= 2 + 1 and "-inf" not in d
         assert "no other token was kept" in after and "✂ cut" in d
     prompt = v.detail_of([r], 1, 5, out[v.view])[v.detail]
     assert "<b>raw</b> numbers" in prompt  # prompt numbers are raw, whatever the mode
@@ -252,22 +279,31 @@ def test_chat_keeps_the_conversation_and_labels_roles(ui, v):
     assert r.prompt_text.count("<|user|>") == 2 and "<|assistant|>" + history[1]["content"] in r.prompt_text
     assert r.scored[1:].all()  # every turn is scored
     h = second[v.heatmap]
-    assert [html.unescape(x) for x in re.findall(r'<span class="role[^"]*">([^<]+)<', h)] == \
-        ["system", "user", "assistant", "user", "assistant", "generated"]
-    assert h.count(" s\"") + h.count(" s ") >= 5  # template markers drawn as markers
+    assert [html.unescape(x) for x in re.findall(r'<span class="role[^"]*">([^<]+)<', h)] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "generated",
+    ]
+    assert h.count(' s"') + h.count(" s ") >= 5  # template markers drawn as markers
 
 
-@pytest.mark.parametrize(("call", "needle"), [
-    (lambda ui: score(ui, ""), "empty"),
-    (lambda ui: score(ui, "hi there", thresholds="10, 1"), "increasing"),
-    (lambda ui: score(ui, "fox jumps " * 200), "reads at most"),
-    (lambda ui: score(ui, "hi there", from_start=True, start="<nope>"), "Unknown context start"),
-    (lambda ui: gen(ui, "x", thresholds="1", temperature=-1), "temperature"),
-    (lambda ui: gen(ui, "x", thresholds="1", top_p=0), "top_p"),
-    (lambda ui: gen(ui, "x", seed="abc"), "seed must be a whole number"),
-    (lambda ui: chat(ui, "", " "), "message is empty"),
-    (lambda ui: ui.inspector.detail_of([], 0, 5), "Score a text"),
-])
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda ui: score(ui, ""), "empty"),
+        (lambda ui: score(ui, "hi there", thresholds="10, 1"), "increasing"),
+        (lambda ui: score(ui, "fox jumps " * 200), "reads at most"),
+        (lambda ui: score(ui, "hi there", from_start=True, start="<nope>"), "Unknown context start"),
+        (lambda ui: gen(ui, "x", thresholds="1", temperature=-1), "temperature"),
+        (lambda ui: gen(ui, "x", thresholds="1", top_p=0), "top_p"),
+        (lambda ui: gen(ui, "x", seed="abc"), "seed must be a whole number"),
+        (lambda ui: chat(ui, "", " "), "message is empty"),
+        (lambda ui: ui.inspector.detail_of([], 0, 5), "Score a text"),
+    ],
+)
 def test_bad_input_is_a_gr_error(ui, call, needle):
     with pytest.raises(gr.Error, match=needle):
         call(ui)
@@ -293,7 +329,11 @@ def test_model_ids_in_errors_are_escaped(gpt2):
 
 def test_every_pop_up_goes_through_the_escaping_helper():
     ui_dir = pathlib.Path(__file__).parent.parent / "explorer" / "ui"
-    raw = [str(p) for p in ui_dir.rglob("*.py") if re.search(r"gr\.(Error|Warning|Info)\(", p.read_text()) and p.name != "errors.py"]
+    raw = [
+        str(p)
+        for p in ui_dir.rglob("*.py")
+        if re.search(r"gr\.(Error|Warning|Info)\(", p.read_text()) and p.name != "errors.py"
+    ]
     assert raw == []
 
 
@@ -302,7 +342,10 @@ def test_loading_changes_only_that_session(ui, v, gpt2, llama):
     b = load(ui, LLAMA)[ui.picker.name]  # session B loads the other model
     assert (a, b) == (GPT2, LLAMA)
     assert LLAMA in load(ui, LLAMA)[ui.picker.status]
-    ra, rb = score(ui, "The quick brown fox", name=a)[v.result][0], score(ui, "The quick brown fox", name=b)[v.result][0]
+    ra, rb = (
+        score(ui, "The quick brown fox", name=a)[v.result][0],
+        score(ui, "The quick brown fox", name=b)[v.result][0],
+    )
     assert (ra.model, rb.model) == (GPT2, LLAMA) and ra.token_ids.tolist() != rb.token_ids.tolist()
     assert ui.picker.models.get() is gpt2 and ui.picker.models.get(LLAMA) is llama  # the default (/v1) is unchanged
     assert gen(ui, "The lazy", name=b)[-1][v.result][0].model == LLAMA

@@ -40,29 +40,56 @@ def choice_keys(text: str) -> list[str]:
 
 def test_completion_keys_in_vllm_order_always_present(live):
     r = raw(live.url, "completions", {"prompt": "fox", "max_tokens": 2, "logprobs": 1, "temperature": 0})
-    assert choice_keys(r.text) == ["index", "text", "logprobs", "finish_reason", "stop_reason", "token_ids",
-                                   "prompt_logprobs", "prompt_token_ids"]
+    assert choice_keys(r.text) == [
+        "index",
+        "text",
+        "logprobs",
+        "finish_reason",
+        "stop_reason",
+        "token_ids",
+        "prompt_logprobs",
+        "prompt_token_ids",
+    ]
     ch = r.json()["choices"][0]
     assert ch["token_ids"] is None and ch["prompt_token_ids"] is None and ch["prompt_logprobs"] is None
-    ids = raw(live.url, "completions", {"prompt": "fox", "max_tokens": 2, "return_token_ids": True}).json()["choices"][0]
+    ids = raw(live.url, "completions", {"prompt": "fox", "max_tokens": 2, "return_token_ids": True}).json()["choices"][
+        0
+    ]
     assert len(ids["token_ids"]) == 2 and ids["prompt_token_ids"]
 
 
 def test_chat_prompt_logprobs_at_the_top_level(live, gpt2):
-    r = raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 2, "prompt_logprobs": 2, "return_token_ids": True})
+    r = raw(
+        live.url,
+        "chat/completions",
+        {"messages": USER, "max_tokens": 2, "prompt_logprobs": 2, "return_token_ids": True},
+    )
     assert keys(r.text)[-2:] == ["prompt_logprobs", "prompt_token_ids"]
     body = r.json()
     assert [k for k, _ in json.loads(r.text, object_pairs_hook=lambda p: p)[4][1][0]] == [
-        "index", "message", "logprobs", "finish_reason", "stop_reason", "token_ids"]
+        "index",
+        "message",
+        "logprobs",
+        "finish_reason",
+        "stop_reason",
+        "token_ids",
+    ]
     assert body["prompt_token_ids"] == gpt2.encode_chat(USER) and body["prompt_logprobs"][0] is None
     assert "prompt_logprobs" not in body["choices"][0]
     plain = raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 2}).json()
-    assert plain["prompt_logprobs"] is None and plain["prompt_token_ids"] is None and plain["choices"][0]["token_ids"] is None
+    assert (
+        plain["prompt_logprobs"] is None
+        and plain["prompt_token_ids"] is None
+        and plain["choices"][0]["token_ids"] is None
+    )
 
 
 def test_completion_top_logprobs_actual_token_first(live):
-    body = raw(live.url, "completions", {"prompt": "The quick brown", "max_tokens": 6, "logprobs": 3, "temperature": 1.5,
-                                         "seed": 3}).json()
+    body = raw(
+        live.url,
+        "completions",
+        {"prompt": "The quick brown", "max_tokens": 6, "logprobs": 3, "temperature": 1.5, "seed": 3},
+    ).json()
     lp = body["choices"][0]["logprobs"]
     for tok, top in zip(lp["tokens"], lp["top_logprobs"]):
         assert next(iter(top)) == tok
@@ -73,13 +100,20 @@ def test_completion_top_logprobs_actual_token_first(live):
 @pytest.fixture
 def eos_soon(gpt2, monkeypatch):
     """The token a seeded request draws at its second step becomes EOS (a special token)."""
-    body = {"prompt": "The capital of", "max_tokens": 6, "temperature": 1.5, "seed": 7, "logprobs": 2, "return_token_ids": True}
+    body = {
+        "prompt": "The capital of",
+        "max_tokens": 6,
+        "temperature": 1.5,
+        "seed": 7,
+        "logprobs": 2,
+        "return_token_ids": True,
+    }
     free = gpt2.encode("The capital of")
     from explorer.engine import generate
     from explorer.settings import SamplerSettings
 
     out = generate(gpt2, free, SamplerSettings(max_tokens=6, temperature=1.5, seed=7))[0]
-    gen = out.token_ids[out.n_prompt:].tolist()
+    gen = out.token_ids[out.n_prompt :].tolist()
     j = next(i for i in range(1, len(gen)) if gen[i] not in gen[:i])
     monkeypatch.setattr(gpt2, "eos_ids", {gen[j]})
     monkeypatch.setattr(gpt2, "special_ids", gpt2.special_ids | {gen[j]})
@@ -93,9 +127,14 @@ def test_eos_counts_in_ids_logprobs_and_usage_not_text(live, gpt2, eos_soon):
     assert ch["token_ids"] == expected and ch["finish_reason"] == "stop" and ch["stop_reason"] is None
     assert len(ch["logprobs"]["tokens"]) == len(expected) and ch["logprobs"]["tokens"][-1] == ""
     assert r["usage"]["completion_tokens"] == len(expected)
-    assert ch["text"] == gpt2.tokenizer.decode(expected[:-1]) or ch["text"].encode() == b"".join(gpt2.vocab[i] for i in expected[:-1])
-    chat = raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 8, "temperature": 1.5, "seed": 7,
-                                              "logprobs": True, "return_token_ids": True}).json()
+    assert ch["text"] == gpt2.tokenizer.decode(expected[:-1]) or ch["text"].encode() == b"".join(
+        gpt2.vocab[i] for i in expected[:-1]
+    )
+    chat = raw(
+        live.url,
+        "chat/completions",
+        {"messages": USER, "max_tokens": 8, "temperature": 1.5, "seed": 7, "logprobs": True, "return_token_ids": True},
+    ).json()
     c = chat["choices"][0]
     if c["finish_reason"] == "stop":  # ended on that EOS: no entry for it, usage counts it
         assert len(c["logprobs"]["content"]) == len(c["token_ids"]) - 1 == chat["usage"]["completion_tokens"] - 1
@@ -109,21 +148,41 @@ def test_stream_options_without_stream_is_a_400(live):
 
 def test_streamed_finish_rides_on_the_last_token(client):
     n = 5
-    chunks = list(client.completions.create(model="tiny-gpt2", prompt="fox", max_tokens=n, temperature=0, stream=True,
-                                            stream_options={"include_usage": True, "continuous_usage_stats": True}))
+    chunks = list(
+        client.completions.create(
+            model="tiny-gpt2",
+            prompt="fox",
+            max_tokens=n,
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True, "continuous_usage_stats": True},
+        )
+    )
     content = [c for c in chunks if c.choices]
     assert len(content) == n and content[-1].choices[0].finish_reason == "length"
     assert all(c.choices[0].finish_reason is None for c in content[:-1])
     assert [c.usage.completion_tokens for c in content] == list(range(1, n + 1))
     assert chunks[-1].usage.completion_tokens == n and not chunks[-1].choices
-    chat = list(client.chat.completions.create(model="tiny-gpt2", messages=USER, max_tokens=n, temperature=0, stream=True))
+    chat = list(
+        client.chat.completions.create(model="tiny-gpt2", messages=USER, max_tokens=n, temperature=0, stream=True)
+    )
     assert len(chat) == n + 1 and chat[-1].choices[0].finish_reason == "length"  # role chunk, then n tokens
 
 
 def test_logprob_token_ids_equal_the_full_row(live, gpt2):
     wanted = [5, 17, 40]
-    r = raw(live.url, "completions", {"prompt": "The lazy", "max_tokens": 4, "temperature": 0, "logprobs": 0,
-                                      "logprob_token_ids": wanted, "return_token_ids": True}).json()
+    r = raw(
+        live.url,
+        "completions",
+        {
+            "prompt": "The lazy",
+            "max_tokens": 4,
+            "temperature": 0,
+            "logprobs": 0,
+            "logprob_token_ids": wanted,
+            "return_token_ids": True,
+        },
+    ).json()
     ch = r["choices"][0]
     ids = ch["prompt_token_ids"] + ch["token_ids"]
     lp = ref_logprobs(gpt2.model, ids)
@@ -135,8 +194,19 @@ def test_logprob_token_ids_equal_the_full_row(live, gpt2):
             if text in top and text != ch["logprobs"]["tokens"][j]:
                 assert abs(top[text] - float(row[i])) < 1e-5
         assert len(top) <= len(wanted) + 1
-    chat = raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 3, "temperature": 0, "logprobs": True,
-                                              "top_logprobs": 2, "logprob_token_ids": wanted, "return_token_ids": True}).json()
+    chat = raw(
+        live.url,
+        "chat/completions",
+        {
+            "messages": USER,
+            "max_tokens": 3,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": 2,
+            "logprob_token_ids": wanted,
+            "return_token_ids": True,
+        },
+    ).json()
     c = chat["choices"][0]
     full = chat_ids = gpt2.encode_chat(USER) + c["token_ids"]
     lp = ref_logprobs(gpt2.model, full)
@@ -149,8 +219,17 @@ def test_logprob_token_ids_equal_the_full_row(live, gpt2):
 
 def test_prompt_logprob_token_ids(live, gpt2):
     wanted = [5, 17]
-    r = raw(live.url, "completions", {"prompt": "fox jumps over", "max_tokens": 0, "echo": True,
-                                      "prompt_logprob_token_ids": wanted, "return_token_ids": True}).json()
+    r = raw(
+        live.url,
+        "completions",
+        {
+            "prompt": "fox jumps over",
+            "max_tokens": 0,
+            "echo": True,
+            "prompt_logprob_token_ids": wanted,
+            "return_token_ids": True,
+        },
+    ).json()
     ch = r["choices"][0]
     ids = ch["prompt_token_ids"]
     lp = ref_logprobs(gpt2.model, ids)
@@ -164,21 +243,50 @@ def test_prompt_logprob_token_ids(live, gpt2):
 
 
 def test_tokens_as_token_ids_round_trip(live, gpt2):
-    r = raw(live.url, "completions", {"prompt": "fox", "max_tokens": 4, "temperature": 0, "logprobs": 2,
-                                      "return_tokens_as_token_ids": True, "return_token_ids": True}).json()
+    r = raw(
+        live.url,
+        "completions",
+        {
+            "prompt": "fox",
+            "max_tokens": 4,
+            "temperature": 0,
+            "logprobs": 2,
+            "return_tokens_as_token_ids": True,
+            "return_token_ids": True,
+        },
+    ).json()
     ch = r["choices"][0]
     assert [int(t.removeprefix("token_id:")) for t in ch["logprobs"]["tokens"]] == ch["token_ids"]
     assert all(k.startswith("token_id:") for top in ch["logprobs"]["top_logprobs"] for k in top)
-    chat = raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 3, "temperature": 0, "logprobs": True,
-                                              "return_tokens_as_token_ids": True, "return_token_ids": True}).json()
+    chat = raw(
+        live.url,
+        "chat/completions",
+        {
+            "messages": USER,
+            "max_tokens": 3,
+            "temperature": 0,
+            "logprobs": True,
+            "return_tokens_as_token_ids": True,
+            "return_token_ids": True,
+        },
+    ).json()
     c = chat["choices"][0]
-    assert [int(e["token"].removeprefix("token_id:")) for e in c["logprobs"]["content"]] == c["token_ids"][: len(c["logprobs"]["content"])]
+    assert [int(e["token"].removeprefix("token_id:")) for e in c["logprobs"]["content"]] == c["token_ids"][
+        : len(c["logprobs"]["content"])
+    ]
 
 
 def test_continue_final_message_and_echo(live, gpt2):
     msgs = [{"role": "user", "content": "Name a fox"}, {"role": "assistant", "content": "The quick"}]
-    body = {"messages": msgs, "max_tokens": 3, "temperature": 0, "add_generation_prompt": False,
-            "continue_final_message": True, "echo": True, "return_token_ids": True}
+    body = {
+        "messages": msgs,
+        "max_tokens": 3,
+        "temperature": 0,
+        "add_generation_prompt": False,
+        "continue_final_message": True,
+        "echo": True,
+        "return_token_ids": True,
+    }
     r = raw(live.url, "chat/completions", body).json()
     prompt = r["prompt_token_ids"]
     assert prompt == gpt2.encode_chat(msgs, add_generation_prompt=False, continue_final_message=True)
@@ -193,8 +301,11 @@ def test_max_logprobs_cap_is_a_setting(live, gpt2, monkeypatch):
     assert r.status_code == 400 and "20" in r.json()["error"]["message"]
     monkeypatch.setenv("EXPLORER_MAX_LOGPROBS", "-1")
     assert httpx.get(live.url + "/v1/models").json()["data"][0]["capabilities"]["max_logprobs"] == -1
-    chat = raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 2, "temperature": 0, "logprobs": True,
-                                              "top_logprobs": -1}).json()
+    chat = raw(
+        live.url,
+        "chat/completions",
+        {"messages": USER, "max_tokens": 2, "temperature": 0, "logprobs": True, "top_logprobs": -1},
+    ).json()
     for e in chat["choices"][0]["logprobs"]["content"]:
         assert len(e["top_logprobs"]) == gpt2.vocab_size
         assert math.isclose(sum(math.exp(t["logprob"]) for t in e["top_logprobs"]), 1.0, rel_tol=1e-3)
@@ -208,7 +319,11 @@ def test_max_logprobs_cap_is_a_setting(live, gpt2, monkeypatch):
 def test_tokenize_detokenize_health_version(live, gpt2):
     for base in (live.url, live.url + "/v1"):
         t = httpx.post(base + "/tokenize", json={"prompt": "fox jumps"}).json()
-        assert t["tokens"] == gpt2.encode("fox jumps") and t["count"] == len(t["tokens"]) and t["max_model_len"] == gpt2.context
+        assert (
+            t["tokens"] == gpt2.encode("fox jumps")
+            and t["count"] == len(t["tokens"])
+            and t["max_model_len"] == gpt2.context
+        )
         c = httpx.post(base + "/tokenize", json={"messages": USER}).json()
         assert c["tokens"] == gpt2.encode_chat(USER)
         d = httpx.post(base + "/detokenize", json={"tokens": t["tokens"]}).json()
@@ -218,24 +333,47 @@ def test_tokenize_detokenize_health_version(live, gpt2):
     assert httpx.get(live.url + "/version").json()["version"]
 
 
-@pytest.mark.parametrize("body", [
-    {"use_beam_search": True}, {"tools": [{"type": "function", "function": {"name": "f"}}]}, {"logit_bias": {"5": 3}},
-    {"response_format": {"type": "json_object"}}, {"chat_template": "{{ messages }}"}, {"best_of": 3},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"use_beam_search": True},
+        {"tools": [{"type": "function", "function": {"name": "f"}}]},
+        {"logit_bias": {"5": 3}},
+        {"response_format": {"type": "json_object"}},
+        {"chat_template": "{{ messages }}"},
+        {"best_of": 3},
+    ],
+)
 def test_unsupported_fields_are_refused_by_name(live, body):
     r = httpx.post(live.url + "/v1/chat/completions", json={"messages": USER, "max_tokens": 1, **body})
     assert r.status_code == 400 and r.json()["error"]["param"] == next(iter(body))
 
 
 def test_harmless_defaults_are_accepted(live):
-    raw(live.url, "chat/completions", {"messages": USER, "max_tokens": 1, "tool_choice": "none", "tools": [],
-                                       "response_format": {"type": "text"}, "user": "me"})
+    raw(
+        live.url,
+        "chat/completions",
+        {
+            "messages": USER,
+            "max_tokens": 1,
+            "tool_choice": "none",
+            "tools": [],
+            "response_format": {"type": "text"},
+            "user": "me",
+        },
+    )
 
 
 def test_sampling_extensions_reach_the_sampler(live, gpt2):
     """Processed logprobs reflect the penalties: recomputed here by hand for a greedy request."""
-    body = {"prompt": "fox", "max_tokens": 6, "temperature": 0, "logprobs": 0, "frequency_penalty": 1.5,
-            "return_token_ids": True}
+    body = {
+        "prompt": "fox",
+        "max_tokens": 6,
+        "temperature": 0,
+        "logprobs": 0,
+        "frequency_penalty": 1.5,
+        "return_token_ids": True,
+    }
     ch = raw(live.url, "completions", body).json()["choices"][0]
     ids = ch["prompt_token_ids"] + ch["token_ids"]
     with torch.no_grad():

@@ -22,12 +22,26 @@ NINF = -np.inf
 
 # raw bytes that stress the JSON strings: quotes, backslash, newline, control bytes, invalid UTF-8, emoji (whole and
 # cut), U+2028, an encoded surrogate (invalid UTF-8), non-ASCII, empty
-PIECES = [b'"quoted"', b"back\\slash", b"new\nline", b"\xff\xfe", b"\xf0\x9f\x91\x8b", b"\xf0\x9f", b"\t\x00\x1fctl",
-          b"</script>", b"\xe2\x80\xa8", b" the", b"\xed\xa0\x80", b"caf\xc3\xa9", b""]
+PIECES = [
+    b'"quoted"',
+    b"back\\slash",
+    b"new\nline",
+    b"\xff\xfe",
+    b"\xf0\x9f\x91\x8b",
+    b"\xf0\x9f",
+    b"\t\x00\x1fctl",
+    b"</script>",
+    b"\xe2\x80\xa8",
+    b" the",
+    b"\xed\xa0\x80",
+    b"caf\xc3\xa9",
+    b"",
+]
 
 
-def scores(full: np.ndarray, ids: list[int], pieces: list[bytes], prompt_k: int | None, width: int,
-           n_prompt: int | None = None) -> TokenScores:
+def scores(
+    full: np.ndarray, ids: list[int], pieces: list[bytes], prompt_k: int | None, width: int, n_prompt: int | None = None
+) -> TokenScores:
     """TokenScores of full rows `full` (n, V) for tokens `ids`: row 0 unscored, ranks and top-`width` derived."""
     n, v = full.shape
     full = full.astype(np.float32).copy()
@@ -38,22 +52,48 @@ def scores(full: np.ndarray, ids: list[int], pieces: list[bytes], prompt_k: int 
     order = np.argsort(-np.nan_to_num(full, nan=NINF), axis=-1, kind="stable")[:, :width]  # (n, width)
     top_lp = np.take_along_axis(full, order, -1)
     order[0], top_lp[0] = -1, NINF
-    return TokenScores(model="demo", token_ids=ids_, token_bytes=[pieces[i] for i in ids],
-                       n_prompt=n if n_prompt is None else n_prompt,
-                       logprobs=lp, ranks=ranks, entropy=np.where(np.isnan(lp), np.nan, 1.0).astype(np.float32),
-                       top_ids=order, top_logprobs=top_lp, pieces=dict(enumerate(pieces)), prompt_k=prompt_k,
-                       full_logprobs=full, vocab_size=v)
+    return TokenScores(
+        model="demo",
+        token_ids=ids_,
+        token_bytes=[pieces[i] for i in ids],
+        n_prompt=n if n_prompt is None else n_prompt,
+        logprobs=lp,
+        ranks=ranks,
+        entropy=np.where(np.isnan(lp), np.nan, 1.0).astype(np.float32),
+        top_ids=order,
+        top_logprobs=top_lp,
+        pieces=dict(enumerate(pieces)),
+        prompt_k=prompt_k,
+        full_logprobs=full,
+        vocab_size=v,
+    )
 
 
 def hand_made(prompt_k: int | None = -1, width: int = 2) -> TokenScores:
     """5 positions over the 13 PIECES: ties, -inf (also as the actual token), -0.0, a subnormal, inexact decimals."""
-    full = np.array([
-        [0.0] * 13,
-        [-1.5, -1.5, -0.5, NINF, -2.25, -1.5, -3.0, -0.5, -9.75, NINF, -4.0, -1e-05, -0.1],
-        [-0.1, -0.1, -0.1, -0.1, -2.0, -2.0, -0.0, -3.4028235e38, -1e-45, -0.3, -0.7, -1.1, -5.0],
-        [-12.345678, -0.6931472, -2.3025851, -1.0986123, -1.0986123, NINF, NINF, -7.0, -7.0, -7.0, -0.25, -8.5, -6.0],
-        [-3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0],
-    ])
+    full = np.array(
+        [
+            [0.0] * 13,
+            [-1.5, -1.5, -0.5, NINF, -2.25, -1.5, -3.0, -0.5, -9.75, NINF, -4.0, -1e-05, -0.1],
+            [-0.1, -0.1, -0.1, -0.1, -2.0, -2.0, -0.0, -3.4028235e38, -1e-45, -0.3, -0.7, -1.1, -5.0],
+            [
+                -12.345678,
+                -0.6931472,
+                -2.3025851,
+                -1.0986123,
+                -1.0986123,
+                NINF,
+                NINF,
+                -7.0,
+                -7.0,
+                -7.0,
+                -0.25,
+                -8.5,
+                -6.0,
+            ],
+            [-3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0, -3.0],
+        ]
+    )
     return scores(full, [0, 3, 1, 7, 12], PIECES, prompt_k, width)  # actual: unscored, -inf, a tie, a tie, all tied
 
 
@@ -125,8 +165,11 @@ def test_nan_in_an_unscored_row_is_fine():
 
 # ---- properties (hypothesis) ---------------------------------------------------------------------------------------
 
-logprob = st.one_of(st.sampled_from([0.0, -0.0, -0.5, -1.5, -1e-05, NINF]),
-                    st.floats(-1e4, 0.0, width=32), st.floats(width=32, allow_nan=False, allow_infinity=False))
+logprob = st.one_of(
+    st.sampled_from([0.0, -0.0, -0.5, -1.5, -1e-05, NINF]),
+    st.floats(-1e4, 0.0, width=32),
+    st.floats(width=32, allow_nan=False, allow_infinity=False),
+)
 
 
 @st.composite

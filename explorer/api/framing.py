@@ -15,8 +15,14 @@ from explorer.errors import ExplorerError
 STATUS = {"model_not_found": 404, "server_busy": 429, "request_too_large": 413, "invalid_api_key": 401}
 
 
-def error(status: int, message: str, param: str | None = None, code: str | None = None, headers: dict | None = None,
-          kind: str = "invalid_request_error") -> Response:
+def error(
+    status: int,
+    message: str,
+    param: str | None = None,
+    code: str | None = None,
+    headers: dict | None = None,
+    kind: str = "invalid_request_error",
+) -> Response:
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
 
@@ -41,8 +47,11 @@ def json_response(body: dict) -> Response:
 async def read_json(request: Request, max_bytes: int) -> dict:
     """The request's JSON object; a body too large, not UTF-8, not JSON or not an object is a clear ExplorerError."""
     declared = request.headers.get("content-length", "")
-    too_big = ExplorerError(f"The request body is larger than this server's limit of {max_bytes:,} bytes "
-                            "(EXPLORER_MAX_BODY_BYTES): send a shorter prompt or fewer prompts.", code="request_too_large")
+    too_big = ExplorerError(
+        f"The request body is larger than this server's limit of {max_bytes:,} bytes "
+        "(EXPLORER_MAX_BODY_BYTES): send a shorter prompt or fewer prompts.",
+        code="request_too_large",
+    )
     if declared.isdigit() and int(declared) > max_bytes:
         raise too_big
     chunks, size = [], 0
@@ -58,22 +67,34 @@ async def read_json(request: Request, max_bytes: int) -> dict:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ExplorerError(f"The request body is not UTF-8 (bad byte at offset {err.start}): send JSON encoded as UTF-8.",
-                            code="invalid_encoding") from None
+        raise ExplorerError(
+            f"The request body is not UTF-8 (bad byte at offset {err.start}): send JSON encoded as UTF-8.",
+            code="invalid_encoding",
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ExplorerError(f"The request body is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}.",
-                            code="invalid_json") from None
+        raise ExplorerError(
+            f"The request body is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}.",
+            code="invalid_json",
+        ) from None
     except (ValueError, RecursionError):  # nesting too deep, an integer of thousands of digits
-        raise ExplorerError("The request body is JSON this server does not read (nested too deep, or a number too long): "
-                            "send a plain request object.", code="invalid_json") from None
+        raise ExplorerError(
+            "The request body is JSON this server does not read (nested too deep, or a number too long): "
+            "send a plain request object.",
+            code="invalid_json",
+        ) from None
     if not isinstance(data, dict):
-        raise ExplorerError("The request body must be a JSON object like {\"model\": ..., \"prompt\": ...}.", code="invalid_json")
+        raise ExplorerError(
+            'The request body must be a JSON object like {"model": ..., "prompt": ...}.', code="invalid_json"
+        )
     where = _surrogate(data)
     if where is not None:
-        raise ExplorerError(f"`{where}` holds a lone UTF-16 surrogate (like \\ud800): send valid Unicode text.",
-                            param=where, code="invalid_value")
+        raise ExplorerError(
+            f"`{where}` holds a lone UTF-16 surrogate (like \\ud800): send valid Unicode text.",
+            param=where,
+            code="invalid_value",
+        )
     return data
 
 

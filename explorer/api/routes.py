@@ -40,24 +40,35 @@ def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
     """The request's cost against the server's limits, before any work."""
     choices = len(prompts) * req.n
     if choices > limits.max_choices:
-        raise ExplorerError(f"This request asks for {choices} choices (prompts x n); this server allows {limits.max_choices} "
-                            "(EXPLORER_MAX_CHOICES): send fewer prompts or a smaller n.", param="n", code="too_many_choices")
+        raise ExplorerError(
+            f"This request asks for {choices} choices (prompts x n); this server allows {limits.max_choices} "
+            "(EXPLORER_MAX_CHOICES): send fewer prompts or a smaller n.",
+            param="n",
+            code="too_many_choices",
+        )
     for ids in prompts:
         engine.check_ids(ids)
     if req.prompt_logprobs == -1:
         total = sum(len(p) for p in prompts) * req.n
         cap = limits.full_vocab_max_prompt_tokens
         if total > cap:
-            raise ExplorerError(f"`prompt_logprobs: -1` (full vocabulary) is limited to {cap} prompt tokens x n per request; this one has {total}. "
-                                "Shorten the prompt, lower n, or ask for a top-k.", param="prompt_logprobs", code="full_vocab_prompt_too_long")
+            raise ExplorerError(
+                f"`prompt_logprobs: -1` (full vocabulary) is limited to {cap} prompt tokens x n per request; this one has {total}. "
+                "Shorten the prompt, lower n, or ask for a top-k.",
+                param="prompt_logprobs",
+                code="full_vocab_prompt_too_long",
+            )
 
 
 def check_max_tokens(value: int, param: str, limits: Limits, engine) -> None:
     cap = limits.max_tokens or engine.context
     if value > cap:
-        raise ExplorerError(f"`{param}` (={value}) is more than this server generates per choice ({cap}"
-                            f"{', EXPLORER_MAX_TOKENS' if limits.max_tokens else ': the model context'}): ask for fewer.",
-                            param=param, code="integer_above_max_value")
+        raise ExplorerError(
+            f"`{param}` (={value}) is more than this server generates per choice ({cap}"
+            f"{', EXPLORER_MAX_TOKENS' if limits.max_tokens else ': the model context'}): ask for fewer.",
+            param=param,
+            code="integer_above_max_value",
+        )
 
 
 def prompts_of(engine, prompt) -> list[list[int]]:
@@ -70,7 +81,9 @@ def prompts_of(engine, prompt) -> list[list[int]]:
         return [engine.encode(p) for p in prompt]
     if prompt and all(isinstance(p, list) for p in prompt):
         return [list(p) for p in prompt]
-    raise ExplorerError("`prompt` must be a string, a list of strings, or token ids.", param="prompt", code="invalid_value")
+    raise ExplorerError(
+        "`prompt` must be a string, a list of strings, or token ids.", param="prompt", code="invalid_value"
+    )
 
 
 def completion_setup(engine, req: CompletionRequest, limits: Limits):
@@ -87,9 +100,13 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
     listed = req.prompt_logprob_token_ids
     width = (len(listed[0]) if isinstance(listed[0], list) else len(listed)) if listed else None
     return openai_completion.Options(
-        echo=req.echo, logprobs=(len(s.logprob_ids) if s.logprob_ids else req.logprobs) if req.logprobs is not None else None,
-        prompt_logprobs=width if listed else req.prompt_logprobs, return_token_ids=bool(req.return_token_ids),
-        tokens_as_ids=bool(req.return_tokens_as_token_ids), n=s.n)
+        echo=req.echo,
+        logprobs=(len(s.logprob_ids) if s.logprob_ids else req.logprobs) if req.logprobs is not None else None,
+        prompt_logprobs=width if listed else req.prompt_logprobs,
+        return_token_ids=bool(req.return_token_ids),
+        tokens_as_ids=bool(req.return_tokens_as_token_ids),
+        n=s.n,
+    )
 
 
 def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> dict:
@@ -107,8 +124,11 @@ def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> di
 def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
     """`Accept: application/x-npy` with `prompt_logprobs: -1`: the prompt's full distributions as float16 .npy."""
     if req.prompt_logprobs != -1:
-        raise ExplorerError("`Accept: application/x-npy` returns full-vocabulary rows: set `prompt_logprobs: -1`.",
-                            param="prompt_logprobs", code="invalid_value")
+        raise ExplorerError(
+            "`Accept: application/x-npy` returns full-vocabulary rows: set `prompt_logprobs: -1`.",
+            param="prompt_logprobs",
+            code="invalid_value",
+        )
     if isinstance(req, ChatRequest):
         ids, _, _ = chat_setup(engine, req, limits)
     else:
@@ -123,8 +143,12 @@ def chat_setup(engine, req: ChatRequest, limits: Limits):
     """Validated prompt ids, settings and messages of a chat request."""
     req.check()
     messages = req.chat_messages()
-    ids = engine.encode_chat(messages, add_generation_prompt=req.add_generation_prompt,
-                             continue_final_message=req.continue_final_message, template_kwargs=req.chat_template_kwargs)
+    ids = engine.encode_chat(
+        messages,
+        add_generation_prompt=req.add_generation_prompt,
+        continue_final_message=req.continue_final_message,
+        template_kwargs=req.chat_template_kwargs,
+    )
     check_size(req, [ids], limits, engine)
     s = req.to_settings(limits.max_new_tokens(engine.context, len(ids)))
     if req.limit_given():
@@ -135,9 +159,13 @@ def chat_setup(engine, req: ChatRequest, limits: Limits):
 def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Options:
     top = req.top()
     return openai_chat.Options(
-        logprobs=bool(req.logprobs), top_logprobs=(len(s.logprob_ids) if s.logprob_ids else top or 0),
-        prompt_logprobs=req.prompt_logprobs, return_token_ids=bool(req.return_token_ids),
-        tokens_as_ids=bool(req.return_tokens_as_token_ids), echo_text=req.echo_text(messages))
+        logprobs=bool(req.logprobs),
+        top_logprobs=(len(s.logprob_ids) if s.logprob_ids else top or 0),
+        prompt_logprobs=req.prompt_logprobs,
+        return_token_ids=bool(req.return_token_ids),
+        tokens_as_ids=bool(req.return_tokens_as_token_ids),
+        echo_text=req.echo_text(messages),
+    )
 
 
 def chat_body(engine, req: ChatRequest, limits: Limits, check) -> dict:
@@ -148,19 +176,24 @@ def chat_body(engine, req: ChatRequest, limits: Limits, check) -> dict:
 
 def _union_tag(part: str) -> bool:
     """Whether a pydantic error location part names a type of a union (`str`, `list[int]`, ...) rather than a field."""
-    return part in ("str", "int", "float", "bool", "dict", "list") or part.startswith(("list[", "dict[", "function-", "union["))
+    return part in ("str", "int", "float", "bool", "dict", "list") or part.startswith(
+        ("list[", "dict[", "function-", "union[")
+    )
 
 
 def _parse(model, data: dict):
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {}
+        first: dict = dict(exc.errors()[0]) if exc.errors() else {}
         loc = [str(x) for x in first.get("loc", []) if not _union_tag(str(x))]
         param = loc[0] if loc else None
         where = ".".join(loc) or "body"
-        raise ExplorerError(f"Invalid `{where}`: {first.get('msg', 'invalid value')}.", param=param,
-                            code="missing_required_parameter" if first.get("type") == "missing" else "invalid_type") from None
+        raise ExplorerError(
+            f"Invalid `{where}`: {first.get('msg', 'invalid value')}.",
+            param=param,
+            code="missing_required_parameter" if first.get("type") == "missing" else "invalid_type",
+        ) from None
 
 
 def allowed(request: Request, key: str | None, auth: tuple[str, str] | None) -> bool:
@@ -192,18 +225,27 @@ class Guard:
             key = os.environ.get("EXPLORER_API_KEY")
             if not allowed(Request(scope), key, self.auth):
                 how = "Bearer <EXPLORER_API_KEY>" if key else "Basic (the EXPLORER_AUTH user and password)"
-                response = error(401, f"Missing or wrong credentials: send `Authorization: {how}`.", None, "invalid_api_key",
-                                 None if key else {"WWW-Authenticate": 'Basic realm="logprob-explorer"'})
+                response = error(
+                    401,
+                    f"Missing or wrong credentials: send `Authorization: {how}`.",
+                    None,
+                    "invalid_api_key",
+                    None if key else {"WWW-Authenticate": 'Basic realm="logprob-explorer"'},
+                )
                 return await response(scope, receive, send)
         await self.app(scope, receive, send)
 
 
 def root_guard(auth: tuple[str, str] | None):
     """For routes outside /v1 that run the model (/tokenize, /detokenize): the same key / credentials as /v1."""
+
     def guard(request: Request) -> None:
         if not allowed(request, os.environ.get("EXPLORER_API_KEY"), auth):
-            raise ExplorerError("Missing or wrong credentials: send the API key (or the EXPLORER_AUTH credentials).",
-                                code="invalid_api_key")
+            raise ExplorerError(
+                "Missing or wrong credentials: send the API key (or the EXPLORER_AUTH credentials).",
+                code="invalid_api_key",
+            )
+
     return guard
 
 
@@ -213,7 +255,9 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     gate = Gate(limits)
     api = FastAPI(title="logprob-explorer API", docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate
-    api.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)  # fast: full-vocabulary bodies are 100s of MB
+    api.add_middleware(
+        GZipMiddleware, minimum_size=1024, compresslevel=1
+    )  # fast: full-vocabulary bodies are 100s of MB
     api.add_middleware(Guard, auth=auth)
 
     api.include_router(token_router(models, limits, guard=lambda request: None))  # the Guard covers /v1 already
@@ -225,23 +269,46 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     @api.exception_handler(Exception)
     async def broken(request: Request, exc: Exception):  # a bug of ours: logged, answered in OpenAI's shape
         log.exception("unexpected error on %s", request.url.path)
-        return error(500, "Internal error while serving this request; it has been logged.", None, "internal_error",
-                     kind="server_error")
+        return error(
+            500,
+            "Internal error while serving this request; it has been logged.",
+            None,
+            "internal_error",
+            kind="server_error",
+        )
 
     @api.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):  # unknown route, wrong method: OpenAI's shape
-        what = {404: "There is no such route under /v1: see GET /v1/models, POST /v1/completions, POST /v1/chat/completions.",
-                405: f"{request.method} is not allowed on {request.url.path}."}.get(exc.status_code, str(exc.detail))
+        what = {
+            404: "There is no such route under /v1: see GET /v1/models, POST /v1/completions, POST /v1/chat/completions.",
+            405: f"{request.method} is not allowed on {request.url.path}.",
+        }.get(exc.status_code, str(exc.detail))
         return error(exc.status_code, what, None, "not_found" if exc.status_code == 404 else "method_not_allowed")
 
     def card(name: str) -> dict:
         engine = models.loaded(name)
-        return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "logprob-explorer",
-                "max_model_len": engine.context if engine else None, "vocab_size": engine.vocab_size if engine else None,
-                "capabilities": {"full_vocab_max_prompt_tokens": limits.full_vocab_max_prompt_tokens,
-                                 "max_logprobs": max_logprobs(), "prompt_logprobs": True,
-                                 **({"engine": engine.capabilities.kind, "ranks": engine.capabilities.ranks,
-                                     "hidden_states": engine.capabilities.hidden_states} if engine else {})}}
+        return {
+            "id": name,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "logprob-explorer",
+            "max_model_len": engine.context if engine else None,
+            "vocab_size": engine.vocab_size if engine else None,
+            "capabilities": {
+                "full_vocab_max_prompt_tokens": limits.full_vocab_max_prompt_tokens,
+                "max_logprobs": max_logprobs(),
+                "prompt_logprobs": True,
+                **(
+                    {
+                        "engine": engine.capabilities.kind,
+                        "ranks": engine.capabilities.ranks,
+                        "hidden_states": engine.capabilities.hidden_states,
+                    }
+                    if engine
+                    else {}
+                ),
+            },
+        }
 
     @api.get("/models/{name:path}")
     async def one_model(name: str):
@@ -263,6 +330,7 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
         stack = AsyncExitStack()
         token = await stack.enter_async_context(gate.slot())
         try:
+
             def work(check):
                 with models.use(req.model) as engine:
                     return body_fn(engine, req, limits, check)
@@ -290,7 +358,9 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
         token = await stack.enter_async_context(gate.slot())
         try:
             engine = await _threaded(lambda: stack.enter_context(models.use(req.model)))
-            events = await _threaded(lambda: events_fn(engine, req, limits, token.check))  # validates before the first byte
+            events = await _threaded(
+                lambda: events_fn(engine, req, limits, token.check)
+            )  # validates before the first byte
         except BaseException:
             await stack.aclose()
             raise
@@ -304,7 +374,9 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
                 yield error_event(err)
             except Exception:
                 log.exception("unexpected error in a stream")
-                yield error_event(ExplorerError("Internal error while streaming; it has been logged.", code="internal_error"))
+                yield error_event(
+                    ExplorerError("Internal error while streaming; it has been logged.", code="internal_error")
+                )
             finally:
                 token.cancel("the stream ended")
                 await stack.aclose()

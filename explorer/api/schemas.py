@@ -17,17 +17,45 @@ from explorer.settings import SamplerSettings, check_k
 
 # fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
 UNSUPPORTED = {
-    "use_beam_search": "beam search", "best_of": "best_of", "logit_bias": "logit_bias", "suffix": "suffix",
-    "response_format": "structured output", "structured_outputs": "structured output", "guided_json": "guided decoding",
-    "guided_regex": "guided decoding", "guided_choice": "guided decoding", "guided_grammar": "guided decoding",
-    "tools": "tools", "functions": "function calling", "function_call": "function calling", "allowed_token_ids": "allowed_token_ids",
-    "bad_words": "bad_words", "prompt_embeds": "prompt embeddings", "chat_template": "a custom chat template",
-    "documents": "documents", "truncate_prompt_tokens": "prompt truncation", "logits_processors": "logits processors",
-    "length_penalty": "length_penalty", "audio": "audio", "modalities": "other modalities", "prediction": "predicted outputs",
+    "use_beam_search": "beam search",
+    "best_of": "best_of",
+    "logit_bias": "logit_bias",
+    "suffix": "suffix",
+    "response_format": "structured output",
+    "structured_outputs": "structured output",
+    "guided_json": "guided decoding",
+    "guided_regex": "guided decoding",
+    "guided_choice": "guided decoding",
+    "guided_grammar": "guided decoding",
+    "tools": "tools",
+    "functions": "function calling",
+    "function_call": "function calling",
+    "allowed_token_ids": "allowed_token_ids",
+    "bad_words": "bad_words",
+    "prompt_embeds": "prompt embeddings",
+    "chat_template": "a custom chat template",
+    "documents": "documents",
+    "truncate_prompt_tokens": "prompt truncation",
+    "logits_processors": "logits processors",
+    "length_penalty": "length_penalty",
+    "audio": "audio",
+    "modalities": "other modalities",
+    "prediction": "predicted outputs",
     "tool_choice": "tools",
 }
-HARMLESS = {"tool_choice": ("none", "auto"), "tools": ([],), "functions": ([],), "response_format": ({"type": "text"},), "best_of": (1,), "length_penalty": (1, 1.0),
-            "use_beam_search": (False,), "modalities": (["text"],), "logit_bias": ({},), "bad_words": ([],), "suffix": ("",)}
+HARMLESS = {
+    "tool_choice": ("none", "auto"),
+    "tools": ([],),
+    "functions": ([],),
+    "response_format": ({"type": "text"},),
+    "best_of": (1,),
+    "length_penalty": (1, 1.0),
+    "use_beam_search": (False,),
+    "modalities": (["text"],),
+    "logit_bias": ({},),
+    "bad_words": ([],),
+    "suffix": ("",),
+}
 
 
 class _Base(BaseModel):
@@ -72,25 +100,52 @@ class _Base(BaseModel):
         for name, what in UNSUPPORTED.items():
             value = (self.model_extra or {}).get(name, getattr(self, name, None))
             if value is not None and value not in HARMLESS.get(name, ()):
-                raise ExplorerError(f"`{name}` ({what}) is not supported by this server: remove it.", param=name,
-                                    code="unsupported_parameter")
+                raise ExplorerError(
+                    f"`{name}` ({what}) is not supported by this server: remove it.",
+                    param=name,
+                    code="unsupported_parameter",
+                )
         check_k(self.prompt_logprobs, "prompt_logprobs", allow_full=True)
         if self.stream and self.prompt_logprobs is not None:
-            raise ExplorerError("`prompt_logprobs` cannot be combined with `stream: true`.", param="prompt_logprobs", code="invalid_value")
+            raise ExplorerError(
+                "`prompt_logprobs` cannot be combined with `stream: true`.",
+                param="prompt_logprobs",
+                code="invalid_value",
+            )
         if self.stream_options is not None and not self.stream:
-            raise ExplorerError("`stream_options` can only be given with `stream: true`.", param="stream_options", code="invalid_value")
+            raise ExplorerError(
+                "`stream_options` can only be given with `stream: true`.", param="stream_options", code="invalid_value"
+            )
         if self.logprob_token_ids is not None and not self.logprob_token_ids:
-            raise ExplorerError("`logprob_token_ids` must not be an empty list.", param="logprob_token_ids", code="invalid_value")
+            raise ExplorerError(
+                "`logprob_token_ids` must not be an empty list.", param="logprob_token_ids", code="invalid_value"
+            )
 
     def settings(self, max_tokens: int, logprobs: int | None, prompt_logprobs: int | None) -> SamplerSettings:
         """The one settings type (validates every sampler field), with a concrete seed."""
-        return with_seed(SamplerSettings(
-            max_tokens=max_tokens, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
-            repetition_penalty=self.repetition_penalty, frequency_penalty=self.frequency_penalty,
-            presence_penalty=self.presence_penalty, seed=self.seed, stop=self.stops(),
-            stop_token_ids=tuple(self.stop_token_ids or ()), include_stop_str_in_output=self.include_stop_str_in_output,
-            min_tokens=self.min_tokens, ignore_eos=self.ignore_eos, skip_special_tokens=self.skip_special_tokens,
-            logprob_ids=tuple(self.logprob_token_ids or ()), logprobs=logprobs, prompt_logprobs=prompt_logprobs, n=self.n))
+        return with_seed(
+            SamplerSettings(
+                max_tokens=max_tokens,
+                temperature=self.temperature,
+                top_p=self.top_p,
+                top_k=self.top_k,
+                min_p=self.min_p,
+                repetition_penalty=self.repetition_penalty,
+                frequency_penalty=self.frequency_penalty,
+                presence_penalty=self.presence_penalty,
+                seed=self.seed,
+                stop=self.stops(),
+                stop_token_ids=tuple(self.stop_token_ids or ()),
+                include_stop_str_in_output=self.include_stop_str_in_output,
+                min_tokens=self.min_tokens,
+                ignore_eos=self.ignore_eos,
+                skip_special_tokens=self.skip_special_tokens,
+                logprob_ids=tuple(self.logprob_token_ids or ()),
+                logprobs=logprobs,
+                prompt_logprobs=prompt_logprobs,
+                n=self.n,
+            )
+        )
 
 
 class CompletionRequest(_Base):
@@ -104,18 +159,33 @@ class CompletionRequest(_Base):
         self.check_common()
         check_k(self.logprobs, "logprobs", allow_full=False)
         if self.max_tokens == 0 and not self.echo:
-            raise ExplorerError("`max_tokens: 0` generates nothing: set `echo: true` to score the prompt.", param="max_tokens", code="invalid_value")
+            raise ExplorerError(
+                "`max_tokens: 0` generates nothing: set `echo: true` to score the prompt.",
+                param="max_tokens",
+                code="invalid_value",
+            )
         if self.stream and self.echo:
-            raise ExplorerError("`echo` cannot be combined with `stream: true` here.", param="echo", code="invalid_value")
+            raise ExplorerError(
+                "`echo` cannot be combined with `stream: true` here.", param="echo", code="invalid_value"
+            )
         if self.logprob_token_ids is not None:
             if self.logprobs is None:
-                raise ExplorerError("With `logprob_token_ids`, `logprobs` must be set.", param="logprob_token_ids", code="invalid_value")
+                raise ExplorerError(
+                    "With `logprob_token_ids`, `logprobs` must be set.", param="logprob_token_ids", code="invalid_value"
+                )
             if self.echo and self.max_tokens == 0:
-                raise ExplorerError("`logprob_token_ids` needs generated tokens: it does not apply with `echo` and `max_tokens: 0` "
-                                    "(use `prompt_logprob_token_ids` for the prompt).", param="logprob_token_ids", code="invalid_value")
+                raise ExplorerError(
+                    "`logprob_token_ids` needs generated tokens: it does not apply with `echo` and `max_tokens: 0` "
+                    "(use `prompt_logprob_token_ids` for the prompt).",
+                    param="logprob_token_ids",
+                    code="invalid_value",
+                )
         if self.prompt_logprob_token_ids is not None and not (self.echo and self.max_tokens == 0):
-            raise ExplorerError("`prompt_logprob_token_ids` applies when scoring a prompt: set `echo: true` and `max_tokens: 0`.",
-                                param="prompt_logprob_token_ids", code="invalid_value")
+            raise ExplorerError(
+                "`prompt_logprob_token_ids` applies when scoring a prompt: set `echo: true` and `max_tokens: 0`.",
+                param="prompt_logprob_token_ids",
+                code="invalid_value",
+            )
 
     def score_k(self) -> int | None:
         """The k to score the prompt with: the widest of `prompt_logprobs` and, with echo, `logprobs`."""
@@ -143,7 +213,9 @@ class ChatRequest(_Base):
         if self.top_logprobs and not self.logprobs:
             raise ExplorerError("`top_logprobs` needs `logprobs: true`.", param="top_logprobs", code="invalid_value")
         if self.logprob_token_ids is not None and not self.logprobs:
-            raise ExplorerError("With `logprob_token_ids`, set `logprobs: true`.", param="logprob_token_ids", code="invalid_value")
+            raise ExplorerError(
+                "With `logprob_token_ids`, set `logprobs: true`.", param="logprob_token_ids", code="invalid_value"
+            )
 
     def limit_param(self) -> str:
         return "max_completion_tokens" if self.max_completion_tokens is not None else "max_tokens"
@@ -167,7 +239,11 @@ class ChatRequest(_Base):
             return self.settings(self.limit(room), self.top() or 0, self.prompt_logprobs)
         except ExplorerError as err:  # name the field the client sent
             if err.param == "max_tokens" and self.limit_param() != "max_tokens":
-                raise ExplorerError(err.message.replace("`max_tokens`", f"`{self.limit_param()}`"), param=self.limit_param(), code=err.code) from None
+                raise ExplorerError(
+                    err.message.replace("`max_tokens`", f"`{self.limit_param()}`"),
+                    param=self.limit_param(),
+                    code=err.code,
+                ) from None
             raise
 
     def echo_text(self, messages: list[dict]) -> str:
@@ -183,8 +259,12 @@ class ChatRequest(_Base):
                 parts = []
                 for p in content:
                     if not isinstance(p, dict) or p.get("type") != "text" or not isinstance(p.get("text"), str):
-                        raise ExplorerError(f"`messages[{i}].content` parts must be {{'type': 'text', 'text': <string>}}; "
-                                            "this model reads text only.", param=f"messages[{i}].content", code="invalid_value")
+                        raise ExplorerError(
+                            f"`messages[{i}].content` parts must be {{'type': 'text', 'text': <string>}}; "
+                            "this model reads text only.",
+                            param=f"messages[{i}].content",
+                            code="invalid_value",
+                        )
                     parts.append(p["text"])
                 content = "".join(parts)
             role = "system" if m.get("role") == "developer" else m.get("role")  # OpenAI's newer name for system

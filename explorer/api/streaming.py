@@ -32,7 +32,7 @@ def _tokens(engine, ids, s, sample, check):
             if held is not None:
                 joined = sent + held.text
                 if ev.text.startswith(joined) and len(ev.text) > len(joined):
-                    held = replace(held, text=held.text + ev.text[len(joined):])
+                    held = replace(held, text=held.text + ev.text[len(joined) :])
             yield held, ev
             return
         if held is not None:
@@ -66,10 +66,17 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
                 for step, done in _tokens(engine, ids, s, sample, check):
                     n_out += step is not None
                     c = openai_completion.chunk(
-                        head, index, _scores(engine, step, s, done, o.logprobs is not None), step.text if step else "",
-                        step.start if step else 0, done.finish_reason if done else None, done.stop_reason if done else None,
-                        [step.token_id] if step and o.return_token_ids else None, o.tokens_as_ids,
-                        ids if first and o.return_token_ids else None)
+                        head,
+                        index,
+                        _scores(engine, step, s, done, o.logprobs is not None),
+                        step.text if step else "",
+                        step.start if step else 0,
+                        done.finish_reason if done else None,
+                        done.stop_reason if done else None,
+                        [step.token_id] if step and o.return_token_ids else None,
+                        o.tokens_as_ids,
+                        ids if first and o.return_token_ids else None,
+                    )
                     first = False
                     if req.continuous_usage():
                         c["usage"] = usage_of(n_prompt, n_out)
@@ -96,9 +103,17 @@ def chat_events(engine, req, limits, check) -> Iterator[bytes]:
             for step, done in _tokens(engine, ids, s, sample, check):
                 n_out += step is not None
                 r = _scores(engine, step, s, done, o.logprobs)
-                c = openai_chat.chunk(head, sample, r, step.text if step else "", o.top_logprobs,
-                                      done.finish_reason if done else None, done.stop_reason if done else None,
-                                      [step.token_id] if step and o.return_token_ids else None, o.tokens_as_ids)
+                c = openai_chat.chunk(
+                    head,
+                    sample,
+                    r,
+                    step.text if step else "",
+                    o.top_logprobs,
+                    done.finish_reason if done else None,
+                    done.stop_reason if done else None,
+                    [step.token_id] if step and o.return_token_ids else None,
+                    o.tokens_as_ids,
+                )
                 if req.continuous_usage():
                     c["usage"] = usage_of(len(ids), n_out)
                 yield c

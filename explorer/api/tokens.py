@@ -42,14 +42,20 @@ def tokenize(engine, req: TokenizeRequest) -> dict:
     from explorer.api.schemas import ChatRequest
 
     if (req.prompt is None) == (req.messages is None):
-        raise ExplorerError("Give either `prompt` (text) or `messages` (a conversation).", param="prompt", code="invalid_value")
+        raise ExplorerError(
+            "Give either `prompt` (text) or `messages` (a conversation).", param="prompt", code="invalid_value"
+        )
     if req.prompt is not None:
         add = True if req.add_special_tokens is None else req.add_special_tokens
         ids = list(engine.tokenizer(req.prompt, add_special_tokens=add)["input_ids"])
     else:
-        messages = ChatRequest(messages=req.messages).chat_messages()
-        ids = engine.encode_chat(messages, add_generation_prompt=req.add_generation_prompt,
-                                 continue_final_message=req.continue_final_message, template_kwargs=req.chat_template_kwargs)
+        messages = ChatRequest(messages=req.messages or []).chat_messages()
+        ids = engine.encode_chat(
+            messages,
+            add_generation_prompt=req.add_generation_prompt,
+            continue_final_message=req.continue_final_message,
+            template_kwargs=req.chat_template_kwargs,
+        )
     strs = [engine.vocab[i].decode("utf-8", errors="backslashreplace") for i in ids] if req.return_token_strs else None
     return {"count": len(ids), "max_model_len": engine.context, "tokens": ids, "token_strs": strs}
 
@@ -57,8 +63,11 @@ def tokenize(engine, req: TokenizeRequest) -> dict:
 def detokenize(engine, req: DetokenizeRequest) -> dict:
     bad = [i for i in req.tokens if not 0 <= i < engine.vocab_size]
     if bad:
-        raise ExplorerError(f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).", param="tokens",
-                            code="invalid_token_id")
+        raise ExplorerError(
+            f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).",
+            param="tokens",
+            code="invalid_token_id",
+        )
     return {"prompt": engine.tokenizer.decode(req.tokens)}
 
 

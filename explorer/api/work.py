@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from typing import cast
 
 import anyio
 import anyio.to_thread
@@ -37,8 +38,11 @@ class Token:
         if self.reason is None and self.deadline is not None and time.monotonic() > self.deadline:
             self.reason = "timeout"
         if self.reason == "timeout":
-            raise ExplorerError(f"The request ran past this server's limit of {self.max_seconds:g} s (EXPLORER_MAX_SECONDS): "
-                                "ask for fewer tokens, fewer choices or a shorter prompt.", code="request_timeout")
+            raise ExplorerError(
+                f"The request ran past this server's limit of {self.max_seconds:g} s (EXPLORER_MAX_SECONDS): "
+                "ask for fewer tokens, fewer choices or a shorter prompt.",
+                code="request_timeout",
+            )
         if self.reason is not None:
             raise ExplorerError(f"The request was stopped ({self.reason}).", code="request_cancelled")
         self.steps += 1
@@ -61,8 +65,10 @@ class Gate:
             if self.closing:
                 raise ExplorerError("The server is shutting down: try again in a moment.", code="server_busy")
             if self.inflight >= self.limits.workers + self.limits.queue:
-                raise ExplorerError(f"The server is busy ({self.inflight} requests running or waiting): retry after a second.",
-                                    code="server_busy")
+                raise ExplorerError(
+                    f"The server is busy ({self.inflight} requests running or waiting): retry after a second.",
+                    code="server_busy",
+                )
             self.inflight += 1
             token = Token(self.limits.max_seconds)
             self.tokens.add(token)
@@ -111,7 +117,7 @@ class Gate:
                 item = await anyio.to_thread.run_sync(next, events, _END, limiter=self.limiter)
                 if item is _END:
                     return
-                yield item
+                yield cast(bytes, item)
         finally:
             close = getattr(events, "close", None)
             if close is not None:

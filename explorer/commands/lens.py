@@ -8,9 +8,12 @@ import argparse
 def add_parser(sub) -> None:
     from explorer.cli import ids_arg, k_arg, model_args
 
-    p = sub.add_parser("lens", help="logit lens: every layer's logprob, rank, entropy and top-k of each token",
-                       description="The residual stream after each layer read through the model's final norm and "
-                       "output layer (the plain logit lens). Layer 0 is the embeddings, layer L the model's own output.")
+    p = sub.add_parser(
+        "lens",
+        help="logit lens: every layer's logprob, rank, entropy and top-k of each token",
+        description="The residual stream after each layer read through the model's final norm and "
+        "output layer (the plain logit lens). Layer 0 is the embeddings, layer L the model's own output.",
+    )
     model_args(p)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text")

@@ -5,4 +5,15 @@ from explorer.engine.loading import DEFAULT_MODEL
 from explorer.engine.model import Engine
 from explorer.engine.scoring import score_ids, score_text
 
-__all__ = ["DEFAULT_MODEL", "Done", "Engine", "Step", "collect", "generate", "score_ids", "score_text", "stream", "with_seed"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "Done",
+    "Engine",
+    "Step",
+    "collect",
+    "generate",
+    "score_ids",
+    "score_text",
+    "stream",
+    "with_seed",
+]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -87,7 +87,7 @@ class Branch:
 
 
 def _drain(events: Iterator[Step | Done]) -> tuple[list[Step], Done]:
-    steps = []
+    steps: list[Step] = []
     for ev in events:
         if isinstance(ev, Done):
             return steps, ev
@@ -96,11 +96,20 @@ def _drain(events: Iterator[Step | Done]) -> tuple[list[Step], Done]:
 
 
 @torch.inference_mode()
-def branch(engine: Engine, prefixes: Prefixes, prefix: list[int], token: int, s: SamplerSettings, k: int | None = None,
-           check: Check | None = None) -> Branch:
+def branch(
+    engine: Engine,
+    prefixes: Prefixes,
+    prefix: list[int],
+    token: int,
+    s: SamplerSettings,
+    k: int | None = None,
+    check: Check | None = None,
+) -> Branch:
     """`prefix` + `token`, continued with sampler `s`; the token's numbers with `k` top entries (default s.logprobs)."""
     if not prefix:
-        raise ExplorerError("A branch needs at least one token before it: position 0 has no context.", param="branch_at")
+        raise ExplorerError(
+            "A branch needs at least one token before it: position 0 has no context.", param="branch_at"
+        )
     if prefixes.model != engine.name:
         raise ExplorerError(f"These caches belong to {prefixes.model!r}, not {engine.name!r}.", param="model")
     head = list(prefix) + [token]
@@ -118,12 +127,6 @@ def branch(engine: Engine, prefixes: Prefixes, prefix: list[int], token: int, s:
     return Branch(path, len(prefix), row, steps, done)
 
 
-def settings_from_dict(d: dict) -> SamplerSettings:
-    """SamplerSettings from `to_dict()` output (lists back to tuples; unknown keys ignored)."""
-    names = {f.name for f in fields(SamplerSettings)}
-    return SamplerSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})
-
-
 # ---- a generation and its branch, as TokenScores (the CLI's generate --branch-at) ----------------
 def _pad(rows: Rows, width: int) -> Rows:
     m, kk = len(rows), rows.top_ids.shape[1]
@@ -133,12 +136,18 @@ def _pad(rows: Rows, width: int) -> Rows:
 
 
 @torch.inference_mode()
-def generate_kept(engine: Engine, prefixes: Prefixes, ids: list[int], s: SamplerSettings, check: Check | None = None) -> TokenScores:
+def generate_kept(
+    engine: Engine, prefixes: Prefixes, ids: list[int], s: SamplerSettings, check: Check | None = None
+) -> TokenScores:
     """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes`."""
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)
-    prompt = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check) if s.prompt_logprobs is not None else None
+    prompt = (
+        chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
+        if s.prompt_logprobs is not None
+        else None
+    )
     steps, done = _drain(stream(engine, ids, s, check=check, resume=(past, hidden[-1:])))
     r = collect(engine, ids, s, steps, replace(done, prompt_rows=prompt))
     prefixes.remember(r.token_ids.tolist(), past)
@@ -148,29 +157,51 @@ def generate_kept(engine: Engine, prefixes: Prefixes, ids: list[int], s: Sampler
 def branch_scores(engine: Engine, r: TokenScores, b: Branch, s: SamplerSettings) -> TokenScores:
     """TokenScores of branch `b` of result `r`: r's numbers before `b.at`, then the token's and the continuation's."""
     width = r.top_ids.shape[1]
-    parts = [Rows(*(a[1 : b.at] for a in (r.logprobs, r.ranks, r.entropy, r.top_ids, r.top_logprobs))), _pad(b.row, width)]
+    parts = [
+        Rows(*(a[1 : b.at] for a in (r.logprobs, r.ranks, r.entropy, r.top_ids, r.top_logprobs))),
+        _pad(b.row, width),
+    ]
     parts += [_pad(st.rows, width) for st in b.steps]
     n_prompt = r.n_prompt if b.at >= r.n_prompt else b.at + 1
     out = b"".join(engine.vocab[i] for i in b.ids[b.at + 1 :]).decode("utf-8", "replace")
     given = b"".join(engine.vocab[i] for i in b.ids[n_prompt : b.at + 1]).decode("utf-8", "replace")
-    return assemble(engine.name, engine.vocab, b.ids, n_prompt, Rows.concat(parts), first=1, mode=s.mode, sampler=s.to_dict(),
-                    prompt_k=r.prompt_k, output_k=r.output_k, finish_reason=b.done.finish_reason,
-                    output_text=given + b.done.text if b.done.text != out else None,
-                    stop_reason=b.done.stop_reason, stop_token=b.done.stop_token)
+    return assemble(
+        engine.name,
+        engine.vocab,
+        b.ids,
+        n_prompt,
+        Rows.concat(parts),
+        first=1,
+        mode=s.mode,
+        sampler=s.to_dict(),
+        prompt_k=r.prompt_k,
+        output_k=r.output_k,
+        finish_reason=b.done.finish_reason,
+        output_text=given + b.done.text if b.done.text != out else None,
+        stop_reason=b.done.stop_reason,
+        stop_token=b.done.stop_token,
+    )
 
 
-def generate_then_branch(engine: Engine, ids: list[int], s: SamplerSettings, at: int, token: int,
-                         check: Check | None = None) -> tuple[TokenScores, TokenScores]:
+def generate_then_branch(
+    engine: Engine, ids: list[int], s: SamplerSettings, at: int, token: int, check: Check | None = None
+) -> tuple[TokenScores, TokenScores]:
     """Generate from `ids`, then put `token` at position `at` of the result (prompt + generated) and continue with `s`."""
     if s.n != 1 or s.logprob_ids or s.prompt_logprobs == -1:
-        raise ExplorerError("--branch-at branches one sample with top-k numbers: use --n 1, no listed logprob ids "
-                            "and --prompt-logprobs 0..20.", param="branch_at")
+        raise ExplorerError(
+            "--branch-at branches one sample with top-k numbers: use --n 1, no listed logprob ids "
+            "and --prompt-logprobs 0..20.",
+            param="branch_at",
+        )
     s = with_seed(s)
     prefixes = Prefixes(engine.name)
     r = generate_kept(engine, prefixes, ids, s, check)
     if not 1 <= at < r.n:
-        raise ExplorerError(f"--branch-at {at} is outside the result: it has {r.n} tokens ({r.n_prompt} prompt + "
-                            f"{r.n - r.n_prompt} generated); pick 1..{r.n - 1}.", param="branch_at")
+        raise ExplorerError(
+            f"--branch-at {at} is outside the result: it has {r.n} tokens ({r.n_prompt} prompt + "
+            f"{r.n - r.n_prompt} generated); pick 1..{r.n - 1}.",
+            param="branch_at",
+        )
     b = branch(engine, prefixes, r.token_ids[:at].tolist(), token, s, k=r.top_ids.shape[1], check=check)
     return r, branch_scores(engine, r, b, s)
 
@@ -182,8 +213,15 @@ def tree_settings(s: SamplerSettings, k: int = MAX_K) -> SamplerSettings:
 
 
 @torch.inference_mode()
-def plant(engine: Engine, prefixes: Prefixes, ids: list[int], n_prompt: int = 0, sampler: dict | None = None,
-          k: int = MAX_K, check: Check | None = None) -> BranchTree:
+def plant(
+    engine: Engine,
+    prefixes: Prefixes,
+    ids: list[int],
+    n_prompt: int = 0,
+    sampler: dict | None = None,
+    k: int = MAX_K,
+    check: Check | None = None,
+) -> BranchTree:
     """A tree of the text `ids` (raw numbers, one scoring pass whose KV cache is kept for the branches)."""
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
@@ -193,8 +231,15 @@ def plant(engine: Engine, prefixes: Prefixes, ids: list[int], n_prompt: int = 0,
     return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
 
 
-def grow(engine: Engine, prefixes: Prefixes, tree: BranchTree, after: int, token: int, s: SamplerSettings,
-         check: Check | None = None) -> tuple[BranchTree, int]:
+def grow(
+    engine: Engine,
+    prefixes: Prefixes,
+    tree: BranchTree,
+    after: int,
+    token: int,
+    s: SamplerSettings,
+    check: Check | None = None,
+) -> tuple[BranchTree, int]:
     """The tree with a branch: `token` after node `after`, then what sampler `s` draws; also the new leaf's id."""
     if tree.model != engine.name:
         raise ExplorerError(f"This tree was grown by {tree.model!r}: pick that model to branch it.", param="model")
@@ -203,7 +248,9 @@ def grow(engine: Engine, prefixes: Prefixes, tree: BranchTree, after: int, token
     s = tree_settings(s, tree.k)
     b = branch(engine, prefixes, tree.ids_to(after), token, s, k=tree.k, check=check)
     rows = Rows.concat([b.row] + [st.rows for st in b.steps])
-    grown = tree.grown(after, b.ids[b.at :], rows, engine.vocab, {"sampler": s.to_dict(), "finish_reason": b.done.finish_reason})
+    grown = tree.grown(
+        after, b.ids[b.at :], rows, engine.vocab, {"sampler": s.to_dict(), "finish_reason": b.done.finish_reason}
+    )
     return grown, grown.n - 1
 
 
@@ -214,5 +261,5 @@ def regrow(engine: Engine, tree: BranchTree, check: Check | None = None) -> Bran
     prefixes = Prefixes(engine.name)
     out = plant(engine, prefixes, tree.seed_ids(), tree.n_prompt, tree.branches[0]["sampler"], tree.k, check)
     for b in tree.branches[1:]:
-        out, _ = grow(engine, prefixes, out, b["from"], b["token_id"], settings_from_dict(b["sampler"]), check)
+        out, _ = grow(engine, prefixes, out, b["from"], b["token_id"], SamplerSettings.from_dict(b["sampler"]), check)
     return out

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -22,17 +24,39 @@ class Capabilities:
 
     @classmethod
     def remote(cls, max_logprobs: int, full_vocab_max_prompt_tokens: int) -> Capabilities:
-        return cls("remote", max_logprobs, full_vocab_max_prompt_tokens > 0, full_vocab_max_prompt_tokens, False, False,
-                   True, False)
+        return cls(
+            "remote",
+            max_logprobs,
+            full_vocab_max_prompt_tokens > 0,
+            full_vocab_max_prompt_tokens,
+            False,
+            False,
+            True,
+            False,
+        )
 
     def why_not(self, need: str) -> str | None:
         """One line saying why a view needing `need` (a field name) is off, or None when it is available."""
         if getattr(self, need):
             return None
-        return {"hidden_states": "needs the model's hidden states and logits, which a remote server does not send",
-                "ranks": "generated tokens' ranks beyond the top-k are not sent by an OpenAI-compatible server",
-                "entropy": "entropy needs the full distribution, which this server gives only within its cap",
-                "full_vocab": "this server gives no full-vocabulary distributions"}.get(need, f"this engine has no {need}")
+        return {
+            "hidden_states": "needs the model's hidden states and logits, which a remote server does not send",
+            "ranks": "generated tokens' ranks beyond the top-k are not sent by an OpenAI-compatible server",
+            "entropy": "entropy needs the full distribution, which this server gives only within its cap",
+            "full_vocab": "this server gives no full-vocabulary distributions",
+        }.get(need, f"this engine has no {need}")
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@runtime_checkable
+class Served(Protocol):
+    """An engine whose numbers come from a server (explorer/engine/remote.py): it scores and generates itself,
+    so scoring.score_ids and generation.stream hand the work to it."""
+
+    def score_ids(self, ids: list[int], k: int, check: Any = None, listed: Any = None) -> Any: ...
+
+    def stream(
+        self, ids: list[int], s: Any, sample: int = 0, want_prompt: bool = True, check: Any = None
+    ) -> Iterator[Any]: ...

@@ -21,8 +21,14 @@ def adds_bos(tokenizer) -> bool:
 
 def special_tokens(tokenizer, vocab_size: int) -> list[str]:
     """The tokenizer's special tokens (text), the document separator first, each once."""
-    found = list(dict.fromkeys([*tokenizer.all_special_tokens,
-                                *(t.content for i, t in sorted(tokenizer.added_tokens_decoder.items()) if t.special)]))
+    found = list(
+        dict.fromkeys(
+            [
+                *tokenizer.all_special_tokens,
+                *(t.content for i, t in sorted(tokenizer.added_tokens_decoder.items()) if t.special),
+            ]
+        )
+    )
     ids = [tokenizer.convert_tokens_to_ids(t) for t in found]
     found = [t for t, i in zip(found, ids) if i is not None and 0 <= i < vocab_size]
     doc = document_token(found, tokenizer)
@@ -48,12 +54,20 @@ def context_start_ids(tokenizer, vocab_size: int, name: str, mode: str | None) -
     if mode.lower() in ("bos", "eos"):
         tid = tokenizer.bos_token_id if mode.lower() == "bos" else tokenizer.eos_token_id
         if tid is None:
-            raise ExplorerError(f"{name} has no {mode.upper()} token: use none, or one of its special tokens "
-                                f"({', '.join(specials[:8]) or 'it has none'}).", param="context_start", code="invalid_value")
+            raise ExplorerError(
+                f"{name} has no {mode.upper()} token: use none, or one of its special tokens "
+                f"({', '.join(specials[:8]) or 'it has none'}).",
+                param="context_start",
+                code="invalid_value",
+            )
     elif mode in specials:
         tid = tokenizer.convert_tokens_to_ids(mode)
     else:
         shown = mode if len(mode) <= 40 else mode[:40] + "..."
-        raise ExplorerError(f"Unknown context start {shown!r}: use none, bos, eos or one of {name}'s special tokens "
-                            f"({', '.join(specials[:8]) or 'it has none'}).", param="context_start", code="invalid_value")
+        raise ExplorerError(
+            f"Unknown context start {shown!r}: use none, bos, eos or one of {name}'s special tokens "
+            f"({', '.join(specials[:8]) or 'it has none'}).",
+            param="context_start",
+            code="invalid_value",
+        )
     return [] if adds_bos(tokenizer) else [int(tid)]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from explorer.engine.capabilities import Served
 from explorer.engine.listed import listed_rows
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
@@ -80,8 +81,9 @@ def _ids_tensor(ids, device) -> torch.Tensor | None:
     return torch.tensor(sorted(ids), dtype=torch.long, device=device) if ids else None
 
 
-def _distribution(raw: torch.Tensor, s: SamplerSettings, x: torch.Tensor, out_ids: list[int],
-                  masked: torch.Tensor | None) -> torch.Tensor:
+def _distribution(
+    raw: torch.Tensor, s: SamplerSettings, x: torch.Tensor, out_ids: list[int], masked: torch.Tensor | None
+) -> torch.Tensor:
     """What the sampler draws from at this step (the raw logits themselves when nothing changes them)."""
     if s.penalised:
         proc = process(raw, s, x[0], torch.tensor(out_ids, dtype=torch.long, device=raw.device))
@@ -95,20 +97,30 @@ def _distribution(raw: torch.Tensor, s: SamplerSettings, x: torch.Tensor, out_id
 
 
 @torch.inference_mode()
-def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
-           want_prompt: bool = True, check: Check | None = None, resume=None) -> Iterator[Step | Done]:
+def stream(
+    engine: Engine,
+    ids: list[int],
+    s: SamplerSettings,
+    sample: int = 0,
+    want_prompt: bool = True,
+    check: Check | None = None,
+    resume=None,
+) -> Iterator[Step | Done]:
     """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step.
 
     `resume`: (KV cache of all of `ids`, hidden state of its last position (1, H)): decode from there (branches).
     """
-    if getattr(engine, "remote", False):  # a served model (explorer/engine/remote.py)
+    if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
         yield from engine.stream(ids, s, sample, want_prompt, check)
         return
     engine.check_ids(ids)
     bad = [i for i in (*s.stop_token_ids, *s.logprob_ids) if i >= engine.vocab_size]
     if bad:
-        raise ExplorerError(f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).",
-                            param="logprob_token_ids" if bad[0] in s.logprob_ids else "stop_token_ids", code="invalid_token_id")
+        raise ExplorerError(
+            f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).",
+            param="logprob_token_ids" if bad[0] in s.logprob_ids else "stop_token_ids",
+            code="invalid_token_id",
+        )
     gen = None
     if not s.greedy:
         gen = torch.Generator(device=engine.device)
@@ -129,7 +141,8 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
     budget = min(s.max_tokens, engine.context - len(ids))
     longest = max((len(t) for t in s.stop), default=0)
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    text, pending, out_ids = "", [], []
+    text, pending = "", []
+    out_ids: list[int] = []
     done = Done("length", "", prompt_rows)
     for step in range(budget):
         if check is not None:
@@ -149,8 +162,9 @@ def stream(engine: Engine, ids: list[int], s: SamplerSettings, sample: int = 0,
             last, past = engine.body(tok[None], past)
         pending.append(Step(tid, numbers.result(), piece, start))
         if ends:
-            done = replace(done, finish_reason="stop", stop_token=piece == "",
-                           stop_reason=tid if tid in s.stop_token_ids else None)
+            done = replace(
+                done, finish_reason="stop", stop_token=piece == "", stop_reason=tid if tid in s.stop_token_ids else None
+            )
             break
         if cut >= 0:
             end = cut + len(hit) if s.include_stop_str_in_output else cut
@@ -186,7 +200,9 @@ def _padded(rows: Rows, width: int, full: bool, vocab_size: int) -> Rows:
     return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, f, ranks)
 
 
-def collect(engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None) -> TokenScores:
+def collect(
+    engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None
+) -> TokenScores:
     """TokenScores of prompt `ids` + generated `steps`; `done=None`: a partial result while streaming (no prompt numbers)."""
     k = len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0)
     prompt = done.prompt_rows if done is not None else None
@@ -200,19 +216,38 @@ def collect(engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step
     first = 1 if prompt is not None else len(ids)
     text = done.text if done is not None else "".join(st.text for st in steps)
     out = b"".join(engine.vocab[st.token_id] for st in steps).decode("utf-8", errors="replace")
-    return assemble(engine.name, engine.vocab, list(ids) + [st.token_id for st in steps], len(ids), rows, first=first,
-                    mode=s.mode, sampler=s.to_dict(), prompt_k=pk, output_k=k,
-                    finish_reason=done.finish_reason if done is not None else None,
-                    output_text=text if text != out else None,
-                    stop_reason=done.stop_reason if done is not None else None,
-                    stop_token=done.stop_token if done is not None else False)
+    return assemble(
+        engine.name,
+        engine.vocab,
+        list(ids) + [st.token_id for st in steps],
+        len(ids),
+        rows,
+        first=first,
+        mode=s.mode,
+        sampler=s.to_dict(),
+        prompt_k=pk,
+        output_k=k,
+        finish_reason=done.finish_reason if done is not None else None,
+        output_text=text if text != out else None,
+        stop_reason=done.stop_reason if done is not None else None,
+        stop_token=done.stop_token if done is not None else False,
+    )
 
 
 def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
     """One streamed token as a TokenScores of its own (no prompt), for the exporters' per-token entries."""
-    return assemble(engine.name, engine.vocab, [step.token_id], 0, step.rows, first=0, mode=s.mode,
-                    sampler=s.to_dict(), output_k=len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0),
-                    output_text=step.text)
+    return assemble(
+        engine.name,
+        engine.vocab,
+        [step.token_id],
+        0,
+        step.rows,
+        first=0,
+        mode=s.mode,
+        sampler=s.to_dict(),
+        output_k=len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0),
+        output_text=step.text,
+    )
 
 
 def generate(engine: Engine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:
@@ -220,12 +255,14 @@ def generate(engine: Engine, ids: list[int], s: SamplerSettings, check: Check | 
     s = with_seed(s)
     out, prompt_rows = [], None
     for i in range(s.n):
-        steps, done = [], None
+        steps: list[Step] = []
+        done: Done | None = None
         for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0, check=check):
             if isinstance(ev, Done):
                 done = ev
             else:
                 steps.append(ev)
+        assert done is not None  # stream always ends with one Done
         prompt_rows = done.prompt_rows if i == 0 else prompt_rows
         out.append(collect(engine, ids, s, steps, replace(done, prompt_rows=prompt_rows)))
     return out

@@ -29,13 +29,18 @@ from explorer.result import Rows
 from explorer.settings import check_k
 
 NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "decoder.final_layer_norm", "model.norm")
-_NORMS: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = weakref.WeakKeyDictionary()  # model -> its final norm
+_NORMS: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = (
+    weakref.WeakKeyDictionary()
+)  # model -> its final norm
 
 
 def _unsupported(engine_or_model, why: str) -> ExplorerError:
     arch = type(getattr(engine_or_model, "model", engine_or_model)).__name__
-    return ExplorerError(f"The logit lens cannot read {arch}: {why}. It works for GPT-2 and the "
-                         "Llama/Qwen/SmolLM family.", param="model", code="unsupported_architecture")
+    return ExplorerError(
+        f"The logit lens cannot read {arch}: {why}. It works for GPT-2 and the Llama/Qwen/SmolLM family.",
+        param="model",
+        code="unsupported_architecture",
+    )
 
 
 def final_norm(engine: Engine) -> torch.nn.Module:
@@ -95,8 +100,9 @@ def _block(norm, hs: list[torch.Tensor], a: int, b: int) -> torch.Tensor:
     return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
-def _layer_rows(engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Tensor, k: int,
-                check: Check | None) -> Rows:
+def _layer_rows(
+    engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Tensor, k: int, check: Check | None
+) -> Rows:
     """Rows of every (layer, position) of `hs` (each (t, H)) for `targets` (t,), layer-major."""
     t = hs[0].shape[0]
     n_rows = len(hs) * t  # R = (L+1) t
@@ -126,9 +132,17 @@ def _grid(engine: Engine, ids: list[int], layers: int, rows: Rows | None, k: int
         top_ids[:, 1:] = rows.top_ids.reshape(layers, n - 1, k)
         top_lp[:, 1:] = rows.top_logprobs.reshape(layers, n - 1, k)
     used = sorted(set(ids) | set(top_ids[top_ids >= 0].tolist()))
-    return LensGrid(model=engine.name, token_ids=np.array(ids, np.int64), token_bytes=[engine.vocab[i] for i in ids],
-                    logprobs=logprobs, ranks=ranks, entropy=entropy, top_ids=top_ids, top_logprobs=top_lp,
-                    pieces={i: engine.vocab[i] for i in used})
+    return LensGrid(
+        model=engine.name,
+        token_ids=np.array(ids, np.int64),
+        token_bytes=[engine.vocab[i] for i in ids],
+        logprobs=logprobs,
+        ranks=ranks,
+        entropy=entropy,
+        top_ids=top_ids,
+        top_logprobs=top_lp,
+        pieces={i: engine.vocab[i] for i in used},
+    )
 
 
 @torch.inference_mode()
@@ -136,8 +150,11 @@ def lens_ids(engine: Engine, ids: list[int], k: int = 5, check: Check | None = N
     """The logit lens of `ids`: every layer's logprob, rank, entropy and top-k of each actual token."""
     k = check_k(k, "logprobs", allow_full=False)
     if k == -1:  # allowed by a server without a top-k cap; a lens keeps statistics only
-        raise ExplorerError("The logit lens keeps a top-k per cell, never whole distributions: ask for 0 to 20 entries.",
-                            param="logprobs", code="invalid_value")
+        raise ExplorerError(
+            "The logit lens keeps a top-k per cell, never whole distributions: ask for 0 to 20 entries.",
+            param="logprobs",
+            code="invalid_value",
+        )
     why = engine.capabilities.why_not("hidden_states")
     if why:  # a served model (explorer/engine/remote.py)
         raise ExplorerError(f"The logit lens is off for {engine.name}: it {why}.", code="not_available_remote")

@@ -22,5 +22,12 @@ def listed_rows(engine, logits: torch.Tensor, targets: torch.Tensor, listed: tor
     vals = lp.gather(-1, listed)  # (c, q)
     ranks = torch.stack([(lp >= vals[:, j : j + 1]).sum(-1) for j in range(listed.shape[1])], -1)  # (c, q)
     order = vals.argsort(dim=-1, descending=True, stable=True)  # (c, q)
-    return Rows(base.logprobs, base.ranks, base.entropy, listed.gather(-1, order).cpu().numpy(),
-                vals.gather(-1, order).cpu().numpy(), None, ranks.gather(-1, order).cpu().numpy())
+    return Rows(
+        base.logprobs,
+        base.ranks,
+        base.entropy,
+        listed.gather(-1, order).cpu().numpy(),
+        vals.gather(-1, order).cpu().numpy(),
+        None,
+        ranks.gather(-1, order).cpu().numpy(),
+    )

@@ -15,6 +15,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import torch
@@ -29,8 +30,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Loaded:
-    model: torch.nn.Module
-    tokenizer: object
+    model: Any  # a transformers PreTrainedModel: which attributes it has depends on the architecture
+    tokenizer: Any  # a transformers tokenizer
     device: torch.device
     dtype: torch.dtype
     name: str
@@ -54,7 +55,9 @@ def pick_device(device: str | None) -> torch.device:
     except RuntimeError:
         raise ExplorerError(f"Unknown device {device!r}: use auto, cpu, cuda, cuda:N or mps.", param="device") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ExplorerError("`--device cuda` was asked for but no CUDA GPU is visible: use --device cpu.", param="device")
+        raise ExplorerError(
+            "`--device cuda` was asked for but no CUDA GPU is visible: use --device cpu.", param="device"
+        )
     return dev
 
 
@@ -62,8 +65,14 @@ def pick_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
     """bfloat16 on a GPU, float32 elsewhere, unless `dtype` says otherwise."""
     if dtype in (None, "", "auto"):
         return torch.bfloat16 if device.type == "cuda" else torch.float32
-    names = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-             "float16": torch.float16, "fp16": torch.float16}
+    names = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+    }
     if dtype not in names:
         raise ExplorerError(f"Unknown dtype {dtype!r}: use auto, float32, bfloat16 or float16.", param="dtype")
     return names[dtype]
@@ -131,7 +140,10 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_on
         raise ExplorerError(f"Model {model_id!r} was not found.", code="model_not_found")
     if os.path.isdir(model_id):
         if not os.path.exists(os.path.join(model_id, "config.json")):
-            raise ExplorerError(f"The folder {model_id!r} has no config.json: point --model at a saved Hugging Face model.", code="model_not_found")
+            raise ExplorerError(
+                f"The folder {model_id!r} has no config.json: point --model at a saved Hugging Face model.",
+                code="model_not_found",
+            )
         return _from_pretrained(model_id, dtype, trust_remote_code)
     if model_id == DEFAULT_MODEL:
         try:
@@ -150,14 +162,23 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_on
         return _from_pretrained(model_id, dtype, trust_remote_code, local_files_only=True)
     except OSError:
         if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0") or not _hub_reachable():
-            raise ExplorerError(f"Model {model_id!r} was not found: no such folder, and not in the local Hugging Face cache "
-                                "while the hub cannot be reached. Give a folder holding config.json, or connect once to download it.",
-                                code="model_not_found") from None
+            raise ExplorerError(
+                f"Model {model_id!r} was not found: no such folder, and not in the local Hugging Face cache "
+                "while the hub cannot be reached. Give a folder holding config.json, or connect once to download it.",
+                code="model_not_found",
+            ) from None
     return _from_pretrained(model_id, dtype, trust_remote_code)
 
 
-def load(model_id: str | None = None, device: str | None = None, dtype: str | None = None,
-         trust_remote_code: bool = False, *, name: str | None = None, hub_only: bool = False) -> Loaded:
+def load(
+    model_id: str | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    trust_remote_code: bool = False,
+    *,
+    name: str | None = None,
+    hub_only: bool = False,
+) -> Loaded:
     """Load a causal LM and its tokenizer, in eval mode on the chosen device; `name` is what it is called."""
     model_id = (model_id or DEFAULT_MODEL).strip()
     dev = pick_device(device)
@@ -169,11 +190,17 @@ def load(model_id: str | None = None, device: str | None = None, dtype: str | No
     except ValueError as err:
         msg = str(err)
         if "Unrecognized configuration class" in msg or "does not recognize this architecture" in msg:
-            raise ExplorerError(f"{model_id!r} is not a causal language model that transformers can load: pick a text-generation model.", code="model_not_causal_lm") from None
+            raise ExplorerError(
+                f"{model_id!r} is not a causal language model that transformers can load: pick a text-generation model.",
+                code="model_not_causal_lm",
+            ) from None
         if "trust_remote_code" in msg:
-            raise ExplorerError(f"{model_id!r} needs custom code: pass --trust-remote-code only if you trust its author.", code="trust_remote_code") from None
+            raise ExplorerError(
+                f"{model_id!r} needs custom code: pass --trust-remote-code only if you trust its author.",
+                code="trust_remote_code",
+            ) from None
         raise ExplorerError(f"Could not load {model_id!r}: {msg.splitlines()[0]}", code="model_load_failed") from None
-    except (OSError, EnvironmentError) as err:
+    except OSError as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ExplorerError(
             f"Model {model_id!r} was not found (no such folder, and not in the local cache or on the hub: {first[:160]}). "

@@ -36,11 +36,18 @@ class Stats:
 
     def to_rows(self) -> Rows:
         """The same numbers on the host, as the project's numpy Rows."""
+
         def host(t):
             return t.cpu().numpy()
 
-        return Rows(host(self.logprob), host(self.rank), host(self.entropy), host(self.top_ids), host(self.top_logprobs),
-                    host(self.full) if self.full is not None else None)
+        return Rows(
+            host(self.logprob),
+            host(self.rank),
+            host(self.entropy),
+            host(self.top_ids),
+            host(self.top_logprobs),
+            host(self.full) if self.full is not None else None,
+        )
 
 
 def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -52,8 +59,15 @@ def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return s, q
 
 
-def row_stats(logits: torch.Tensor, targets: torch.Tensor, k: int, *, full: bool = False, sums_fn=sums,
-              sync_free: bool | None = None) -> Stats:
+def row_stats(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    k: int,
+    *,
+    full: bool = False,
+    sums_fn=sums,
+    sync_free: bool | None = None,
+) -> Stats:
     """Statistics of rows `logits` (c, V) for the actual ids `targets` (c,); k top entries (k=-1 with full=True).
 
     `sync_free` (default: one row on an accelerator) counts every entry instead of asking

@@ -10,7 +10,9 @@ import inspect
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import torch
 
@@ -21,10 +23,23 @@ from explorer.engine.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
 
-
-CHAT_TEMPLATE_RESERVED = {"conversation", "messages", "tools", "documents", "chat_template", "tokenize", "padding",
-                          "truncation", "max_length", "return_tensors", "return_dict", "return_assistant_tokens_mask",
-                          "tokenizer_kwargs", "add_generation_prompt", "continue_final_message"}
+CHAT_TEMPLATE_RESERVED = {
+    "conversation",
+    "messages",
+    "tools",
+    "documents",
+    "chat_template",
+    "tokenize",
+    "padding",
+    "truncation",
+    "max_length",
+    "return_tensors",
+    "return_dict",
+    "return_assistant_tokens_mask",
+    "tokenizer_kwargs",
+    "add_generation_prompt",
+    "continue_final_message",
+}
 STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
 HEAD_MIN_ROWS = 64  # the output layer always sees >= 64 rows: the same BLAS kernel, so chunking cannot change a logit
 log = logging.getLogger(__name__)
@@ -32,17 +47,19 @@ log = logging.getLogger(__name__)
 
 class Engine:
     def __init__(self, loaded: loading.Loaded, compile: bool | None = None):
-        self.model = loaded.model
-        self.tokenizer = loaded.tokenizer
-        self.device = loaded.device
-        self.dtype = loaded.dtype
+        self.model: Any = loaded.model  # a transformers model: its attributes vary by architecture
+        self.tokenizer: Any = loaded.tokenizer
+        self.device: Any = loaded.device  # a torch.device (a remote engine has none: see engine/remote.py)
+        self.dtype: Any = loaded.dtype
         self.name = loaded.name
         self.weights_mb = sum(p.numel() * p.element_size() for p in self.model.parameters()) / 2**20
         head = self.model.get_output_embeddings()
         self.vocab_size = int(getattr(head, "out_features", 0) or self.model.config.vocab_size)
-        self.vocab = vocab_bytes(self.tokenizer, self.vocab_size)  # id -> raw bytes
+        self.vocab: Sequence[bytes] = vocab_bytes(self.tokenizer, self.vocab_size)  # id -> raw bytes
         cfg = self.model.config
-        self.context = int(getattr(cfg, "max_position_embeddings", 0) or getattr(self.tokenizer, "model_max_length", 2048))
+        self.context = int(
+            getattr(cfg, "max_position_embeddings", 0) or getattr(self.tokenizer, "model_max_length", 2048)
+        )
         self.eos_ids = self._eos_ids()
         self.special_ids = {i for i in self.tokenizer.all_special_ids if i < self.vocab_size} | self.eos_ids
         # transformers >= 5.2x names the KV cache `cache`; older releases `past_key_values`
@@ -54,9 +71,17 @@ class Engine:
         self._pool: ThreadPoolExecutor | None = None  # see background()
 
     @classmethod
-    def load(cls, model_id: str | None = None, device: str | None = None, dtype: str | None = None,
-             trust_remote_code: bool = False, compile: bool | None = None, *, name: str | None = None,
-             hub_only: bool = False) -> "Engine":
+    def load(
+        cls,
+        model_id: str | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        trust_remote_code: bool = False,
+        compile: bool | None = None,
+        *,
+        name: str | None = None,
+        hub_only: bool = False,
+    ) -> Engine:
         """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id)."""
         return cls(loading.load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only), compile)
 
@@ -83,7 +108,10 @@ class Engine:
             return sums
         try:  # compile now (seconds), not on a user's first request: scoring slices and decode steps
             for rows, dtype in ((STAT_ROWS, self.dtype), (1, torch.float32)):
-                fn(torch.zeros((rows, self.vocab_size), device=self.device, dtype=dtype), torch.zeros((rows, 1), device=self.device))
+                fn(
+                    torch.zeros((rows, self.vocab_size), device=self.device, dtype=dtype),
+                    torch.zeros((rows, 1), device=self.device),
+                )
         except Exception as err:  # noqa: BLE001 - any compiler failure means: stay eager
             log.warning("torch.compile failed (%s); using eager statistics", str(err).splitlines()[0][:200])
             return sums
@@ -169,33 +197,71 @@ class Engine:
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` with the tokenizer's own special tokens (a BOS where expected)."""
         if not isinstance(text, str) or text == "":
-            raise ExplorerError("The text is empty: type or paste some text to score.", param="prompt", code="empty_text")
+            raise ExplorerError(
+                "The text is empty: type or paste some text to score.", param="prompt", code="empty_text"
+            )
         return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
 
-    def encode_chat(self, messages: list[dict], *, add_generation_prompt: bool = True, continue_final_message: bool = False,
-                    template_kwargs: dict | None = None) -> list[int]:
+    def encode_chat(
+        self,
+        messages: list[dict],
+        *,
+        add_generation_prompt: bool = True,
+        continue_final_message: bool = False,
+        template_kwargs: dict | None = None,
+    ) -> list[int]:
         """Token ids of `messages` through the model's chat template, ready for the reply (or continuing the last message)."""
         if not getattr(self.tokenizer, "chat_template", None):
-            raise ExplorerError(f"Model {self.name!r} has no chat template: use a plain prompt instead of chat messages.", param="messages", code="no_chat_template")
+            raise ExplorerError(
+                f"Model {self.name!r} has no chat template: use a plain prompt instead of chat messages.",
+                param="messages",
+                code="no_chat_template",
+            )
         if not isinstance(messages, list) or not messages:
-            raise ExplorerError("`messages` must be a non-empty list of {role, content} objects.", param="messages", code="invalid_value")
+            raise ExplorerError(
+                "`messages` must be a non-empty list of {role, content} objects.",
+                param="messages",
+                code="invalid_value",
+            )
         for m in messages:
-            if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant") or not isinstance(m.get("content"), str):
-                raise ExplorerError("Each message needs a `role` (system, user or assistant) and a string `content`.", param="messages", code="invalid_value")
+            if (
+                not isinstance(m, dict)
+                or m.get("role") not in ("system", "user", "assistant")
+                or not isinstance(m.get("content"), str)
+            ):
+                raise ExplorerError(
+                    "Each message needs a `role` (system, user or assistant) and a string `content`.",
+                    param="messages",
+                    code="invalid_value",
+                )
         if continue_final_message and (add_generation_prompt or messages[-1]["role"] != "assistant"):
-            raise ExplorerError("`continue_final_message` continues a last message from the assistant: end `messages` with one "
-                                "and set `add_generation_prompt: false`.", param="continue_final_message", code="invalid_value")
+            raise ExplorerError(
+                "`continue_final_message` continues a last message from the assistant: end `messages` with one "
+                "and set `add_generation_prompt: false`.",
+                param="continue_final_message",
+                code="invalid_value",
+            )
         kwargs = dict(template_kwargs or {})
         reserved = sorted(set(kwargs) & CHAT_TEMPLATE_RESERVED)
         if reserved:
-            raise ExplorerError(f"`chat_template_kwargs` may not set {reserved[0]!r}: use the request field of that name.",
-                                param="chat_template_kwargs", code="invalid_value")
+            raise ExplorerError(
+                f"`chat_template_kwargs` may not set {reserved[0]!r}: use the request field of that name.",
+                param="chat_template_kwargs",
+                code="invalid_value",
+            )
         try:
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
-                                                      continue_final_message=continue_final_message, **kwargs)
+            text = self.tokenizer.apply_chat_template(
+                messages,
+                tokenize=False,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                **kwargs,
+            )
         except Exception as err:  # noqa: BLE001 - the template's own checks (roles must alternate, ...) are user errors
             first = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
-            raise ExplorerError(f"The chat template refused these messages: {first}", param="messages", code="invalid_value") from None
+            raise ExplorerError(
+                f"The chat template refused these messages: {first}", param="messages", code="invalid_value"
+            ) from None
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # ---- where a text starts (see explorer/engine/context_start.py) ----------------------
@@ -215,9 +281,19 @@ class Engine:
 
     def check_ids(self, ids: list[int]) -> None:
         if not ids:
-            raise ExplorerError("The prompt has no tokens: give some text or token ids.", param="prompt", code="empty_text")
+            raise ExplorerError(
+                "The prompt has no tokens: give some text or token ids.", param="prompt", code="empty_text"
+            )
         if len(ids) > self.context:
-            raise ExplorerError(f"The text is {len(ids)} tokens; {self.name} reads at most {self.context}: shorten it.", param="prompt", code="context_length_exceeded")
+            raise ExplorerError(
+                f"The text is {len(ids)} tokens; {self.name} reads at most {self.context}: shorten it.",
+                param="prompt",
+                code="context_length_exceeded",
+            )
         bad = [i for i in ids if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.vocab_size]
         if bad:
-            raise ExplorerError(f"Token id {bad[0]!r} is outside the vocabulary (0..{self.vocab_size - 1}).", param="prompt", code="invalid_token_id")
+            raise ExplorerError(
+                f"Token id {bad[0]!r} is outside the vocabulary (0..{self.vocab_size - 1}).",
+                param="prompt",
+                code="invalid_token_id",
+            )

@@ -21,7 +21,9 @@ def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: 
     return logits.scatter(-1, ids, torch.where(picked > 0, picked / penalty, picked * penalty))
 
 
-def apply_frequency_presence(logits: torch.Tensor, output: torch.Tensor, frequency: float, presence: float) -> torch.Tensor:
+def apply_frequency_presence(
+    logits: torch.Tensor, output: torch.Tensor, frequency: float, presence: float
+) -> torch.Tensor:
     """logits - frequency * count - presence * (count > 0), counts over the generated ids `output` (0, 0 = off)."""
     if (frequency == 0.0 and presence == 0.0) or output.numel() == 0:
         return logits
@@ -62,8 +64,9 @@ def apply_min_p(logits: torch.Tensor, p: float) -> torch.Tensor:
     return logits.masked_fill(probs < p * probs.max(-1, keepdim=True).values, float("-inf"))
 
 
-def penalised(logits: torch.Tensor, s: SamplerSettings, prompt: torch.Tensor | None = None,
-              output: torch.Tensor | None = None) -> torch.Tensor:
+def penalised(
+    logits: torch.Tensor, s: SamplerSettings, prompt: torch.Tensor | None = None, output: torch.Tensor | None = None
+) -> torch.Tensor:
     """The logits after the penalties alone; `prompt`/`output`: the ids so far (1-D)."""
     empty = logits.new_zeros(0, dtype=torch.long)
     prompt = empty if prompt is None else prompt
@@ -72,8 +75,9 @@ def penalised(logits: torch.Tensor, s: SamplerSettings, prompt: torch.Tensor | N
     return apply_frequency_presence(x, output, s.frequency_penalty, s.presence_penalty)
 
 
-def process(logits: torch.Tensor, s: SamplerSettings, prompt: torch.Tensor | None = None,
-            output: torch.Tensor | None = None) -> torch.Tensor:
+def process(
+    logits: torch.Tensor, s: SamplerSettings, prompt: torch.Tensor | None = None, output: torch.Tensor | None = None
+) -> torch.Tensor:
     """The distribution the sampler draws from (greedy: the penalised logits, as vLLM does)."""
     x = penalised(logits, s, prompt, output)
     if s.greedy:

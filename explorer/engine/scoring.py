@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from explorer.engine.capabilities import Served
 from explorer.engine.listed import listed_rows
 from explorer.engine.model import HEAD_MIN_ROWS, Engine
 from explorer.errors import ExplorerError
@@ -26,8 +27,15 @@ def _head_block(engine: Engine, hidden: torch.Tensor) -> torch.Tensor:
     return engine.head(torch.cat([hidden, pad]))[:c]
 
 
-def chunked_rows(engine: Engine, hidden: torch.Tensor, targets: torch.Tensor, k: int, chunk: int | None = None,
-                 check: Check | None = None, listed: torch.Tensor | None = None) -> Rows:
+def chunked_rows(
+    engine: Engine,
+    hidden: torch.Tensor,
+    targets: torch.Tensor,
+    k: int,
+    chunk: int | None = None,
+    check: Check | None = None,
+    listed: torch.Tensor | None = None,
+) -> Rows:
     """Rows of positions `hidden` (T, H) for `targets` (T,): k top entries (k = -1: full rows), or with
     `listed` (T, q) those ids' entries and true ranks instead.
 
@@ -55,29 +63,41 @@ def listed_ids(engine: Engine, listed: list[int] | list[list[int]], n_positions:
     if n_positions == 0 and listed:  # a one-token prompt: nothing to score
         return torch.zeros((0, len(listed[0]) if isinstance(listed[0], list) else len(listed)), dtype=torch.long)
     if len(rows) != n_positions or len({len(r) for r in rows}) > 1 or not rows or not rows[0]:
-        raise ExplorerError(f"`prompt_logprob_token_ids` must be one non-empty list of ids, or {n_positions} lists of equal "
-                            "length (one per scored prompt position).", param="prompt_logprob_token_ids", code="invalid_value")
+        raise ExplorerError(
+            f"`prompt_logprob_token_ids` must be one non-empty list of ids, or {n_positions} lists of equal "
+            "length (one per scored prompt position).",
+            param="prompt_logprob_token_ids",
+            code="invalid_value",
+        )
     flat = [i for r in rows for i in r]
     bad = [i for i in flat if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < engine.vocab_size]
     if bad:
-        raise ExplorerError(f"Token id {bad[0]!r} is outside the vocabulary (0..{engine.vocab_size - 1}).",
-                            param="prompt_logprob_token_ids", code="invalid_token_id")
+        raise ExplorerError(
+            f"Token id {bad[0]!r} is outside the vocabulary (0..{engine.vocab_size - 1}).",
+            param="prompt_logprob_token_ids",
+            code="invalid_token_id",
+        )
     return torch.tensor(rows, dtype=torch.long, device=engine.device)
 
 
 @torch.inference_mode()
-def score_blocks(engine: Engine, ids: list[int], k: int = 5, chunk: int | None = None, check: Check | None = None,
-                 listed: list[int] | list[list[int]] | None = None, prefill: int | None = None) -> Iterator[tuple[int, Rows]]:
+def score_blocks(
+    engine: Engine,
+    ids: list[int],
+    k: int = 5,
+    chunk: int | None = None,
+    check: Check | None = None,
+    listed: list[int] | list[list[int]] | None = None,
+    prefill: int | None = None,
+) -> Iterator[tuple[int, Rows]]:
     """Score `ids` a block of `prefill` positions at a time: yields (positions scored so far, Rows of the block).
 
     Block b runs ids[a:b] through the body with the KV cache of ids[:a] (chunked prefill), so the
     numbers equal one pass over all of `ids`; `check()` runs before every block.
     """
-    k = check_k(k, "logprobs", allow_full=True)
-    if getattr(engine, "remote", False):  # a served model: one call, one block
-        rows = engine.score_ids(ids, k, check, listed).rows
-        yield len(ids) - 1, Rows(*(None if a is None else a[1:] for a in (rows.logprobs, rows.ranks, rows.entropy, rows.top_ids,
-                                                                         rows.top_logprobs, rows.full, rows.top_ranks)))
+    k = int(check_k(k, "logprobs", allow_full=True) or 0)
+    if isinstance(engine, Served):  # a served model: one call, one block
+        yield len(ids) - 1, engine.score_ids(ids, k, check, listed).rows.sliced(slice(1, None))
         return
     engine.check_ids(ids)
     q = listed_ids(engine, listed, len(ids) - 1) if listed is not None else None
@@ -91,23 +111,38 @@ def score_blocks(engine: Engine, ids: list[int], k: int = 5, chunk: int | None =
         yield b, chunked_rows(engine, hidden, x[0, a + 1 : b + 1], k, chunk, check, q[a:b] if q is not None else None)
 
 
-def score_ids(engine: Engine, ids: list[int], k: int = 5, chunk: int | None = None, check: Check | None = None,
-              listed: list[int] | list[list[int]] | None = None, prefill: int | None = None) -> TokenScores:
+def score_ids(
+    engine: Engine,
+    ids: list[int],
+    k: int = 5,
+    chunk: int | None = None,
+    check: Check | None = None,
+    listed: list[int] | list[list[int]] | None = None,
+    prefill: int | None = None,
+) -> TokenScores:
     """Score `ids` exactly as given: position i gets log p(ids[i] | ids[:i]); position 0 is unscored.
 
     `listed`: report these ids (one list, or one per scored position) instead of the top-k.
     """
-    k = check_k(k, "logprobs", allow_full=True)
-    if getattr(engine, "remote", False):  # a served model (explorer/engine/remote.py)
+    k = int(check_k(k, "logprobs", allow_full=True) or 0)
+    if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
         return engine.score_ids(ids, k, check, listed)
     parts = [rows for _, rows in score_blocks(engine, ids, k, chunk, check, listed, prefill)]
     width = len(listed[0]) if listed and isinstance(listed[0], list) else len(listed) if listed else k
     rows = Rows.concat(parts) if parts else Rows.empty(k, engine.vocab_size)
-    return assemble(engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=width if listed is not None else k)
+    return assemble(
+        engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=width if listed is not None else k
+    )
 
 
-def score_text(engine: Engine, text: str, k: int = 5, chunk: int | None = None, check: Check | None = None,
-               start: str | None = None) -> TokenScores:
+def score_text(
+    engine: Engine,
+    text: str,
+    k: int = 5,
+    chunk: int | None = None,
+    check: Check | None = None,
+    start: str | None = None,
+) -> TokenScores:
     """Score `text`, tokenized with the tokenizer's special tokens; `start` ("none", "bos", "eos" or a special
     token) puts a document-start token before it so its first token is scored too (see Engine.context_start_ids)."""
     prefix = engine.context_start_ids(start) if start is not None else []

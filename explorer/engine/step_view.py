@@ -8,8 +8,6 @@ sampler drew from.
 
 from __future__ import annotations
 
-import dataclasses
-
 import torch
 
 from explorer.engine.model import Engine
@@ -20,15 +18,6 @@ from explorer.result import TokenScores
 from explorer.settings import SamplerSettings
 from explorer.step_view import StepView
 
-TUPLES = ("stop", "stop_token_ids", "logprob_ids")  # SamplerSettings fields that JSON turns into lists
-
-
-def settings_of(sampler: dict) -> SamplerSettings:
-    """The SamplerSettings a result was generated with (its `sampler` dict; unknown keys ignored)."""
-    names = {f.name for f in dataclasses.fields(SamplerSettings)}
-    kw = {k: tuple(v) if k in TUPLES and v is not None else v for k, v in sampler.items() if k in names}
-    return SamplerSettings(**kw)
-
 
 @torch.inference_mode()
 def step_view(engine: Engine, r: TokenScores, pos: int, k: int = 20) -> StepView:
@@ -37,13 +26,18 @@ def step_view(engine: Engine, r: TokenScores, pos: int, k: int = 20) -> StepView
         raise ExplorerError(f"Position {pos} is not a generated token: pick one after the prompt.", param="pos")
     if r.model != engine.name:
         raise ExplorerError(f"This result came from {r.model}, not {engine.name}.", param="model")
-    s = settings_of(r.sampler)
+    s = SamplerSettings.from_dict(r.sampler)
     ids = r.token_ids.tolist()
     x = torch.tensor([ids[:pos]], device=engine.device)  # (1, pos)
     hidden, _ = engine.body(x)  # (pos, H)
     raw = _head_block(engine, hidden[-1:]).float()  # (1, V)
     dev = raw.device
-    proc = process(raw, s, torch.tensor(ids[: r.n_prompt], device=dev), torch.tensor(ids[r.n_prompt : pos], dtype=torch.long, device=dev))
+    proc = process(
+        raw,
+        s,
+        torch.tensor(ids[: r.n_prompt], device=dev),
+        torch.tensor(ids[r.n_prompt : pos], dtype=torch.long, device=dev),
+    )
     if pos - r.n_prompt < s.min_tokens:  # before min_tokens, EOS and the stop ids cannot be drawn
         enders = sorted(set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids))
         proc = proc.index_fill(-1, torch.tensor(enders, device=dev), float("-inf"))
@@ -54,5 +48,15 @@ def step_view(engine: Engine, r: TokenScores, pos: int, k: int = 20) -> StepView
     top = torch.as_tensor(a.top_ids[0], device=dev)
     mass = raw[0].softmax(-1)[kept].sum()
     listed = {int(i) for i in (*a.top_ids[0].tolist(), *b.top_ids[0].tolist()) if i >= 0}
-    return StepView(pos, ids[pos], a, b, lp_proc[top].cpu().numpy(), int(kept.sum()), float(mass), s.greedy,
-                    raw.shape[-1], {i: engine.vocab[i] for i in listed})
+    return StepView(
+        pos,
+        ids[pos],
+        a,
+        b,
+        lp_proc[top].cpu().numpy(),
+        int(kept.sum()),
+        float(mass),
+        s.greedy,
+        raw.shape[-1],
+        {i: engine.vocab[i] for i in listed},
+    )

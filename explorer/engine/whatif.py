@@ -11,7 +11,9 @@ Steps:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -52,10 +54,10 @@ def _cuts(
     raw: torch.Tensor, s: SamplerSettings, prompt: torch.Tensor, output: torch.Tensor
 ) -> tuple[torch.Tensor, dict]:
     """(V,) index of the filter that cut each entry (0 = kept, 1.. = STEPS), and how many each cut."""
-    off = {"top-k": {"top_k": 0}, "top-p": {"top_p": 1.0}, "min-p": {"min_p": 0.0}}
+    off: dict[str, dict[str, Any]] = {"top-k": {"top_k": 0}, "top-p": {"top_p": 1.0}, "min-p": {"min_p": 0.0}}
     alive = torch.isfinite(process(raw, replace(s, top_k=0, top_p=1.0, min_p=0.0), prompt, output))[0]  # (V,)
     which = torch.zeros(raw.shape[-1], dtype=torch.long)
-    counts = {}
+    counts: dict[str, int] = {}
     for j, step in enumerate(STEPS, start=1):
         later = {k: v for name in STEPS[j:] for k, v in off[name].items()}  # filters after this one stay off
         now = torch.isfinite(process(raw, replace(s, **later), prompt, output))[0]
@@ -75,7 +77,7 @@ def whatif(
     actual_id: int,
     top_n: int = 20,
     pos: int = 0,
-    vocab: list[bytes] | None = None,
+    vocab: Sequence[bytes] | None = None,
 ) -> WhatIf:
     """The raw row (V,) and the same row after sampler `s`, as generation would have seen it
     after `prompt_ids` + `output_ids`; `actual_id` is the token really there (`vocab`: id -> bytes, for labels)."""
@@ -89,7 +91,7 @@ def whatif(
     actual = torch.tensor([actual_id])
     raw_side, raw_ids, raw_lp = _side(raw, actual, n)
     proc_side, proc_ids, proc_lp = _side(proc, actual, n)
-    which, counts = [torch.zeros(v, dtype=torch.long), {}] if s.greedy else _cuts(raw, s, prompt, output)
+    which, counts = (torch.zeros(v, dtype=torch.long), {}) if s.greedy else _cuts(raw, s, prompt, output)
     lp_proc = proc.log_softmax(-1)[0]  # (V,)
     names = ("",) + STEPS
     shown = {int(actual_id), *raw_ids.tolist(), *proc_ids.tolist()}

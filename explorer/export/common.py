@@ -17,7 +17,7 @@ NEG_INF_JSON = -9999.0  # how OpenAI and vLLM write -inf
 
 def num(x: float) -> float:
     """A JSON-safe float: -inf -> -9999.0; NaN is a bug upstream and raises."""
-    return nums(np.float32([x]))[0]
+    return nums(np.array([x], dtype=np.float32))[0]
 
 
 def nums(a: np.ndarray) -> list[float]:
@@ -40,19 +40,26 @@ def token_str(b: bytes) -> str:
 
 def envelope(kind: str, model: str, created: int | None, id_: str | None, prefix: str) -> dict:
     """The id/object/created/model head of a response body."""
-    return {"id": id_ or f"{prefix}-{uuid.uuid4().hex[:24]}", "object": kind,
-            "created": int(time.time()) if created is None else created, "model": model}
+    return {
+        "id": id_ or f"{prefix}-{uuid.uuid4().hex[:24]}",
+        "object": kind,
+        "created": int(time.time()) if created is None else created,
+        "model": model,
+    }
 
 
 def usage_of(prompt_tokens: int, completion_tokens: int) -> dict:
     """OpenAI's `usage` object."""
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens}
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
 
 
 def usage(results: list[TokenScores], n: int = 1) -> dict:
     """Usage of choices grouped n per prompt: each prompt's tokens once, completion tokens over all choices."""
-    p = sum(r.n_prompt for r in results[::max(n, 1)])
+    p = sum(r.n_prompt for r in results[:: max(n, 1)])
     return usage_of(p, sum(r.n - r.n_prompt for r in results))
 
 

@@ -29,8 +29,11 @@ class Options:
 
 def entry(token: bytes, logprob: float, token_id: int | None = None) -> dict:
     """One {token, logprob, bytes}; with `token_id`, the token is written `token_id:N`."""
-    return {"token": f"token_id:{token_id}" if token_id is not None else token_str(token), "logprob": num(logprob),
-            "bytes": list(token)}
+    return {
+        "token": f"token_id:{token_id}" if token_id is not None else token_str(token),
+        "logprob": num(logprob),
+        "bytes": list(token),
+    }
 
 
 def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bool = False) -> list[dict]:
@@ -40,22 +43,33 @@ def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bo
     for pos in range(r.n_prompt, end):
         tid = int(r.token_ids[pos])
         e = entry(r.token_bytes[pos], r.logprobs[pos], tid if tokens_as_ids else None)
-        e["top_logprobs"] = [entry(r.pieces[i], lp, i if tokens_as_ids else None) for i, lp in r.top(pos, top_logprobs or 0)]
+        e["top_logprobs"] = [
+            entry(r.pieces[i], lp, i if tokens_as_ids else None) for i, lp in r.top(pos, top_logprobs or 0)
+        ]
         out.append(e)
     return out
 
 
 def choice(r: TokenScores, index: int, o: Options) -> dict:
-    return {"index": index,
-            "message": {"role": "assistant", "content": o.echo_text + r.completion_text, "refusal": None},
-            "logprobs": {"content": content_logprobs(r, o.top_logprobs, o.tokens_as_ids), "refusal": None} if o.logprobs else None,
-            "finish_reason": r.finish_reason or "length",
-            "stop_reason": r.stop_reason,
-            "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None}
+    return {
+        "index": index,
+        "message": {"role": "assistant", "content": o.echo_text + r.completion_text, "refusal": None},
+        "logprobs": {"content": content_logprobs(r, o.top_logprobs, o.tokens_as_ids), "refusal": None}
+        if o.logprobs
+        else None,
+        "finish_reason": r.finish_reason or "length",
+        "stop_reason": r.stop_reason,
+        "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
+    }
 
 
-def export(results: TokenScores | list[TokenScores], *, options: Options | None = None, created: int | None = None,
-           id_: str | None = None) -> dict:
+def export(
+    results: TokenScores | list[TokenScores],
+    *,
+    options: Options | None = None,
+    created: int | None = None,
+    id_: str | None = None,
+) -> dict:
     """Chat body of n samples of one conversation."""
     results = as_list(results)
     o = options or Options()
@@ -67,25 +81,57 @@ def export(results: TokenScores | list[TokenScores], *, options: Options | None 
     body["choices"] = [choice(r, i, o) for i, r in enumerate(results)]
     body["usage"] = usage(results, len(results))  # n samples of one conversation: its prompt counts once
     r0 = results[0]
-    body["prompt_logprobs"] = vllm.prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None
+    body["prompt_logprobs"] = (
+        vllm.prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None
+    )
     body["prompt_token_ids"] = r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None
     return body
 
 
 def role_chunk(head: dict, index: int, echo_text: str = "", prompt_token_ids: list[int] | None = None) -> dict:
     """The first chunk of a streamed choice (with `echo`, the echoed text; with return_token_ids, the prompt ids)."""
-    c = {**head, "choices": [{"index": index, "delta": {"role": "assistant", "content": echo_text}, "logprobs": None,
-                              "finish_reason": None, "stop_reason": None, "token_ids": None}]}
+    c = {
+        **head,
+        "choices": [
+            {
+                "index": index,
+                "delta": {"role": "assistant", "content": echo_text},
+                "logprobs": None,
+                "finish_reason": None,
+                "stop_reason": None,
+                "token_ids": None,
+            }
+        ],
+    }
     if prompt_token_ids is not None:
         c["prompt_token_ids"] = prompt_token_ids
     return c
 
 
-def chunk(head: dict, index: int, r: TokenScores | None, text: str | None, top_logprobs: int | None,
-          finish_reason: str | None, stop_reason=None, token_ids: list[int] | None = None,
-          tokens_as_ids: bool = False) -> dict:
+def chunk(
+    head: dict,
+    index: int,
+    r: TokenScores | None,
+    text: str | None,
+    top_logprobs: int | None,
+    finish_reason: str | None,
+    stop_reason=None,
+    token_ids: list[int] | None = None,
+    tokens_as_ids: bool = False,
+) -> dict:
     """A stream chunk: the generated token(s) of `r` with their entries (None: no logprobs), and the finish on the last."""
     lp = {"content": content_logprobs(r, top_logprobs, tokens_as_ids), "refusal": None} if r is not None else None
     delta = {"content": text} if text is not None else {}
-    return {**head, "choices": [{"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish_reason,
-                                 "stop_reason": stop_reason, "token_ids": token_ids}]}
+    return {
+        **head,
+        "choices": [
+            {
+                "index": index,
+                "delta": delta,
+                "logprobs": lp,
+                "finish_reason": finish_reason,
+                "stop_reason": stop_reason,
+                "token_ids": token_ids,
+            }
+        ],
+    }

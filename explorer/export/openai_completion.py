@@ -44,15 +44,19 @@ def top_dict(r: TokenScores, pos: int, k: int, tokens_as_ids: bool = False) -> d
     return top
 
 
-def completion_logprobs(r: TokenScores, echo: bool, k: int | None = None, offset: int = 0,
-                        tokens_as_ids: bool = False) -> dict:
+def completion_logprobs(
+    r: TokenScores, echo: bool, k: int | None = None, offset: int = 0, tokens_as_ids: bool = False
+) -> dict:
     """The four parallel lists; offsets count characters from the start of the returned text (vLLM), plus `offset`.
 
     k: alternatives per position (default: as asked when the result was made).
     """
     start = 0 if echo else r.n_prompt
     base = 0 if echo else int(r.offsets[r.n_prompt]) if r.n > r.n_prompt else 0
-    tokens, lps, tops, offs = [], [], [], []
+    tokens: list[str] = []
+    lps: list[float | None] = []
+    tops: list[dict[str, float] | None] = []
+    offs: list[int] = []
     for pos in range(start, r.n):
         tokens.append(token_label(r, pos, int(r.token_ids[pos]), tokens_as_ids))
         offs.append(int(r.offsets[pos]) - base + offset)
@@ -68,17 +72,29 @@ def completion_logprobs(r: TokenScores, echo: bool, k: int | None = None, offset
 def choice(r: TokenScores, index: int, o: Options) -> dict:
     """One choice, every vLLM key present."""
     text = (r.prompt_text if o.echo else "") + r.completion_text
-    return {"index": index, "text": text,
-            "logprobs": completion_logprobs(r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids) if o.logprobs is not None else None,
-            "finish_reason": r.finish_reason or "length",
-            "stop_reason": r.stop_reason,
-            "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
-            "prompt_logprobs": vllm.prompt_logprobs_value(r, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
-            "prompt_token_ids": r.token_ids[: r.n_prompt].tolist() if o.return_token_ids else None}
+    return {
+        "index": index,
+        "text": text,
+        "logprobs": completion_logprobs(r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids)
+        if o.logprobs is not None
+        else None,
+        "finish_reason": r.finish_reason or "length",
+        "stop_reason": r.stop_reason,
+        "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
+        "prompt_logprobs": vllm.prompt_logprobs_value(r, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
+        "prompt_token_ids": r.token_ids[: r.n_prompt].tolist() if o.return_token_ids else None,
+    }
 
 
-def export(results: TokenScores | list[TokenScores], *, echo: bool | None = None, logprobs: int | str | None = "asked",
-           options: Options | None = None, created: int | None = None, id_: str | None = None) -> dict:
+def export(
+    results: TokenScores | list[TokenScores],
+    *,
+    echo: bool | None = None,
+    logprobs: int | str | None = "asked",
+    options: Options | None = None,
+    created: int | None = None,
+    id_: str | None = None,
+) -> dict:
     """Completions body of choices grouped `options.n` per prompt; a scoring result (no generated tokens) is the echo form.
 
     Without `options`: logprobs as asked when the results were made (a download of a result).
@@ -94,16 +110,36 @@ def export(results: TokenScores | list[TokenScores], *, echo: bool | None = None
 
 
 def _k(r: TokenScores, logprobs: int | str | None) -> int | None:
-    if logprobs != "asked":
+    if not isinstance(logprobs, str):  # anything but "asked": the k given
         return logprobs
     return r.output_k if r.output_k is not None else (r.prompt_k or 0)
 
 
-def chunk(head: dict, index: int, r: TokenScores | None, text: str, offset: int, finish_reason: str | None,
-          stop_reason=None, token_ids: list[int] | None = None, tokens_as_ids: bool = False,
-          prompt_token_ids: list[int] | None = None) -> dict:
+def chunk(
+    head: dict,
+    index: int,
+    r: TokenScores | None,
+    text: str,
+    offset: int,
+    finish_reason: str | None,
+    stop_reason=None,
+    token_ids: list[int] | None = None,
+    tokens_as_ids: bool = False,
+    prompt_token_ids: list[int] | None = None,
+) -> dict:
     """A stream chunk: the generated token(s) of `r` (None: no logprobs), its text starting at `offset`."""
     lp = completion_logprobs(r, echo=False, offset=offset, tokens_as_ids=tokens_as_ids) if r is not None else None
-    return {**head, "choices": [{"index": index, "text": text, "logprobs": lp, "finish_reason": finish_reason,
-                                 "stop_reason": stop_reason, "prompt_token_ids": prompt_token_ids,
-                                 "token_ids": token_ids}]}
+    return {
+        **head,
+        "choices": [
+            {
+                "index": index,
+                "text": text,
+                "logprobs": lp,
+                "finish_reason": finish_reason,
+                "stop_reason": stop_reason,
+                "prompt_token_ids": prompt_token_ids,
+                "token_ids": token_ids,
+            }
+        ],
+    }

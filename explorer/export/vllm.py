@@ -6,7 +6,9 @@ from explorer.export.common import Deferred, as_list, envelope, nums, token_str,
 from explorer.result import TokenScores
 
 
-def position_entry(r: TokenScores, pos: int, k: int | None = None, texts: dict[int, str] | None = None) -> dict[str, dict] | None:
+def position_entry(
+    r: TokenScores, pos: int, k: int | None = None, texts: dict[int, str] | None = None
+) -> dict[str, dict] | None:
     """`{id: {logprob, rank, decoded_token}}`: the actual token first, then the top-k (k or k+1 keys).
 
     k: default as asked at `pos`; -1: the whole vocabulary. `texts` caches id -> decoded token across positions.
@@ -26,7 +28,13 @@ def position_entry(r: TokenScores, pos: int, k: int | None = None, texts: dict[i
             t = texts[i] = token_str(r.pieces[i])
         return t
 
-    out = {str(actual): {"logprob": nums(r.logprobs[pos : pos + 1])[0], "rank": int(r.ranks[pos]), "decoded_token": text(actual)}}
+    out = {
+        str(actual): {
+            "logprob": nums(r.logprobs[pos : pos + 1])[0],
+            "rank": int(r.ranks[pos]),
+            "decoded_token": text(actual),
+        }
+    }
     kk = r.top_k(pos) if k is None else k
     ids, lps = r.rows.top(pos, kk)
     if r.top_ranks is not None and 0 <= kk <= r.top_ids.shape[1]:  # listed ids (logprob_token_ids): their true ranks
@@ -56,8 +64,13 @@ def prompt_logprobs_value(r: TokenScores, k: int | None = None):
     return prompt_logprobs(r, k)
 
 
-def export(results: TokenScores | list[TokenScores], *, created: int | None = None, id_: str | None = None,
-           with_logprobs: bool | None = None) -> dict:
+def export(
+    results: TokenScores | list[TokenScores],
+    *,
+    created: int | None = None,
+    id_: str | None = None,
+    with_logprobs: bool | None = None,
+) -> dict:
     """Completions body whose choices carry `prompt_logprobs` and `prompt_token_ids` (hosted vLLM APIs)."""
     from explorer.export import openai_completion
 

@@ -21,7 +21,6 @@ from explorer.export.vllm import position_entry
 from explorer.result import TokenScores
 
 CHUNK = 1 << 16  # bytes: narrow positions are gathered up to this before a chunk goes out
-COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
 NEG_INF = repr(NEG_INF_JSON).encode()
 encode_str = json.encoder.encode_basestring  # exactly what json.dumps(s, ensure_ascii=False) writes for a str
 
@@ -47,7 +46,7 @@ def prompt_logprobs_chunks(r: TokenScores, k: int | None = None) -> Iterator[byt
             tails = tails if tails is not None else decoded_tails(r)
             part = full_entry(r, pos, kk, tails)
         else:
-            part = json.dumps(position_entry(r, pos, kk, texts), **COMPACT).encode()
+            part = json.dumps(position_entry(r, pos, kk, texts), ensure_ascii=False, separators=(",", ":")).encode()
         if pos:
             buf.append(b",")
         buf.append(part)
@@ -66,8 +65,9 @@ def check_rows(r: TokenScores) -> None:
         if r.full_logprobs is not None:
             rows.append(r.full_logprobs[pos])
         if any(np.isnan(a).any() or np.isposinf(a).any() for a in rows):
-            raise ValueError(f"NaN or +inf reached an exporter at prompt position {pos}: "
-                             "a scored position has no number")
+            raise ValueError(
+                f"NaN or +inf reached an exporter at prompt position {pos}: a scored position has no number"
+            )
 
 
 def is_full(r: TokenScores, k: int) -> bool:
@@ -77,6 +77,7 @@ def is_full(r: TokenScores, k: int) -> bool:
 
 def full_entry(r: TokenScores, pos: int, k: int, tails: np.ndarray) -> bytes:
     """`{"<actual>":{...},"<id>":{...},...}` of `pos` off its full row: the actual token, then the top k (-1: all)."""
+    assert r.full_logprobs is not None  # is_full said so
     row = r.full_logprobs[pos]  # (V,) float32, no NaN (check_rows)
     order = np.argsort(-row, kind="stable")  # (V,) ids by descending logprob, ties by id: as Rows.top
     order = order if k == -1 else order[:k]
@@ -84,8 +85,12 @@ def full_entry(r: TokenScores, pos: int, k: int, tails: np.ndarray) -> bytes:
     keep = order != actual  # the actual token is written first, with its own rank
     ids = order[keep]  # (m,)
     parts = np.empty((len(ids) + 1, 4), dtype=object)  # per entry: head, logprob, rank, tail
-    parts[0] = [b'{"%d":{"logprob":' % actual, number_texts(r.logprobs[pos : pos + 1])[0],
-                b',"rank":%d' % int(r.ranks[pos]), tails[actual]]
+    parts[0] = [
+        b'{"%d":{"logprob":' % actual,
+        number_texts(r.logprobs[pos : pos + 1])[0],
+        b',"rank":%d' % int(r.ranks[pos]),
+        tails[actual],
+    ]
     parts[1:, 0] = heads(len(row))[ids]
     parts[1:, 1] = number_texts(row[ids])
     parts[1:, 2] = ranks(len(row))[: len(order)][keep]
@@ -120,6 +125,8 @@ def ranks(v: int) -> np.ndarray:
 
 def decoded_tails(r: TokenScores) -> np.ndarray:
     """(V,) object array: `,"decoded_token":<json string>}` for every id of the full rows."""
+    assert r.full_logprobs is not None  # only called for full rows
     v = r.full_logprobs.shape[1]
-    return np.array([b',"decoded_token":%s}' % encode_str(token_str(r.pieces[i])).encode() for i in range(v)],
-                    dtype=object)
+    return np.array(
+        [b',"decoded_token":%s}' % encode_str(token_str(r.pieces[i])).encode() for i in range(v)], dtype=object
+    )

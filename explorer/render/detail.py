@@ -31,8 +31,10 @@ def _head(r: TokenScores, pos: int, role: str | None) -> str:
     part = "generated" if pos >= r.n_prompt else ("document start" if pos < r.context_start else "prompt")
     turn = f" · {escape(role)} turn" if role else ""
     b = r.token_bytes[pos]
-    return (f'<h3 class="td-title">{_tok(b)} <span>position {pos:,}</span></h3>'
-            f'<p class="td-meta">{part}{turn} · id {int(r.token_ids[pos])} · bytes {escape(b.hex(" ")) or "none"}</p>')
+    return (
+        f'<h3 class="td-title">{_tok(b)} <span>position {pos:,}</span></h3>'
+        f'<p class="td-meta">{part}{turn} · id {int(r.token_ids[pos])} · bytes {escape(b.hex(" ")) or "none"}</p>'
+    )
 
 
 def _unscored(r: TokenScores, pos: int) -> str:
@@ -46,12 +48,20 @@ def _unscored(r: TokenScores, pos: int) -> str:
 
 
 def _numbers(r: TokenScores, pos: int) -> str:
-    items = [("probability", pct(float(r.probs[pos]))), ("logprob", logprob(float(r.logprobs[pos]))),
-             ("rank", f"{whole(r.ranks[pos])} of {whole(r.vocab_size)}"), ("entropy", f"{fixed(float(r.entropy[pos]))} nats"),
-             ("surprisal", f"{fixed(float(r.surprisal_bits[pos]), 2)} bits")]
+    items = [
+        ("probability", pct(float(r.probs[pos]))),
+        ("logprob", logprob(float(r.logprobs[pos]))),
+        ("rank", f"{whole(r.ranks[pos])} of {whole(r.vocab_size)}"),
+        ("entropy", f"{fixed(float(r.entropy[pos]))} nats"),
+        ("surprisal", f"{fixed(float(r.surprisal_bits[pos]), 2)} bits"),
+    ]
     cells = "".join(f"<div><dt>{a}</dt><dd>{b}</dd></div>" for a, b in items)
     mode = _mode(r, pos)
-    what = "the model's own distribution" if mode == "raw" else "what the sampler drew from (after temperature, top-k, top-p)"
+    what = (
+        "the model's own distribution"
+        if mode == "raw"
+        else "what the sampler drew from (after temperature, top-k, top-p)"
+    )
     return f'<dl class="td-nums">{cells}</dl><p class="td-note"><b>{mode}</b> numbers: {what}.</p>'
 
 
@@ -59,14 +69,17 @@ def _row(rank, b: bytes, lp: float, actual: bool, tag: str = "", cls: str = "") 
     p = math.exp(lp) if lp != -math.inf else 0.0
     mark = f' <span class="tag">{tag}</span>' if tag else ""
     cls = " ".join(c for c in (cls, "act" if actual else "") if c)
-    return (f'<tr{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}><td>{whole(rank) if rank else ""}</td>'
-            f"<td>{_tok(b)}{mark}</td>"
-            f'<td class="pb"><span class="bar" style="width:{100 * p:.1f}%"></span><span class="pv">{pct(p)}</span></td>'
-            f"<td>{logprob(lp)}</td></tr>")
+    return (
+        f"<tr{f' class={chr(34)}{cls}{chr(34)}' if cls else ''}><td>{whole(rank) if rank else ''}</td>"
+        f"<td>{_tok(b)}{mark}</td>"
+        f'<td class="pb"><span class="bar" style="width:{100 * p:.1f}%"></span><span class="pv">{pct(p)}</span></td>'
+        f"<td>{logprob(lp)}</td></tr>"
+    )
 
 
-def alternatives_table(r: TokenScores, pos: int, ids, lps, caption: str, cut=None, actual=None, pieces=None,
-                       compact: bool = False) -> str:
+def alternatives_table(
+    r: TokenScores, pos: int, ids, lps, caption: str, cut=None, actual=None, pieces=None, compact: bool = False
+) -> str:
     """A table of alternatives (ids, lps) at `pos`: the actual token's row marked (appended with its rank when
     outside the list; `actual` = its (rank, logprob), default r's), then the rest of the vocabulary as '(others)'.
     Entries at -inf (filtered by the sampler) are left out; `cut` marks entries the sampler removed; `pieces`:
@@ -78,15 +91,27 @@ def alternatives_table(r: TokenScores, pos: int, ids, lps, caption: str, cut=Non
     for rank, (i, lp) in enumerate(listed, start=1):
         is_cut = cut is not None and bool(cut[rank - 1])
         mass += math.exp(lp)
-        tag = " · ".join(t for t, on in (("◀ actual", i == tid), ("✂ cut" if compact else "cut by the sampler", is_cut)) if on)
+        tag = " · ".join(
+            t for t, on in (("◀ actual", i == tid), ("✂ cut" if compact else "cut by the sampler", is_cut)) if on
+        )
         rows.append(_row(rank, pieces[i], lp, i == tid, tag, "cut" if is_cut else ""))
     if r.scored[pos] and tid not in [i for i, _ in listed]:
         mass += math.exp(rank_lp[1])
-        rows.append(_row(rank_lp[0], r.token_bytes[pos], rank_lp[1], True, "◀ actual" + ("" if compact else " (outside this list)")))
+        rows.append(
+            _row(
+                rank_lp[0],
+                r.token_bytes[pos],
+                rank_lp[1],
+                True,
+                "◀ actual" + ("" if compact else " (outside this list)"),
+            )
+        )
     rows.append(_others(1.0 - mass, exhausted=len(listed) < len(ids)))
     head = '<tr><th scope="col">rank</th><th scope="col">token</th><th scope="col">probability</th><th scope="col">logprob</th></tr>'
-    return (f'<table class="alts{" compact" if compact else ""}"><caption>{caption}</caption><thead>{head}</thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+    return (
+        f'<table class="alts{" compact" if compact else ""}"><caption>{caption}</caption><thead>{head}</thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _others(rest: float, exhausted: bool) -> str:
@@ -94,8 +119,10 @@ def _others(rest: float, exhausted: bool) -> str:
     if exhausted or rest < NOISE:
         note = "no other token was kept" if exhausted else "≈ 0"
         return f'<tr class="others"><td></td><td>(others)</td><td class="pb"><span class="pv">{note}</span></td><td>—</td></tr>'
-    return (f'<tr class="others"><td></td><td>(others)</td><td class="pb"><span class="bar" style="width:{100 * rest:.1f}%">'
-            f'</span><span class="pv">{pct(rest)}</span></td><td>{logprob(math.log(rest))}</td></tr>')
+    return (
+        f'<tr class="others"><td></td><td>(others)</td><td class="pb"><span class="bar" style="width:{100 * rest:.1f}%">'
+        f'</span><span class="pv">{pct(rest)}</span></td><td>{logprob(math.log(rest))}</td></tr>'
+    )
 
 
 def _sampler_note(v: StepView) -> str:
@@ -105,20 +132,39 @@ def _sampler_note(v: StepView) -> str:
     if not v.changed:
         return '<p class="td-note">The sampler changed nothing at this step (temperature 1, no top-k, top-p or penalties).</p>'
     if v.kept == v.vocab_size:
-        return ('<p class="td-note">The sampler cut no token here; it only reshaped the probabilities '
-                "(temperature or penalties), and drew from all of them.</p>")
-    return (f'<p class="td-note">The sampler kept <b>{whole(v.kept)}</b> of {whole(v.vocab_size)} tokens, holding '
-            f"<b>{pct(v.kept_raw_mass)}</b> of the raw probability, and drew from those.</p>")
+        return (
+            '<p class="td-note">The sampler cut no token here; it only reshaped the probabilities '
+            "(temperature or penalties), and drew from all of them.</p>"
+        )
+    return (
+        f'<p class="td-note">The sampler kept <b>{whole(v.kept)}</b> of {whole(v.vocab_size)} tokens, holding '
+        f"<b>{pct(v.kept_raw_mass)}</b> of the raw probability, and drew from those.</p>"
+    )
 
 
 def side_by_side(r: TokenScores, v: StepView, k: int) -> str:
     """The same step as the model saw it (raw) and as the sampler drew from it (processed), which tokens were cut."""
-    raw = alternatives_table(r, v.pos, v.raw.top_ids[0, :k].tolist(), v.raw.top_logprobs[0, :k].tolist(),
-                             "Raw: the model", cut=v.cut[:k], actual=(int(v.raw.ranks[0]), float(v.raw.logprobs[0])),
-                             pieces=v.pieces, compact=True)
-    proc = alternatives_table(r, v.pos, v.processed.top_ids[0, :k].tolist(), v.processed.top_logprobs[0, :k].tolist(),
-                              "After the sampler",
-                              actual=(int(v.processed.ranks[0]), float(v.processed.logprobs[0])), pieces=v.pieces, compact=True)
+    raw = alternatives_table(
+        r,
+        v.pos,
+        v.raw.top_ids[0, :k].tolist(),
+        v.raw.top_logprobs[0, :k].tolist(),
+        "Raw: the model",
+        cut=v.cut[:k],
+        actual=(int(v.raw.ranks[0]), float(v.raw.logprobs[0])),
+        pieces=v.pieces,
+        compact=True,
+    )
+    proc = alternatives_table(
+        r,
+        v.pos,
+        v.processed.top_ids[0, :k].tolist(),
+        v.processed.top_logprobs[0, :k].tolist(),
+        "After the sampler",
+        actual=(int(v.processed.ranks[0]), float(v.processed.logprobs[0])),
+        pieces=v.pieces,
+        compact=True,
+    )
     a, b = float(v.raw.logprobs[0]), float(v.processed.logprobs[0])
     line = f'<p class="td-note">This token: raw {pct(math.exp(a))} ({logprob(a)}), after the sampler {pct(math.exp(b))} ({logprob(b)}).</p>'
     return f'{_sampler_note(v)}{line}<div class="sbs">{raw}{proc}</div>'
@@ -138,6 +184,9 @@ def detail_html(r: TokenScores, pos: int, k: int, step: StepView | None = None, 
                 body.append(_sampler_note(step))
             ids, lps = r.rows.top(pos, k) if k else (np.zeros(0, np.int64), np.zeros(0))
             shown = len([x for x in lps.tolist() if x != -math.inf])
-            body.append(alternatives_table(r, pos, ids.tolist(), lps.tolist(),
-                                           f"Top {shown} alternatives ({_mode(r, pos)}) and the rest"))
+            body.append(
+                alternatives_table(
+                    r, pos, ids.tolist(), lps.tolist(), f"Top {shown} alternatives ({_mode(r, pos)}) and the rest"
+                )
+            )
     return f'<div class="td" data-pos="{pos}">{"".join(body)}</div>'

@@ -28,28 +28,48 @@ class Metric:
 
 LOGPROB_EDGES = (0.5, 0.2, 0.05, 0.01, 1e-3, 1e-4, 1e-5)  # probability edges of the default scale, best first
 METRICS = {
-    "logprob": Metric("how expected each token was: its probability on a log scale",
-                      ("≥ 50%", "20–50%", "5–20%", "1–5%", "0.1–1%", "0.01–0.1%", "0.001–0.01%", "< 0.001%"),
-                      ("expected", "surprising")),
-    "rank": Metric("the rank of the actual token among all the vocabulary (1 = the model's top guess)", (),
-                   ("top guess", "far down the list")),
-    "probability": Metric("the probability of the actual token, on a linear scale",
-                          ("88–100%", "75–88%", "62–75%", "50–62%", "38–50%", "25–38%", "12–25%", "0–12%"),
-                          ("likely", "unlikely")),
-    "entropy": Metric("how unsure the model was before the token (entropy of its distribution)",
-                      ("sure", "", "", "", "", "", "", "unsure"), ("sure", "unsure")),
-    "surprisal": Metric("surprisal −log₂ p in bits (each bit halves the probability)",
-                        ("0–2 bits", "2–4", "4–6", "6–8", "8–10", "10–12", "12–14", "≥ 14 bits"), ("0 bits", "14+ bits")),
+    "logprob": Metric(
+        "how expected each token was: its probability on a log scale",
+        ("≥ 50%", "20–50%", "5–20%", "1–5%", "0.1–1%", "0.01–0.1%", "0.001–0.01%", "< 0.001%"),
+        ("expected", "surprising"),
+    ),
+    "rank": Metric(
+        "the rank of the actual token among all the vocabulary (1 = the model's top guess)",
+        (),
+        ("top guess", "far down the list"),
+    ),
+    "probability": Metric(
+        "the probability of the actual token, on a linear scale",
+        ("88–100%", "75–88%", "62–75%", "50–62%", "38–50%", "25–38%", "12–25%", "0–12%"),
+        ("likely", "unlikely"),
+    ),
+    "entropy": Metric(
+        "how unsure the model was before the token (entropy of its distribution)",
+        ("sure", "", "", "", "", "", "", "unsure"),
+        ("sure", "unsure"),
+    ),
+    "surprisal": Metric(
+        "surprisal −log₂ p in bits (each bit halves the probability)",
+        ("0–2 bits", "2–4", "4–6", "6–8", "8–10", "10–12", "12–14", "≥ 14 bits"),
+        ("0 bits", "14+ bits"),
+    ),
 }
 DEFAULT_METRIC = "logprob"
 DEFAULT_THRESHOLDS = (1, 10, 100, 1000)
 N_BINS = 8
-RANK_BINS = {2: (7, 0), 3: (7, 3, 0), 4: (7, 5, 2, 0), 5: (7, 6, 3, 1, 0)}  # rank bucket -> palette bin, by bucket count
+RANK_BINS = {
+    2: (7, 0),
+    3: (7, 3, 0),
+    4: (7, 5, 2, 0),
+    5: (7, 6, 3, 1, 0),
+}  # rank bucket -> palette bin, by bucket count
 LIGHT = ("#d6604d", "#f08a5d", "#f6b17f", "#fbdcc0", "#dce9f5", "#b5d3ec", "#8bbbe3", "#5f9fd6")  # c0 .. c7
 DARK = ("#9c2f1c", "#7f3a1a", "#5e3a1c", "#3f3122", "#24344a", "#1f4266", "#1d5080", "#1a5c99")
 CSS = (
     ":root{" + "".join(f"--lx-c{i}:{c};" for i, c in enumerate(LIGHT)) + "--lx-fg:#111827;--lx-edge:rgba(0,0,0,.22)}"
-    ".dark{" + "".join(f"--lx-c{i}:{c};" for i, c in enumerate(DARK)) + "--lx-fg:#f3f4f6;--lx-edge:rgba(255,255,255,.22)}"
+    ".dark{"
+    + "".join(f"--lx-c{i}:{c};" for i, c in enumerate(DARK))
+    + "--lx-fg:#f3f4f6;--lx-edge:rgba(255,255,255,.22)}"
     + "".join(f".c{i}{{background:var(--lx-c{i});color:var(--lx-fg)}}" for i in range(N_BINS))
     + ".lx{line-height:2.1;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:15px;overflow-wrap:anywhere}"
     ".lx .t{border-radius:3px;padding:2px 1px;margin-right:1px;cursor:pointer;white-space:pre-wrap;"
@@ -102,8 +122,13 @@ class Marks:
     turns: tuple[tuple[int, str], ...] = ()  # (first position, role) of each chat turn
 
 
-def heatmap_html(r: TokenScores, metric: str = DEFAULT_METRIC, thresholds=DEFAULT_THRESHOLDS, selected: int | None = None,
-                 marks: Marks | None = None) -> str:
+def heatmap_html(
+    r: TokenScores,
+    metric: str = DEFAULT_METRIC,
+    thresholds=DEFAULT_THRESHOLDS,
+    selected: int | None = None,
+    marks: Marks | None = None,
+) -> str:
     """The text as chips (one tab stop: the selected chip, else the first); chat turns labelled, the generated part marked."""
     marks = marks or Marks()
     classes, texts, ids = color_classes(r, metric, thresholds), r.token_text, r.token_ids.tolist()
@@ -118,7 +143,12 @@ def heatmap_html(r: TokenScores, metric: str = DEFAULT_METRIC, thresholds=DEFAUL
         if generated and pos == r.n_prompt:
             out.append('<span class="role reply">generated</span><span class="gen">')
         special = ids[pos] in marks.special or pos < r.context_start
-        cls = classes[pos] + (" s" if special else "") + (" x" if texts[pos] == "" else "") + (" sel" if pos == selected else "")
+        cls = (
+            classes[pos]
+            + (" s" if special else "")
+            + (" x" if texts[pos] == "" else "")
+            + (" sel" if pos == selected else "")
+        )
         tab = ' tabindex="0"' if pos == stop else ""
         # <wbr>: spaces are shown as `·`, so the line may break between tokens, never inside one
         out.append(f'<span class="t {cls}" data-pos="{pos}"{tab}>{chip_html(texts[pos])}</span><wbr>')
@@ -138,7 +168,11 @@ def legend_labels(metric: str, thresholds=DEFAULT_THRESHOLDS) -> list[tuple[int,
 def legend_html(metric: str, thresholds=DEFAULT_THRESHOLDS) -> str:
     """What the colours mean, in words: the metric, its good and bad ends, each colour's range."""
     m = METRICS[metric]
-    chips = "".join(f'<span class="c{b}">{escape(label) or "&nbsp;&nbsp;"}</span>' for b, label in legend_labels(metric, thresholds))
-    return (f'<div class="lg"><p><b>Colour</b>: {escape(m.about)}. A dashed outline: not scored.</p>'
-            f'<p class="lg-scale"><span class="lg-end">{escape(m.ends[0])}</span>{chips}'
-            f'<span class="lg-end">{escape(m.ends[1])}</span></p></div>')
+    chips = "".join(
+        f'<span class="c{b}">{escape(label) or "&nbsp;&nbsp;"}</span>' for b, label in legend_labels(metric, thresholds)
+    )
+    return (
+        f'<div class="lg"><p><b>Colour</b>: {escape(m.about)}. A dashed outline: not scored.</p>'
+        f'<p class="lg-scale"><span class="lg-end">{escape(m.ends[0])}</span>{chips}'
+        f'<span class="lg-end">{escape(m.ends[1])}</span></p></div>'
+    )

@@ -18,9 +18,18 @@ from explorer.render.tree import md_code
 
 PALETTE = ["#15803d", "#22c55e", "#84cc16", "#eab308", "#f59e0b", "#f97316", "#ef4444", "#991b1b"]  # best .. worst
 METRICS = {  # name -> (edges of buckets 0..6, what the colours mean)
-    "rank": ((1, 3, 10, 30, 100, 1000, 10000), "rank of the actual token at that layer: green = 1 (its top guess), dark red > 10,000"),
-    "logprob": ((-0.7, -1.6, -2.3, -3.5, -4.6, -6.9, -9.2), "logprob of the actual token: green ≥ -0.7 (p ≥ 50%), dark red < -9.2 (p < 0.01%)"),
-    "entropy": ((0.5, 1, 2, 3, 4, 5, 7), "entropy of that layer's distribution: green ≤ 0.5 nats (sure), dark red > 7 nats (lost)"),
+    "rank": (
+        (1, 3, 10, 30, 100, 1000, 10000),
+        "rank of the actual token at that layer: green = 1 (its top guess), dark red > 10,000",
+    ),
+    "logprob": (
+        (-0.7, -1.6, -2.3, -3.5, -4.6, -6.9, -9.2),
+        "logprob of the actual token: green ≥ -0.7 (p ≥ 50%), dark red < -9.2 (p < 0.01%)",
+    ),
+    "entropy": (
+        (0.5, 1, 2, 3, 4, 5, 7),
+        "entropy of that layer's distribution: green ≤ 0.5 nats (sure), dark red > 7 nats (lost)",
+    ),
 }
 CSS = """
 .lens-wrap { overflow: auto; max-height: 640px; }
@@ -59,30 +68,42 @@ def layer_name(g: LensGrid, layer: int) -> str:
 
 def legend_html(metric: str) -> str:
     meaning = METRICS[metric][1]
-    return (f'<div class="lens-legend">{escape(meaning)} '
-            + "".join(f'<span class="b{i}">{i + 1}</span>' for i in range(len(PALETTE))) + "</div>")
+    return (
+        f'<div class="lens-legend">{escape(meaning)} '
+        + "".join(f'<span class="b{i}">{i + 1}</span>' for i in range(len(PALETTE)))
+        + "</div>"
+    )
 
 
 def _title(g: LensGrid, layer: int, pos: int) -> str:
-    return (f"layer {layer} · pos {pos} · rank {int(g.ranks[layer, pos])} · logprob {g.logprobs[layer, pos]:.2f} · "
-            f"entropy {g.entropy[layer, pos]:.2f}")
+    return (
+        f"layer {layer} · pos {pos} · rank {int(g.ranks[layer, pos])} · logprob {g.logprobs[layer, pos]:.2f} · "
+        f"entropy {g.entropy[layer, pos]:.2f}"
+    )
 
 
 def lens_html(g: LensGrid, metric: str = "rank", selected: tuple[int, int] | None = None) -> str:
     """The grid: one row per layer (the model's output on top), one column per position, tokens along the top."""
     b = buckets(g, metric)
-    heads = "".join(f'<th title="{pos}: {escape(visible(t))}">{escape(visible(t)) or "▯"}</th>'
-                    for pos, t in enumerate(g.token_text))
+    heads = "".join(
+        f'<th title="{pos}: {escape(visible(t))}">{escape(visible(t)) or "▯"}</th>'
+        for pos, t in enumerate(g.token_text)
+    )
     rows = []
     for layer in range(g.n_layers, -1, -1):
         cells = []
         for pos in range(g.n):
             sel = " sel" if selected == (layer, pos) else ""
-            cells.append('<td class="u"></td>' if b[layer, pos] < 0 else
-                         f'<td class="b{b[layer, pos]}{sel}" title="{_title(g, layer, pos)}"></td>')
+            cells.append(
+                '<td class="u"></td>'
+                if b[layer, pos] < 0
+                else f'<td class="b{b[layer, pos]}{sel}" title="{_title(g, layer, pos)}"></td>'
+            )
         rows.append(f'<tr data-l="{layer}"><th>{escape(layer_name(g, layer))}</th>{"".join(cells)}</tr>')
-    return (f'<div class="lens-wrap"><table class="lens" data-metric="{escape(metric)}"><thead><tr><th>layer \\ token</th>'
-            f'{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'<div class="lens-wrap"><table class="lens" data-metric="{escape(metric)}"><thead><tr><th>layer \\ token</th>'
+        f"{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def cell_markdown(g: LensGrid, layer: int, pos: int) -> str:
@@ -91,8 +112,10 @@ def cell_markdown(g: LensGrid, layer: int, pos: int) -> str:
     if math.isnan(g.logprobs[layer, pos]):
         return head + ": position 0 has no context, so no layer predicts it."
     lp = float(g.logprobs[layer, pos])
-    return (f"{head}: rank **{int(g.ranks[layer, pos])}**, probability {100 * math.exp(lp):.3g}%, logprob {lp:.4f}, "
-            f"entropy {float(g.entropy[layer, pos]):.3f} nats.")
+    return (
+        f"{head}: rank **{int(g.ranks[layer, pos])}**, probability {100 * math.exp(lp):.3g}%, logprob {lp:.4f}, "
+        f"entropy {float(g.entropy[layer, pos]):.3f} nats."
+    )
 
 
 def cell_table(g: LensGrid, layer: int, pos: int) -> pd.DataFrame:
@@ -100,11 +123,26 @@ def cell_table(g: LensGrid, layer: int, pos: int) -> pd.DataFrame:
     actual, rows, mass = int(g.token_ids[pos]), [], 0.0
     for rank, (i, lp) in enumerate(g.top(layer, pos), start=1):
         mass += math.exp(lp)
-        rows.append({"rank": rank, "token": visible(g.pieces[i].decode("utf-8", "backslashreplace")),
-                     "probability %": round(100 * math.exp(lp), 3), "logprob": round(lp, 4),
-                     "actual": "◀ actual" if i == actual else "", "id": i})
+        rows.append(
+            {
+                "rank": rank,
+                "token": visible(g.pieces[i].decode("utf-8", "backslashreplace")),
+                "probability %": round(100 * math.exp(lp), 3),
+                "logprob": round(lp, 4),
+                "actual": "◀ actual" if i == actual else "",
+                "id": i,
+            }
+        )
     if rows:
         rest = max(0.0, 1.0 - mass)
-        rows.append({"rank": None, "token": "(others)", "probability %": round(100 * rest, 3),
-                     "logprob": round(math.log(rest), 4) if rest > 0 else None, "actual": "", "id": None})
+        rows.append(
+            {
+                "rank": None,
+                "token": "(others)",
+                "probability %": round(100 * rest, 3),
+                "logprob": round(math.log(rest), 4) if rest > 0 else None,
+                "actual": "",
+                "id": None,
+            }
+        )
     return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])

@@ -21,7 +21,9 @@ CARD_TOP = 5  # alternatives on the hover card
 
 def _nums(a: np.ndarray, digits: int) -> list:
     """JSON-safe rounded floats: None where NaN (unscored), -1e9 for -inf."""
-    return [None if math.isnan(x) else (-1e9 if x == -math.inf else round(x, digits)) for x in a.astype(np.float64).tolist()]
+    return [
+        None if math.isnan(x) else (-1e9 if x == -math.inf else round(x, digits)) for x in a.astype(np.float64).tolist()
+    ]
 
 
 def page_data(r: TokenScores, rid: str = "") -> dict:

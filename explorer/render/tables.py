@@ -28,18 +28,20 @@ def _parts(r: TokenScores) -> np.ndarray:
 def token_table(r: TokenScores) -> pd.DataFrame:
     """Every number, one row per token (NaN where unscored); token text as it is (real spaces and newlines)."""
     top1 = r.top_ids[:, 0] if r.top_ids.shape[1] else np.full(r.n, -1)
-    return pd.DataFrame({
-        "pos": np.arange(r.n),
-        "part": _parts(r),
-        "token": [_text(b) for b in r.token_bytes],
-        "id": r.token_ids,
-        "probability": r.probs.astype(np.float64),
-        "logprob": r.logprobs.astype(np.float64),
-        "rank": np.where(r.scored, r.ranks, 0),
-        "entropy_nats": r.entropy.astype(np.float64),
-        "surprisal_bits": r.surprisal_bits.astype(np.float64),
-        "top1": [_text(r.pieces[int(i)]) if i >= 0 else "" for i in top1],
-    })
+    return pd.DataFrame(
+        {
+            "pos": np.arange(r.n),
+            "part": _parts(r),
+            "token": [_text(b) for b in r.token_bytes],
+            "id": r.token_ids,
+            "probability": r.probs.astype(np.float64),
+            "logprob": r.logprobs.astype(np.float64),
+            "rank": np.where(r.scored, r.ranks, 0),
+            "entropy_nats": r.entropy.astype(np.float64),
+            "surprisal_bits": r.surprisal_bits.astype(np.float64),
+            "top1": [_text(r.pieces[int(i)]) if i >= 0 else "" for i in top1],
+        }
+    )
 
 
 def token_csv(r: TokenScores) -> str:
@@ -47,7 +49,17 @@ def token_csv(r: TokenScores) -> str:
     return token_table(r).to_csv(index=False)
 
 
-VIEW_HEADERS = ["pos", "part", "token", "probability", "logprob", "rank", "entropy (nats)", "surprisal (bits)", "top guess"]
+VIEW_HEADERS = [
+    "pos",
+    "part",
+    "token",
+    "probability",
+    "logprob",
+    "rank",
+    "entropy (nats)",
+    "surprisal (bits)",
+    "top guess",
+]
 
 
 def table_view(r: TokenScores) -> dict:
@@ -56,12 +68,31 @@ def table_view(r: TokenScores) -> dict:
     data, shown = [], []
     for row in t.itertuples(index=False):
         ok = row.rank > 0
-        values = [row.pos, row.part, visible(row.token), row.probability if ok else None, row.logprob if ok else None,
-                  row.rank if ok else None, row.entropy_nats if ok else None, row.surprisal_bits if ok else None, visible(row.top1)]
+        values = [
+            row.pos,
+            row.part,
+            visible(row.token),
+            row.probability if ok else None,
+            row.logprob if ok else None,
+            row.rank if ok else None,
+            row.entropy_nats if ok else None,
+            row.surprisal_bits if ok else None,
+            visible(row.top1),
+        ]
         data.append([None if isinstance(v, float) and math.isnan(v) else v for v in values])
-        shown.append([str(row.pos), row.part, visible(row.token), pct(row.probability) if ok else DASH,
-                      logprob(row.logprob) if ok else DASH, whole(row.rank) if ok else DASH,
-                      fixed(row.entropy_nats) if ok else DASH, fixed(row.surprisal_bits, 2) if ok else DASH, visible(row.top1)])
+        shown.append(
+            [
+                str(row.pos),
+                row.part,
+                visible(row.token),
+                pct(row.probability) if ok else DASH,
+                logprob(row.logprob) if ok else DASH,
+                whole(row.rank) if ok else DASH,
+                fixed(row.entropy_nats) if ok else DASH,
+                fixed(row.surprisal_bits, 2) if ok else DASH,
+                visible(row.top1),
+            ]
+        )
     return {"headers": VIEW_HEADERS, "data": data, "metadata": {"display_value": shown, "styling": None}}
 
 
@@ -73,9 +104,11 @@ def surprising(r: TokenScores, n: int = SURPRISING) -> list[int]:
 
 def surprising_html(r: TokenScores, n: int = SURPRISING) -> str:
     """The most surprising tokens as small buttons that jump to them in the heatmap."""
-    items = [f'<button type="button" data-jump="{p}" title="position {p:,}: {pct(float(r.probs[p]))}">'
-             f'<code class="tok">{escape(visible(_text(r.token_bytes[p])))}</code> {fixed(float(r.surprisal_bits[p]), 1)} bits</button>'
-             for p in surprising(r, n)]
+    items = [
+        f'<button type="button" data-jump="{p}" title="position {p:,}: {pct(float(r.probs[p]))}">'
+        f'<code class="tok">{escape(visible(_text(r.token_bytes[p])))}</code> {fixed(float(r.surprisal_bits[p]), 1)} bits</button>'
+        for p in surprising(r, n)
+    ]
     if not items:
         return ""
     return f'<div class="sur"><span class="sur-h">Most surprising:</span> {"".join(items)}</div>'
@@ -87,9 +120,13 @@ def summary_markdown(r: TokenScores) -> str:
     start = _start_note(r)
     if not k:
         return f"{r.n} tokens, none scored (a single token has no context).{start}"
-    numbers = "raw numbers" if r.output_k is None or r.mode == "raw" else "prompt: raw numbers · generated: processed numbers"
-    return (f"**{r.n:,} tokens** ({k:,} scored) · total logprob **{r.total_logprob:.4f}** · mean **{r.mean_logprob:.4f}** "
-            f"nats/token · perplexity **{r.perplexity:.2f}** · model `{r.model}` · {numbers}" + _sampler_note(r) + start)
+    numbers = (
+        "raw numbers" if r.output_k is None or r.mode == "raw" else "prompt: raw numbers · generated: processed numbers"
+    )
+    return (
+        f"**{r.n:,} tokens** ({k:,} scored) · total logprob **{r.total_logprob:.4f}** · mean **{r.mean_logprob:.4f}** "
+        f"nats/token · perplexity **{r.perplexity:.2f}** · model `{r.model}` · {numbers}" + _sampler_note(r) + start
+    )
 
 
 def _start_note(r: TokenScores) -> str:
@@ -104,6 +141,10 @@ def _sampler_note(r: TokenScores) -> str:
     if r.output_k is None:
         return ""
     s = r.sampler
-    how = "greedy" if s.get("temperature") == 0 else f"temperature {s.get('temperature')}, top-p {s.get('top_p')}, top-k {s.get('top_k')}"
+    how = (
+        "greedy"
+        if s.get("temperature") == 0
+        else f"temperature {s.get('temperature')}, top-p {s.get('top_p')}, top-k {s.get('top_k')}"
+    )
     seed = f" · **seed {s.get('seed')}**" if s.get("seed") is not None and s.get("temperature") != 0 else ""
     return f" · {how}{seed} · finish: {r.finish_reason}"

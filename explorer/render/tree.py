@@ -51,14 +51,18 @@ def _chip(tree: BranchTree, i: int, selected: int | None) -> str:
     lp = float(tree.logprobs[i])
     title = f"node {i} · pos {tree.depth(i)}" + ("" if math.isnan(lp) else f" · logprob {lp:.3f} · rank {rank}")
     extra = (" fork" if first else "") + (" sel" if i == selected else "")
-    return (f'<span class="tn {cls}{extra}" data-node="{i}" tabindex="0" title="{title}">'
-            f'{escape(visible(tree.piece(i))) or "▯"}</span>')
+    return (
+        f'<span class="tn {cls}{extra}" data-node="{i}" tabindex="0" title="{title}">'
+        f"{escape(visible(tree.piece(i))) or '▯'}</span>"
+    )
 
 
 def leaf_label(tree: BranchTree, leaf: int) -> str:
     """'Σ logprob -12.34 · perplexity 5.67 · 23 tokens' of the path ending at `leaf`."""
-    return (f"Σ logprob {tree.cumulative_logprob(leaf):.2f} · perplexity {tree.perplexity(leaf):.2f} · "
-            f"{tree.depth(leaf) + 1} tokens")
+    return (
+        f"Σ logprob {tree.cumulative_logprob(leaf):.2f} · perplexity {tree.perplexity(leaf):.2f} · "
+        f"{tree.depth(leaf) + 1} tokens"
+    )
 
 
 def tree_html(tree: BranchTree | None, selected: int | None = None) -> str:
@@ -83,7 +87,9 @@ def tree_html(tree: BranchTree | None, selected: int | None = None) -> str:
                 break
             node = nxt[0]
         if not nxt:
-            out.append(f'<span class="leaf" data-leaf="{leaves[node]}">leaf {leaves[node]}: {escape(leaf_label(tree, node))}</span></li>')
+            out.append(
+                f'<span class="leaf" data-leaf="{leaves[node]}">leaf {leaves[node]}: {escape(leaf_label(tree, node))}</span></li>'
+            )
             continue
         out.append("<ul>")
         stack.append(("close", -1))
@@ -96,20 +102,31 @@ def leaf_choices(tree: BranchTree | None) -> list[tuple[str, int]]:
     """(label, node id) of every leaf, for a menu."""
     if tree is None:
         return []
-    return [(f"leaf {j} (node {leaf}): {leaf_label(tree, leaf)}", leaf) for j, leaf in enumerate(tree.leaves(), start=1)]
+    return [
+        (f"leaf {j} (node {leaf}): {leaf_label(tree, leaf)}", leaf) for j, leaf in enumerate(tree.leaves(), start=1)
+    ]
 
 
 def node_markdown(tree: BranchTree, node: int) -> str:
     """One paragraph on `node`: its token, numbers, where it came from, and its path's totals."""
     b = tree.branches[int(tree.branch[node])]
-    origin = "the text the tree grew from" if b["id"] == 0 else (
-        f"branch {b['id']} (token at position {b['at']}, then " + escape(_sampler_text(b.get("sampler") or {})) + ")")
+    origin = (
+        "the text the tree grew from"
+        if b["id"] == 0
+        else (
+            f"branch {b['id']} (token at position {b['at']}, then "
+            + escape(_sampler_text(b.get("sampler") or {}))
+            + ")"
+        )
+    )
     head = f"**Node {node}**, position {tree.depth(node)}, token {md_code(tree.piece(node))} (id {int(tree.token_ids[node])}), from {origin}"
     lp = float(tree.logprobs[node])
     if math.isnan(lp):
         return head + ". The first token has no context, so it is not scored."
-    return (f"{head}: rank **{int(tree.ranks[node])}**, probability {100 * math.exp(lp):.3g}%, logprob {lp:.4f}, entropy "
-            f"{float(tree.entropy[node]):.3f} nats. Path to here: {escape(leaf_label(tree, node))}.")
+    return (
+        f"{head}: rank **{int(tree.ranks[node])}**, probability {100 * math.exp(lp):.3g}%, logprob {lp:.4f}, entropy "
+        f"{float(tree.entropy[node]):.3f} nats. Path to here: {escape(leaf_label(tree, node))}."
+    )
 
 
 def _sampler_text(s: dict) -> str:
@@ -125,13 +142,28 @@ def node_table(tree: BranchTree, node: int) -> pd.DataFrame:
     actual, rows, mass = int(tree.token_ids[node]), [], 0.0
     for rank, (i, lp) in enumerate(tree.top(node), start=1):
         mass += math.exp(lp)
-        rows.append({"rank": rank, "token": visible(tree.pieces[i].decode("utf-8", "backslashreplace")),
-                     "probability %": round(100 * math.exp(lp), 3), "logprob": round(lp, 4),
-                     "actual": "◀ this node" if i == actual else "", "id": i})
+        rows.append(
+            {
+                "rank": rank,
+                "token": visible(tree.pieces[i].decode("utf-8", "backslashreplace")),
+                "probability %": round(100 * math.exp(lp), 3),
+                "logprob": round(lp, 4),
+                "actual": "◀ this node" if i == actual else "",
+                "id": i,
+            }
+        )
     if rows:
         rest = max(0.0, 1.0 - mass)
-        rows.append({"rank": None, "token": "(others)", "probability %": round(100 * rest, 3),
-                     "logprob": round(math.log(rest), 4) if rest > 0 else None, "actual": "", "id": None})
+        rows.append(
+            {
+                "rank": None,
+                "token": "(others)",
+                "probability %": round(100 * rest, 3),
+                "logprob": round(math.log(rest), 4) if rest > 0 else None,
+                "actual": "",
+                "id": None,
+            }
+        )
     return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])
 
 
@@ -140,9 +172,11 @@ def _side(tree: BranchTree, leaf: int, shared: int, name: str) -> str:
     common = "".join(escape(visible(tree.piece(i))) for i in path[max(0, shared - 24) : shared])
     own = "".join(_chip(tree, i, None) for i in path[shared:])
     diverged = float(sum(tree.logprobs[i] for i in path[shared:] if not math.isnan(tree.logprobs[i])))
-    return (f'<div><div class="num"><b>{escape(name)}</b> (node {leaf}): {escape(leaf_label(tree, leaf))}; '
-            f"after the fork: Σ logprob {diverged:.2f} over {len(path) - shared} tokens</div>"
-            f'<span class="shared">…{common}</span><span class="bt">{own}</span></div>')
+    return (
+        f'<div><div class="num"><b>{escape(name)}</b> (node {leaf}): {escape(leaf_label(tree, leaf))}; '
+        f"after the fork: Σ logprob {diverged:.2f} over {len(path) - shared} tokens</div>"
+        f'<span class="shared">…{common}</span><span class="bt">{own}</span></div>'
+    )
 
 
 def compare_html(tree: BranchTree, a: int, b: int) -> str:

@@ -21,8 +21,14 @@ from explorer.render.tables import token_csv
 from explorer.result import TokenScores
 from explorer.ui.errors import warning
 
-LABELS = {"vllm": "vLLM JSON", "openai-completion": "OpenAI Completions JSON", "openai-chat": "OpenAI Chat JSON",
-          "vllm-offline": "vLLM offline JSON", "native": "native JSON", "csv": "CSV"}
+LABELS = {
+    "vllm": "vLLM JSON",
+    "openai-completion": "OpenAI Completions JSON",
+    "openai-chat": "OpenAI Chat JSON",
+    "vllm-offline": "vLLM offline JSON",
+    "native": "native JSON",
+    "csv": "CSV",
+}
 FORMATS_SHOWN = [*names(), "csv"]  # every exporter's shape, then the per-token table
 
 
@@ -74,9 +80,12 @@ class Downloads:
 
     def __init__(self):
         with gr.Row(elem_id="downloads", elem_classes=["lx-hide-present"]):
-            self.buttons = {fmt: gr.DownloadButton(label(fmt), value=None, interactive=False, size="sm", variant="secondary",
-                                                   elem_id=f"dl-{fmt}")
-                            for fmt in FORMATS_SHOWN}
+            self.buttons = {
+                fmt: gr.DownloadButton(
+                    label(fmt), value=None, interactive=False, size="sm", variant="secondary", elem_id=f"dl-{fmt}"
+                )
+                for fmt in FORMATS_SHOWN
+            }
 
     @property
     def outputs(self) -> list:

@@ -57,8 +57,10 @@ def new_rid() -> str:
 
 
 def progress_html(done: int, total: int, what: str = "Scoring") -> str:
-    return (f'<div class="lx-progress"><label>{escape(what)}: {done:,} of {total:,} positions'
-            f' <progress value="{done}" max="{max(total, 1)}"></progress></label></div>')
+    return (
+        f'<div class="lx-progress"><label>{escape(what)}: {done:,} of {total:,} positions'
+        f' <progress value="{done}" max="{max(total, 1)}"></progress></label></div>'
+    )
 
 
 @dataclass(frozen=True)
@@ -90,15 +92,21 @@ class Inspector:
             self.present = gr.Button("Presentation mode", elem_id="present-btn", size="sm")
             with gr.Row(elem_classes=["lx-toolbar", "lx-hide-present"]):
                 self.metric = gr.Radio(list(METRICS), value=DEFAULT_METRIC, label="Colour by", scale=3)
-                self.thresholds = gr.Textbox(DEFAULT_THRESHOLDS_TEXT, label="Rank buckets (GLTR), Enter applies",
-                                             visible=False, scale=1)
+                self.thresholds = gr.Textbox(
+                    DEFAULT_THRESHOLDS_TEXT, label="Rank buckets (GLTR), Enter applies", visible=False, scale=1
+                )
                 self.k = gr.Slider(1, MAX_K, value=10, step=1, label="Alternatives shown (k)", scale=2)
             self._main()
-            with gr.Accordion("Every token: a sortable table (click a column's header)", open=False,
-                              elem_classes=["lx-hide-present"]):
+            with gr.Accordion(
+                "Every token: a sortable table (click a column's header)", open=False, elem_classes=["lx-hide-present"]
+            ):
                 self.table = gr.Dataframe(interactive=False, max_height=420, show_label=False, elem_id="token-table")
-            with gr.Accordion("Curves: rank, entropy and surprisal over the text", open=False,
-                              elem_classes=["lx-hide-present"]), gr.Row():
+            with (
+                gr.Accordion(
+                    "Curves: rank, entropy and surprisal over the text", open=False, elem_classes=["lx-hide-present"]
+                ),
+                gr.Row(),
+            ):
                 self.plot = gr.Plot(show_label=False)
                 self.hist = gr.Plot(show_label=False)
             self.downloads = Downloads()
@@ -110,11 +118,18 @@ class Inspector:
                 self.summary = gr.Markdown(elem_id="summary")
                 self.legend = gr.HTML(legend_html(DEFAULT_METRIC), js_on_load=None, elem_id="legend")
                 self.heatmap = gr.HTML("", js_on_load=HEATMAP_JS, elem_id="heatmap")
-                self.surprising = gr.HTML("", js_on_load=JUMP_JS, elem_id="surprising", elem_classes=["lx-hide-present"])
+                self.surprising = gr.HTML(
+                    "", js_on_load=JUMP_JS, elem_id="surprising", elem_classes=["lx-hide-present"]
+                )
             with gr.Column(scale=2, min_width=300, elem_classes=["lx-side"]):
                 self.detail = gr.HTML("", js_on_load=None, elem_id="token-detail")
-                self.selected = gr.Number(value=0, precision=0, minimum=0, label="Position (type one, then Enter)",
-                                          elem_classes=["lx-hide-present"])
+                self.selected = gr.Number(
+                    value=0,
+                    precision=0,
+                    minimum=0,
+                    label="Position (type one, then Enter)",
+                    elem_classes=["lx-hide-present"],
+                )
 
     def render(self) -> None:
         """Place the views on the page here."""
@@ -128,8 +143,20 @@ class Inspector:
     @property
     def outputs(self) -> list:
         """Every component an action may fill (heatmap first and summary third among the visible ones)."""
-        return [self.result, self.heatmap, self.legend, self.summary, self.plot, self.hist, self.table, self.detail,
-                self.selected, self.view, self.surprising, *self.downloads.outputs]
+        return [
+            self.result,
+            self.heatmap,
+            self.legend,
+            self.summary,
+            self.plot,
+            self.hist,
+            self.table,
+            self.detail,
+            self.selected,
+            self.view,
+            self.surprising,
+            *self.downloads.outputs,
+        ]
 
     def _wire(self) -> None:
         detail_out = [self.detail, self.selected]
@@ -138,34 +165,71 @@ class Inspector:
             return self.detail_of(state, evt._data.get("pos", 0), k, view)
 
         self.heatmap.click(on_click, [self.result, self.k, self.view], detail_out, api_visibility="private")
-        gr.on([self.selected.submit, self.k.change], self.detail_of, [self.result, self.selected, self.k, self.view],
-              detail_out, api_name="token_detail", trigger_mode="always_last", show_progress="hidden")
-        gr.on([self.metric.change, self.thresholds.submit], self.restyle,
-              [self.result, self.metric, self.thresholds, self.selected, self.view],
-              [self.heatmap, self.legend, self.hist, self.thresholds], api_name="restyle")
-        self.result.change(self.downloads.prepare, [self.result], self.downloads.outputs, api_name="download",
-                           show_progress="hidden")
+        gr.on(
+            [self.selected.submit, self.k.change],
+            self.detail_of,
+            [self.result, self.selected, self.k, self.view],
+            detail_out,
+            api_name="token_detail",
+            trigger_mode="always_last",
+            show_progress="hidden",
+        )
+        gr.on(
+            [self.metric.change, self.thresholds.submit],
+            self.restyle,
+            [self.result, self.metric, self.thresholds, self.selected, self.view],
+            [self.heatmap, self.legend, self.hist, self.thresholds],
+            api_name="restyle",
+        )
+        self.result.change(
+            self.downloads.prepare, [self.result], self.downloads.outputs, api_name="download", show_progress="hidden"
+        )
         self.present.click(None, js=PRESENT_JS)
 
     # ---- handlers ------------------------------------------------------------------------
-    def _heat(self, r: TokenScores, metric: str, t, selected, marks, rid: str, full: bool = True, note: str = "") -> str:
+    def _heat(
+        self, r: TokenScores, metric: str, t, selected, marks, rid: str, full: bool = True, note: str = ""
+    ) -> str:
         """The heatmap's HTML: skip link, span bar, progress, the chips, and the page's data (numbers once full)."""
         data = page_data(r, rid) if full else {"rid": rid, "n": r.n, "partial": True}
         return SKIP + SPAN + note + heatmap_html(r, metric, t, selected, marks) + data_html(data)
 
-    def show(self, r: TokenScores, metric: str, thresholds_text: str, k: int, marks: Marks | None = None,
-             rid: str | None = None) -> dict:
+    def show(
+        self,
+        r: TokenScores,
+        metric: str,
+        thresholds_text: str,
+        k: int,
+        marks: Marks | None = None,
+        rid: str | None = None,
+    ) -> dict:
         """Every view of a finished result; selected: the first generated token, else the first scored one."""
         t, rid = parse_thresholds(thresholds_text), rid or new_rid()
         scored = np.flatnonzero(r.scored)
         pos = r.n_prompt if r.output_k is not None and r.n_prompt < r.n else int(scored[0]) if scored.size else 0
-        return {self.result: [r], self.view: View(marks, rid), self.heatmap: self._heat(r, metric, t, pos, marks, rid),
-                self.legend: legend_html(metric, t), self.summary: summary_markdown(r), self.plot: curves(r),
-                self.hist: rank_histogram(r, t), self.table: table_view(r), self.surprising: surprising_html(r),
-                **self._detail(r, pos, k, marks)}
+        return {
+            self.result: [r],
+            self.view: View(marks, rid),
+            self.heatmap: self._heat(r, metric, t, pos, marks, rid),
+            self.legend: legend_html(metric, t),
+            self.summary: summary_markdown(r),
+            self.plot: curves(r),
+            self.hist: rank_histogram(r, t),
+            self.table: table_view(r),
+            self.surprising: surprising_html(r),
+            **self._detail(r, pos, k, marks),
+        }
 
-    def partial(self, r: TokenScores, metric: str, t: tuple[int, ...], marks: Marks | None = None, rid: str | None = None,
-                note: str = "", first: bool = False) -> dict:
+    def partial(
+        self,
+        r: TokenScores,
+        metric: str,
+        t: tuple[int, ...],
+        marks: Marks | None = None,
+        rid: str | None = None,
+        note: str = "",
+        first: bool = False,
+    ) -> dict:
         """The heatmap alone, for a result still coming in (the first one also empties the old downloads)."""
         out = {self.heatmap: self._heat(r, metric, t, None, marks, rid or new_rid(), full=False, note=note)}
         return {**out, **self.downloads.cleared()} if first else out
@@ -208,4 +272,8 @@ class Inspector:
             return out
         r, view = state[0], view if isinstance(view, View) else View()
         sel = int(selected) if selected is not None else None
-        return {**out, self.heatmap: self._heat(r, metric, t, sel, view.marks, view.rid), self.hist: rank_histogram(r, t)}
+        return {
+            **out,
+            self.heatmap: self._heat(r, metric, t, sel, view.marks, view.rid),
+            self.hist: rank_histogram(r, t),
+        }

@@ -31,7 +31,9 @@ the model was, in nats). Hover a token for its numbers; click it (or Tab to the 
 everything the model weighed there."""
 
 TABS = [  # each: Shared -> its tab, laid out and wired
-    ScoreTab, GenerateTab, ChatTab,
+    ScoreTab,
+    GenerateTab,
+    ChatTab,
     CompareTab,
     WhatIfTab,
     LookupTab,

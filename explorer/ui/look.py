@@ -22,20 +22,37 @@ def static(name: str) -> str:
 @cache
 def theme() -> gr.themes.Base:
     """Indigo and slate, system fonts, firm contrast on buttons."""
-    return gr.themes.Default(primary_hue=gr.themes.colors.indigo, secondary_hue=gr.themes.colors.sky,
-                             neutral_hue=gr.themes.colors.slate, font=FONTS, font_mono=MONO).set(
-        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
-        button_primary_text_color="white", button_primary_background_fill_dark="*primary_400",
-        button_primary_background_fill_hover_dark="*primary_300", button_primary_text_color_dark="*neutral_950",
-        slider_color="*primary_600", checkbox_background_color_selected="*primary_600",
-        block_title_text_weight="600", link_text_color="*primary_700", link_text_color_dark="*primary_300",
+    return gr.themes.Default(
+        primary_hue=gr.themes.colors.indigo,
+        secondary_hue=gr.themes.colors.sky,
+        neutral_hue=gr.themes.colors.slate,
+        font=FONTS,
+        font_mono=MONO,
+    ).set(
+        button_primary_background_fill="*primary_700",
+        button_primary_background_fill_hover="*primary_800",
+        button_primary_text_color="white",
+        button_primary_background_fill_dark="*primary_400",
+        button_primary_background_fill_hover_dark="*primary_300",
+        button_primary_text_color_dark="*neutral_950",
+        slider_color="*primary_600",
+        checkbox_background_color_selected="*primary_600",
+        block_title_text_weight="600",
+        link_text_color="*primary_700",
+        link_text_color_dark="*primary_300",
         # every text at least 4.5:1 against its background (WCAG AA), light and dark
-        body_text_color_subdued="*neutral_600", body_text_color_subdued_dark="*neutral_300",
-        block_info_text_color="*neutral_600", block_info_text_color_dark="*neutral_300",
-        input_placeholder_color="*neutral_600", input_placeholder_color_dark="*neutral_300",
-        button_cancel_background_fill="#b91c1c", button_cancel_background_fill_hover="#991b1b",
-        button_cancel_text_color="white", button_cancel_background_fill_dark="#b91c1c",
-        button_cancel_background_fill_hover_dark="#991b1b", button_cancel_text_color_dark="white",
+        body_text_color_subdued="*neutral_600",
+        body_text_color_subdued_dark="*neutral_300",
+        block_info_text_color="*neutral_600",
+        block_info_text_color_dark="*neutral_300",
+        input_placeholder_color="*neutral_600",
+        input_placeholder_color_dark="*neutral_300",
+        button_cancel_background_fill="#b91c1c",
+        button_cancel_background_fill_hover="#991b1b",
+        button_cancel_text_color="white",
+        button_cancel_background_fill_dark="#b91c1c",
+        button_cancel_background_fill_hover_dark="#991b1b",
+        button_cancel_text_color_dark="white",
     )
 
 

@@ -14,7 +14,9 @@ def special_ids(engine: Engine) -> frozenset[int]:
     """Ids of the model's special tokens (template markers, BOS/EOS, document separators)."""
     if engine not in _SPECIAL:
         tok = engine.tokenizer
-        _SPECIAL[engine] = frozenset(int(tok.convert_tokens_to_ids(t)) for t in engine.special_tokens()) | frozenset(engine.eos_ids)
+        _SPECIAL[engine] = frozenset(int(tok.convert_tokens_to_ids(t)) for t in engine.special_tokens()) | frozenset(
+            engine.eos_ids
+        )
     return _SPECIAL[engine]
 
 

@@ -17,13 +17,17 @@ from explorer.ui.errors import user_errors
 
 def status_text(engine: Engine) -> str:
     """One line on the loaded model: name, device, dtype, vocabulary, context."""
-    return (f"Loaded **{html.escape(engine.name)}** on {engine.device.type} ({str(engine.dtype).replace('torch.', '')}), "
-            f"vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens.")
+    return (
+        f"Loaded **{html.escape(engine.name)}** on {engine.device.type} ({str(engine.dtype).replace('torch.', '')}), "
+        f"vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens."
+    )
 
 
 def model_label(allow_hub: bool) -> str:
     """The menu's label: it mentions typing a hub id only where visitors may."""
-    return "Model (pick one, or type a Hugging Face hub id)" if allow_hub else "Model (pick one of this server's models)"
+    return (
+        "Model (pick one, or type a Hugging Face hub id)" if allow_hub else "Model (pick one of this server's models)"
+    )
 
 
 class ModelPicker:
@@ -33,15 +37,25 @@ class ModelPicker:
         self.models = models
         self.name = gr.State(models.default)
         with gr.Row(elem_classes=["lx-hide-present", "lx-model"]):
-            self.choice = gr.Dropdown(models.names, value=models.default, label=model_label(models.allow_hub),
-                                      allow_custom_value=models.allow_hub, scale=4, min_width=280)
+            self.choice = gr.Dropdown(
+                models.names,
+                value=models.default,
+                label=model_label(models.allow_hub),
+                allow_custom_value=models.allow_hub,
+                scale=4,
+                min_width=280,
+            )
             self.button = gr.Button("Load model", scale=1, min_width=140)
         engine = models.loaded(models.default)
-        self.status = gr.Markdown(status_text(engine) if engine else
-                                  f"Model **{html.escape(models.default)}** loads on the first action.",
-                                  elem_classes=["lx-hide-present"], elem_id="model-status")
+        self.status = gr.Markdown(
+            status_text(engine) if engine else f"Model **{html.escape(models.default)}** loads on the first action.",
+            elem_classes=["lx-hide-present"],
+            elem_id="model-status",
+        )
         loading = self.button.click(self.load, [self.choice], [self.name, self.status], api_name="load_model")
-        loading.failure(lambda name: name, [self.name], [self.choice], api_visibility="private")  # a failed load: the menu shows the model still in use
+        loading.failure(
+            lambda name: name, [self.name], [self.choice], api_visibility="private"
+        )  # a failed load: the menu shows the model still in use
 
     def load(self, choice: str, progress=gr.Progress()) -> dict:
         """Load `choice` for this session: its name into the session's state, a status line."""

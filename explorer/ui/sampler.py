@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import gradio as gr
 
-from explorer.engine import Done, Engine, stream, with_seed
+from explorer.engine import Done, Engine, Step, stream, with_seed
 from explorer.engine.generation import collect
 from explorer.render.heatmap import Marks
 from explorer.runtime import Models
@@ -28,11 +29,19 @@ def sampler_controls() -> list:
         top_p = gr.Slider(0.01, 1, value=1.0, step=0.01, label="Top-p (1 = off)")
         top_k = gr.Slider(0, 200, value=0, step=1, label="Top-k (0 = off)")
     with gr.Row():
-        seed = gr.Textbox("", label="Seed", placeholder="empty: a new random seed each run",
-                          info="The seed used is shown with the result; “Reuse seed” puts it here.")
+        seed = gr.Textbox(
+            "",
+            label="Seed",
+            placeholder="empty: a new random seed each run",
+            info="The seed used is shown with the result; “Reuse seed” puts it here.",
+        )
         stop = gr.Textbox(label="Stop strings (one per line; \\n for a newline)", lines=1)
-        mode = gr.Radio(MODE_CHOICES, value=MODE_CHOICES[0], label="Numbers shown for generated tokens",
-                        info="raw = what the model believes; processed = what the sampler drew from. Prompt numbers are raw.")
+        mode = gr.Radio(
+            MODE_CHOICES,
+            value=MODE_CHOICES[0],
+            label="Numbers shown for generated tokens",
+            info="raw = what the model believes; processed = what the sampler drew from. Prompt numbers are raw.",
+        )
         score_prompt = gr.Checkbox(value=True, label="Also score the prompt's tokens")
     return [max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt]
 
@@ -48,6 +57,7 @@ def run_buttons(label: str) -> tuple[gr.Button, gr.Button, gr.Button]:
 
 def wire_reuse(reuse: gr.Button, seed: gr.Textbox, inspector: Inspector) -> None:
     """'Reuse seed' puts the last result's seed into the seed box."""
+
     def last_seed(state: list):
         s = state[0].sampler.get("seed") if state else None
         return "" if s is None else str(s)
@@ -68,29 +78,52 @@ def parse_seed(seed) -> int | None:
     try:  # its range is SamplerSettings' rule, as for the CLI and the API
         return int(str(seed).strip())
     except ValueError:
-        raise ValueError(f"the seed must be a whole number, or empty for a random one (got {str(seed)[:40]!r})") from None
+        raise ValueError(
+            f"the seed must be a whole number, or empty for a random one (got {str(seed)[:40]!r})"
+        ) from None
 
 
 def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt) -> SamplerSettings:
     """SamplerSettings from the controls' values, with a concrete seed."""
     stops = tuple(s.replace("\\n", "\n") for s in (stop or "").splitlines() if s)
     try:  # the controls' values as numbers; the rules themselves are SamplerSettings' alone
-        numbers = dict(max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p), top_k=int(top_k),
-                       seed=parse_seed(seed))
+        numbers: dict[str, Any] = dict(
+            max_tokens=int(max_tokens),
+            temperature=float(temperature),
+            top_p=float(top_p),
+            top_k=int(top_k),
+            seed=parse_seed(seed),
+        )
     except (ValueError, TypeError) as err:  # a number field that is not a number
         raise error(f"Check the sampler settings: {err}.") from None
     with user_errors():
-        return with_seed(SamplerSettings(**numbers, stop=stops, logprobs=UI_K, prompt_logprobs=UI_K if score_prompt else None,
-                                         mode="processed" if str(mode).startswith("processed") else "raw"))
+        return with_seed(
+            SamplerSettings(
+                **numbers,
+                stop=stops,
+                logprobs=UI_K,
+                prompt_logprobs=UI_K if score_prompt else None,
+                mode="processed" if str(mode).startswith("processed") else "raw",
+            )
+        )
 
 
-def run(models: Models, name: str, encode: Callable[[Engine], tuple[list[int], Marks]], s: SamplerSettings,
-        inspector: Inspector, metric: str, thresholds_text: str, k: int,
-        finish: Callable[..., dict] | None = None) -> Iterator[dict]:
+def run(
+    models: Models,
+    name: str,
+    encode: Callable[[Engine], tuple[list[int], Marks]],
+    s: SamplerSettings,
+    inspector: Inspector,
+    metric: str,
+    thresholds_text: str,
+    k: int,
+    finish: Callable[..., dict] | None = None,
+) -> Iterator[dict]:
     """Stream a generation from `encode(engine)` (ids and marks): the heatmap alone while it runs, every view at
     the end, plus `finish(result)`'s own outputs."""
     t = parse_thresholds(thresholds_text)
-    steps, last, rid = [], 0.0, new_rid()
+    steps: list[Step] = []
+    last, rid = 0.0, new_rid()
     with user_errors(), models.use(name) as engine:
         ids, marks = encode(engine)
         for ev in stream(engine, ids, s):

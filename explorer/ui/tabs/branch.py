@@ -9,10 +9,11 @@ import tempfile
 
 import gradio as gr
 
-from explorer.engine.branch import Prefixes, grow, plant, settings_from_dict
+from explorer.engine.branch import Prefixes, grow, plant
 from explorer.render.text import visible
 from explorer.render.tree import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
 from explorer.result import TokenScores
+from explorer.settings import SamplerSettings
 from explorer.tree import BranchTree
 from explorer.ui.errors import error, user_errors
 from explorer.ui.sampler import UI_K, sampler_controls, settings
@@ -42,8 +43,14 @@ element.addEventListener('keydown', (e) => {
 
 def _choices(top: list[tuple[int, float]], pieces: dict[int, bytes], actual: int) -> list[tuple[str, str]]:
     """(label, id) per alternative: its text (whitespace visible), probability and rank."""
-    return [(f"{visible(pieces[i].decode('utf-8', 'replace')) or '▯'}  ·  {100 * math.exp(lp):.2f}%  ·  rank {r}"
-             + ("  (the actual token)" if i == actual else ""), str(i)) for r, (i, lp) in enumerate(top, start=1)]
+    return [
+        (
+            f"{visible(pieces[i].decode('utf-8', 'replace')) or '▯'}  ·  {100 * math.exp(lp):.2f}%  ·  rank {r}"
+            + ("  (the actual token)" if i == actual else ""),
+            str(i),
+        )
+        for r, (i, lp) in enumerate(top, start=1)
+    ]
 
 
 class BranchTab:
@@ -85,10 +92,26 @@ class BranchTab:
             return self.pick_node(tree, (evt._data or {}).get("node", -1))
 
         self.tree_view.click(on_click, [self.tree], [*pick_out, self.tree_view], api_visibility="private")
-        inputs = [shared.model, self.result, self.tree, self.prefixes, self.node, self.at, self.alts, self.source, *self.controls]
-        self.button.click(self.branch, inputs, [self.tree, self.prefixes, self.tree_view, self.leaf_a, self.leaf_b, *pick_out],
-                          api_name="branch")
-        self.compare_btn.click(self.compare, [self.tree, self.leaf_a, self.leaf_b], [self.compare_view], api_name="branch_compare")
+        inputs = [
+            shared.model,
+            self.result,
+            self.tree,
+            self.prefixes,
+            self.node,
+            self.at,
+            self.alts,
+            self.source,
+            *self.controls,
+        ]
+        self.button.click(
+            self.branch,
+            inputs,
+            [self.tree, self.prefixes, self.tree_view, self.leaf_a, self.leaf_b, *pick_out],
+            api_name="branch",
+        )
+        self.compare_btn.click(
+            self.compare, [self.tree, self.leaf_a, self.leaf_b], [self.compare_view], api_name="branch_compare"
+        )
         self.dl_btn.click(self.download, [self.tree], [self.dl_file], api_name="branch_download")
 
     # ---- handlers ------------------------------------------------------------------------
@@ -100,18 +123,28 @@ class BranchTab:
             raise error("Type a position (a whole number), or click a token in the heatmap.") from None
         out = {self.at: pos, self.node: -1, self.node_df: None}
         if not result:
-            return {**out, self.alts: gr.CheckboxGroup(choices=[], value=[]),
-                    self.node_md: "Score or generate a text first; then pick a token to branch from."}
+            return {
+                **out,
+                self.alts: gr.CheckboxGroup(choices=[], value=[]),
+                self.node_md: "Score or generate a text first; then pick a token to branch from.",
+            }
         r: TokenScores = result[0]
         if not 0 <= pos < r.n:
             raise error(f"Position {pos} is outside the current result (1..{r.n - 1}).")
         top = r.top(pos, r.top_ids.shape[1]) if pos > 0 else []
-        note = (f"Position {pos} of the current result, token {md_code(r.token_text[pos])}: tick alternatives, "
-                "then press Continue from here." if top else
-                "Position 0 has no context, so no alternatives: pick a later token." if pos == 0 else
-                f"No alternatives were recorded at position {pos} (the prompt was not scored): pick a generated token.")
-        return {**out, self.alts: gr.CheckboxGroup(choices=_choices(top, r.pieces, int(r.token_ids[pos])), value=[]),
-                self.node_md: note}
+        note = (
+            f"Position {pos} of the current result, token {md_code(r.token_text[pos])}: tick alternatives, "
+            "then press Continue from here."
+            if top
+            else "Position 0 has no context, so no alternatives: pick a later token."
+            if pos == 0
+            else f"No alternatives were recorded at position {pos} (the prompt was not scored): pick a generated token."
+        )
+        return {
+            **out,
+            self.alts: gr.CheckboxGroup(choices=_choices(top, r.pieces, int(r.token_ids[pos])), value=[]),
+            self.node_md: note,
+        }
 
     def pick_node(self, tree: BranchTree | None, node) -> dict:
         """Node `node`'s detail, and its alternatives to branch from."""
@@ -123,9 +156,16 @@ class BranchTab:
             raise error("Pick a node by clicking it in the tree.") from None
         if not 0 <= node < tree.n:
             raise error(f"Node {node} is not in this tree (0..{tree.n - 1}).")
-        return {self.at: tree.depth(node), self.node: node, self.node_md: node_markdown(tree, node),
-                self.node_df: node_table(tree, node), self.tree_view: tree_html(tree, node),
-                self.alts: gr.CheckboxGroup(choices=_choices(tree.top(node), tree.pieces, int(tree.token_ids[node])), value=[])}
+        return {
+            self.at: tree.depth(node),
+            self.node: node,
+            self.node_md: node_markdown(tree, node),
+            self.node_df: node_table(tree, node),
+            self.tree_view: tree_html(tree, node),
+            self.alts: gr.CheckboxGroup(
+                choices=_choices(tree.top(node), tree.pieces, int(tree.token_ids[node])), value=[]
+            ),
+        }
 
     def _start(self, engine, result: list, tree, prefixes, node: int, at) -> tuple:
         """(tree, prefixes, node the branches hang after, settings that made the text there)."""
@@ -155,14 +195,21 @@ class BranchTab:
             raise error(f"Tick at most {MAX_TICKED} alternatives at once.")
         tokens = [int(a) for a in alts]
         with user_errors(), self.models.use(name) as engine:
-            tree, prefixes, after, made_by = self._start(engine, result, tree, prefixes, int(node if node is not None else -1), at)
-            s = settings_from_dict(made_by) if source == SOURCES[0] and made_by else settings(*controls)
+            tree, prefixes, after, made_by = self._start(
+                engine, result, tree, prefixes, int(node if node is not None else -1), at
+            )
+            s = SamplerSettings.from_dict(made_by) if source == SOURCES[0] and made_by else settings(*controls)
             for tok in tokens:
                 tree, _ = grow(engine, prefixes, tree, after, tok, s)
         first = tree.branches[-len(tokens)]["first_node"]
         leaves = leaf_choices(tree)
-        return {self.tree: tree, self.prefixes: prefixes, self.leaf_a: gr.Dropdown(choices=leaves, value=leaves[0][1]),
-                self.leaf_b: gr.Dropdown(choices=leaves, value=leaves[-1][1]), **self.pick_node(tree, first)}
+        return {
+            self.tree: tree,
+            self.prefixes: prefixes,
+            self.leaf_a: gr.Dropdown(choices=leaves, value=leaves[0][1]),
+            self.leaf_b: gr.Dropdown(choices=leaves, value=leaves[-1][1]),
+            **self.pick_node(tree, first),
+        }
 
     def compare(self, tree: BranchTree | None, a, b) -> dict:
         """Leaves `a` and `b` side by side from where they part."""

@@ -35,9 +35,11 @@ class ChatTab:
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
         with gr.Tab("Chat"):
-            gr.Markdown("Talk to the model through its chat template. The conversation is kept: each reply is scored "
-                        "with every earlier turn, roles are labelled, template markers are drawn as markers and the "
-                        "generated reply is underlined.")
+            gr.Markdown(
+                "Talk to the model through its chat template. The conversation is kept: each reply is scored "
+                "with every earlier turn, roles are labelled, template markers are drawn as markers and the "
+                "generated reply is underlined."
+            )
             self.history = gr.State([])
             self.system = gr.Textbox(label="System message (optional)", lines=1)
             with gr.Row():
@@ -48,15 +50,35 @@ class ChatTab:
             self.button, self.stop, self.reuse = run_buttons("Send")
             gr.Examples(EXAMPLES, inputs=[self.message])
         outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
-        event = self.button.click(self.chat, [shared.model, self.history, self.system, self.message, *self.controls,
-                                              *self.inspector.look], outputs, api_name="chat",
-                                  show_progress_on=[self.inspector.summary])
+        event = self.button.click(
+            self.chat,
+            [shared.model, self.history, self.system, self.message, *self.controls, *self.inspector.look],
+            outputs,
+            api_name="chat",
+            show_progress_on=[self.inspector.summary],
+        )
         self.stop.click(None, cancels=[event])
         self.new.click(lambda: ([], EMPTY), None, [self.history, self.turns], api_visibility="private")
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
-    def chat(self, name, history, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
-             metric, thresholds_text, k) -> Iterator[dict]:
+    def chat(
+        self,
+        name,
+        history,
+        system,
+        message,
+        max_tokens,
+        temperature,
+        top_p,
+        top_k,
+        seed,
+        stop,
+        mode,
+        score_prompt,
+        metric,
+        thresholds_text,
+        k,
+    ) -> Iterator[dict]:
         """Stream the assistant's reply to `message` after the conversation so far (and `system`, if any)."""
         if not message or not message.strip():
             raise error("The message is empty: type what the user says.")

@@ -27,23 +27,52 @@ class GenerateTab:
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
         with gr.Tab("Generate"):
-            gr.Markdown("Continue a prompt; every generated token shows what else the model considered, "
-                        "and what the sampler kept of it.")
+            gr.Markdown(
+                "Continue a prompt; every generated token shows what else the model considered, "
+                "and what the sampler kept of it."
+            )
             self.prompt = gr.Textbox(label="Prompt", lines=3)
             self.controls = sampler_controls()
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
-        event = self.button.click(self.generate, [shared.model, self.prompt, *self.controls, *self.inspector.look],
-                                  [*self.inspector.outputs, self.reuse], api_name="generate",
-                                  show_progress_on=[self.inspector.summary])
+        event = self.button.click(
+            self.generate,
+            [shared.model, self.prompt, *self.controls, *self.inspector.look],
+            [*self.inspector.outputs, self.reuse],
+            api_name="generate",
+            show_progress_on=[self.inspector.summary],
+        )
         self.stop.click(None, cancels=[event])
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
-    def generate(self, name, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
-                 metric, thresholds_text, k) -> Iterator[dict]:
+    def generate(
+        self,
+        name,
+        prompt,
+        max_tokens,
+        temperature,
+        top_p,
+        top_k,
+        seed,
+        stop,
+        mode,
+        score_prompt,
+        metric,
+        thresholds_text,
+        k,
+    ) -> Iterator[dict]:
         """Stream a continuation of `prompt` from the session's model."""
         if not prompt or not prompt.strip():
             raise error("The prompt is empty: type a prompt to continue.")
         s = settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
-        yield from run(self.models, name, lambda engine: (engine.encode(prompt), marks_of(engine)), s, self.inspector,
-                       metric, thresholds_text, k, finish=lambda r: {self.reuse: reuse_button(r)})
+        yield from run(
+            self.models,
+            name,
+            lambda engine: (engine.encode(prompt), marks_of(engine)),
+            s,
+            self.inspector,
+            metric,
+            thresholds_text,
+            k,
+            finish=lambda r: {self.reuse: reuse_button(r)},
+        )

@@ -51,11 +51,20 @@ class LensTab:
 
     def _wire(self, shared: Shared) -> None:
         cell_out = [self.cell_md, self.cell_df, self.layer, self.pos]
-        self.button.click(self.run, [shared.model, self.text, self.result, self.metric],
-                          [self.state, self.grid, self.legend, *cell_out], api_name="lens")
+        self.button.click(
+            self.run,
+            [shared.model, self.text, self.result, self.metric],
+            [self.state, self.grid, self.legend, *cell_out],
+            api_name="lens",
+        )
         self.metric.change(self.restyle, [self.state, self.metric], [self.grid, self.legend], api_name="lens_restyle")
-        gr.on([self.layer.submit, self.pos.submit], self.cell, [self.state, self.layer, self.pos], cell_out,
-              api_name="lens_cell")
+        gr.on(
+            [self.layer.submit, self.pos.submit],
+            self.cell,
+            [self.state, self.layer, self.pos],
+            cell_out,
+            api_name="lens_cell",
+        )
 
         def on_click(state, evt: gr.EventData):
             data = evt._data or {}
@@ -71,17 +80,25 @@ class LensTab:
                 ids = engine.encode(text)
             elif result:
                 if result[0].model != engine.name:
-                    raise error(f"The current result comes from {result[0].model}; pick that model again or type a text.")
+                    raise error(
+                        f"The current result comes from {result[0].model}; pick that model again or type a text."
+                    )
                 ids = result[0].token_ids.tolist()
             else:
                 raise error("Type a text, or score or generate one first: the lens reads the current result.")
             if len(ids) > MAX_LENS_TOKENS:
-                raise error(f"The text is {len(ids)} tokens; the page draws the lens of at most {MAX_LENS_TOKENS}. Shorten it, "
-                            "or use the command line: logprob-explorer lens.")
+                raise error(
+                    f"The text is {len(ids)} tokens; the page draws the lens of at most {MAX_LENS_TOKENS}. Shorten it, "
+                    "or use the command line: logprob-explorer lens."
+                )
             g = lens_ids(engine, ids, k=LENS_K)
         layer, pos = g.n_layers, max(g.n - 1, 0)
-        return {self.state: g, self.grid: lens_html(g, metric, (layer, pos)), self.legend: legend_html(metric),
-                **self._cell(g, layer, pos)}
+        return {
+            self.state: g,
+            self.grid: lens_html(g, metric, (layer, pos)),
+            self.legend: legend_html(metric),
+            **self._cell(g, layer, pos),
+        }
 
     def restyle(self, g: LensGrid | None, metric: str) -> dict:
         if metric not in METRICS:
@@ -89,8 +106,12 @@ class LensTab:
         return {self.grid: lens_html(g, metric) if g is not None else "", self.legend: legend_html(metric)}
 
     def _cell(self, g: LensGrid, layer: int, pos: int) -> dict:
-        return {self.cell_md: cell_markdown(g, layer, pos), self.cell_df: cell_table(g, layer, pos),
-                self.layer: layer, self.pos: pos}
+        return {
+            self.cell_md: cell_markdown(g, layer, pos),
+            self.cell_df: cell_table(g, layer, pos),
+            self.layer: layer,
+            self.pos: pos,
+        }
 
     def cell(self, g: LensGrid | None, layer, pos) -> dict:
         """Layer `layer`'s reading at position `pos`: its numbers and top-k."""
@@ -101,5 +122,7 @@ class LensTab:
         except (TypeError, ValueError):
             raise error("Pick a cell by clicking it, or type a layer and a position.") from None
         if not 0 <= layer <= g.n_layers or not 0 <= pos < g.n:
-            raise error(f"Layer {layer}, position {pos} is outside the grid (layers 0..{g.n_layers}, positions 0..{g.n - 1}).")
+            raise error(
+                f"Layer {layer}, position {pos} is outside the grid (layers 0..{g.n_layers}, positions 0..{g.n - 1})."
+            )
         return self._cell(g, layer, pos)

@@ -7,6 +7,7 @@ block with a progress bar, and Stop ends the work at the next block.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, cast
 
 import gradio as gr
 
@@ -32,17 +33,34 @@ EXAMPLES = [
 def start_menu(engine: Engine | None) -> dict:
     """The document-start menu for `engine`: its special tokens, the end-of-text one first (the default)."""
     if engine is None:
-        return {"choices": [("end of text (eos)", "eos"), ("beginning of text (bos)", "bos")], "value": "eos",
-                "interactive": True, "info": "The model loads on the first action; its own special tokens are offered then."}
+        return {
+            "choices": [("end of text (eos)", "eos"), ("beginning of text (bos)", "bos")],
+            "value": "eos",
+            "interactive": True,
+            "info": "The model loads on the first action; its own special tokens are offered then.",
+        }
     if engine.adds_bos:
         bos = engine.tokenizer.bos_token
-        return {"choices": [(f"{bos} (the tokenizer adds it already)", "none")], "value": "none", "interactive": False,
-                "info": f"This model's tokenizer starts every text with {bos}: the first token is already scored."}
+        return {
+            "choices": [(f"{bos} (the tokenizer adds it already)", "none")],
+            "value": "none",
+            "interactive": False,
+            "info": f"This model's tokenizer starts every text with {bos}: the first token is already scored.",
+        }
     specials = engine.special_tokens()
     if not specials:
-        return {"choices": [("(this model has no special tokens)", "none")], "value": "none", "interactive": False, "info": ""}
-    return {"choices": [(f"{t} (document start, recommended)" if i == 0 else t, t) for i, t in enumerate(specials)],
-            "value": specials[0], "interactive": True, "info": "Put before the text so its first token is predicted from it."}
+        return {
+            "choices": [("(this model has no special tokens)", "none")],
+            "value": "none",
+            "interactive": False,
+            "info": "",
+        }
+    return {
+        "choices": [(f"{t} (document start, recommended)" if i == 0 else t, t) for i, t in enumerate(specials)],
+        "value": specials[0],
+        "interactive": True,
+        "info": "Put before the text so its first token is predicted from it.",
+    }
 
 
 class ScoreTab:
@@ -54,17 +72,23 @@ class ScoreTab:
             gr.Markdown("Score an existing text: how likely was each token given the ones before it?")
             self.text = gr.Textbox(label="Text", lines=5, placeholder="Paste any text ...")
             with gr.Row():
-                self.from_start = gr.Checkbox(False, label="Score from the start of a document (the first token gets a score too)")
-                self.start = gr.Dropdown(label="Document-start token", **start_menu(self.models.loaded(self.models.default)))
+                self.from_start = gr.Checkbox(
+                    False, label="Score from the start of a document (the first token gets a score too)"
+                )
+                self.start = gr.Dropdown(
+                    label="Document-start token", **start_menu(self.models.loaded(self.models.default))
+                )
             with gr.Row():
                 self.button = gr.Button("Score", variant="primary", scale=3)
                 self.stop = gr.Button("Stop", variant="stop", scale=1)
             gr.Examples(EXAMPLES, inputs=[self.text])
         inputs = [shared.model, self.text, *self.inspector.look, self.from_start, self.start]
         outputs, where = self.inspector.outputs, [self.inspector.summary]
-        events = [self.button.click(self.score, inputs, outputs, api_name="score", show_progress_on=where),
-                  self.text.submit(self.score, inputs, outputs, api_visibility="private", show_progress_on=where)]
-        self.stop.click(None, cancels=events)
+        events = [
+            self.button.click(self.score, inputs, outputs, api_name="score", show_progress_on=where),
+            self.text.submit(self.score, inputs, outputs, api_visibility="private", show_progress_on=where),
+        ]
+        self.stop.click(None, cancels=cast(Any, events))  # gradio types `cancels` as dicts; it takes events
         shared.model.change(self.menu, [shared.model], [self.start], api_visibility="private")
 
     def menu(self, name: str) -> gr.Dropdown:
@@ -74,8 +98,17 @@ class ScoreTab:
             engine = None
         return gr.Dropdown(**start_menu(engine))
 
-    def score(self, name: str, text: str, metric: str, thresholds_text: str, k: int, from_start: bool = False,
-              start: str | None = None, progress=gr.Progress()) -> Iterator[dict]:  # noqa: B008 - Gradio's idiom
+    def score(
+        self,
+        name: str,
+        text: str,
+        metric: str,
+        thresholds_text: str,
+        k: int,
+        from_start: bool = False,
+        start: str | None = None,
+        progress=gr.Progress(),
+    ) -> Iterator[dict]:
         """Score `text` with the session's model, block by block; the heatmap as it fills, then every view."""
         if not text or not text.strip():
             raise error("The text is empty: type or paste some text to score.")
@@ -87,13 +120,22 @@ class ScoreTab:
             marks, parts, total = marks_of(engine), [], len(ids) - 1
 
             def scores(rows: Rows):
-                return assemble(engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=UI_K, context_start=len(prefix))
+                return assemble(
+                    engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=UI_K, context_start=len(prefix)
+                )
 
             for done, rows in score_blocks(engine, ids, UI_K, prefill=UI_PREFILL):
                 parts.append(rows)
                 progress((done, max(total, 1)), desc="Scoring", unit="positions")
                 if done < total:
-                    yield self.inspector.partial(scores(Rows.concat(parts)), metric, t, marks, rid,
-                                                 note=progress_html(done, total), first=len(parts) == 1)
+                    yield self.inspector.partial(
+                        scores(Rows.concat(parts)),
+                        metric,
+                        t,
+                        marks,
+                        rid,
+                        note=progress_html(done, total),
+                        first=len(parts) == 1,
+                    )
             r = scores(Rows.concat(parts) if parts else Rows.empty(UI_K, engine.vocab_size))
         yield self.inspector.show(r, metric, thresholds_text, k, marks, rid)

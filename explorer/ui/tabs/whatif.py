@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import gradio as gr
 import numpy as np
@@ -65,7 +66,7 @@ class WhatIfTab:
         defaults = SamplerSettings()
         return {c: s.get(name, getattr(defaults, name)) for c, name in zip(self.sliders, SLIDERS)}
 
-    def _row(self, r, pos: int, cache: dict | None) -> tuple[np.ndarray, list[bytes], dict]:
+    def _row(self, r, pos: int, cache: dict | None) -> tuple[np.ndarray, Sequence[bytes], dict]:
         """The raw logits row at `pos` of `r`, from `cache` when it holds that very position."""
         ids = r.token_ids.tolist()
         key = (r.model, pos, hashlib.sha1(np.asarray(ids[: pos + 1], np.int64).tobytes()).hexdigest())

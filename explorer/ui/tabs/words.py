@@ -35,9 +35,14 @@ class WordsTab:
         outputs = [self.legend, self.heatmap, self.summary, self.plot, self.detail, self.table, self.word]
         self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words")
         self.metric.change(
-            self.restyle, [self.inspector.result, self.metric, self.word], [self.legend, self.heatmap], api_visibility="private"
+            self.restyle,
+            [self.inspector.result, self.metric, self.word],
+            [self.legend, self.heatmap],
+            api_visibility="private",
         )
-        self.heatmap.click(self.on_click, [self.inspector.result], [self.detail, self.table, self.word], api_visibility="private")
+        self.heatmap.click(
+            self.on_click, [self.inspector.result], [self.detail, self.table, self.word], api_visibility="private"
+        )
         self.word.submit(
             self.select,
             [self.inspector.result, self.word],
