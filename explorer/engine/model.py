@@ -290,7 +290,8 @@ class Engine:
                 param="prompt",
                 code="context_length_exceeded",
             )
-        bad = [i for i in ids if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.vocab_size]
+        top = self.vocab_size or float("inf")  # 0: not known (a remote server's): the server checks the bound
+        bad = [i for i in ids if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < top]
         if bad:
             raise ExplorerError(
                 f"Token id {bad[0]!r} is outside the vocabulary (0..{self.vocab_size - 1}).",

@@ -196,18 +196,6 @@ class RemoteEngine(Engine):
 
         return context_start.context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
 
-    def check_ids(self, ids: list[int]) -> None:
-        if not ids:
-            raise ExplorerError(
-                "The prompt has no tokens: give some text or token ids.", param="prompt", code="empty_text"
-            )
-        if len(ids) > self.context:
-            raise ExplorerError(
-                f"The text is {len(ids)} tokens; {self.name} reads at most {self.context}: shorten it.",
-                param="prompt",
-                code="context_length_exceeded",
-            )
-
     # ---- what a remote server cannot give ------------------------------------------------
     def body(self, *a, **kw):
         raise ExplorerError(

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.lens import LensGrid
+from explorer.render.tables import alternatives_table
 from explorer.render.text import escape, visible
 from explorer.render.tree import md_code
 
@@ -120,29 +121,4 @@ def cell_markdown(g: LensGrid, layer: int, pos: int) -> str:
 
 def cell_table(g: LensGrid, layer: int, pos: int) -> pd.DataFrame:
     """That layer's top-k at `pos`, the actual token marked, and an `(others)` row with the rest of the mass."""
-    actual, rows, mass = int(g.token_ids[pos]), [], 0.0
-    for rank, (i, lp) in enumerate(g.top(layer, pos), start=1):
-        mass += math.exp(lp)
-        rows.append(
-            {
-                "rank": rank,
-                "token": visible(g.pieces[i].decode("utf-8", "backslashreplace")),
-                "probability %": round(100 * math.exp(lp), 3),
-                "logprob": round(lp, 4),
-                "actual": "◀ actual" if i == actual else "",
-                "id": i,
-            }
-        )
-    if rows:
-        rest = max(0.0, 1.0 - mass)
-        rows.append(
-            {
-                "rank": None,
-                "token": "(others)",
-                "probability %": round(100 * rest, 3),
-                "logprob": round(math.log(rest), 4) if rest > 0 else None,
-                "actual": "",
-                "id": None,
-            }
-        )
-    return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])
+    return alternatives_table(g.top(layer, pos), g.pieces, int(g.token_ids[pos]), "◀ actual")

@@ -15,6 +15,37 @@ from explorer.result import TokenScores
 SURPRISING = 10  # tokens in the "most surprising" list
 
 
+def alternatives_table(pairs, pieces, actual: int, marker: str) -> pd.DataFrame:
+    """A top-k table: (id, logprob) `pairs` by rank, the `actual` id marked with `marker`, and an `(others)` row with
+    the rest of the probability mass (the lens's cells and the branch tree's nodes)."""
+    rows, mass = [], 0.0
+    for rank, (i, lp) in enumerate(pairs, start=1):
+        mass += math.exp(lp)
+        rows.append(
+            {
+                "rank": rank,
+                "token": visible(pieces[i].decode("utf-8", "backslashreplace")),
+                "probability %": round(100 * math.exp(lp), 3),
+                "logprob": round(lp, 4),
+                "actual": marker if i == actual else "",
+                "id": i,
+            }
+        )
+    if rows:
+        rest = max(0.0, 1.0 - mass)
+        rows.append(
+            {
+                "rank": None,
+                "token": "(others)",
+                "probability %": round(100 * rest, 3),
+                "logprob": round(math.log(rest), 4) if rest > 0 else None,
+                "actual": "",
+                "id": None,
+            }
+        )
+    return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])
+
+
 def _text(b: bytes) -> str:
     return b.decode("utf-8", "backslashreplace")
 

@@ -12,6 +12,7 @@ import math
 
 import pandas as pd
 
+from explorer.render.tables import alternatives_table
 from explorer.render.text import escape, visible
 from explorer.tree import BranchTree
 
@@ -139,32 +140,7 @@ def _sampler_text(s: dict) -> str:
 
 def node_table(tree: BranchTree, node: int) -> pd.DataFrame:
     """The top-k at the node's position (its alternatives), the node's own token marked, and an `(others)` row."""
-    actual, rows, mass = int(tree.token_ids[node]), [], 0.0
-    for rank, (i, lp) in enumerate(tree.top(node), start=1):
-        mass += math.exp(lp)
-        rows.append(
-            {
-                "rank": rank,
-                "token": visible(tree.pieces[i].decode("utf-8", "backslashreplace")),
-                "probability %": round(100 * math.exp(lp), 3),
-                "logprob": round(lp, 4),
-                "actual": "◀ this node" if i == actual else "",
-                "id": i,
-            }
-        )
-    if rows:
-        rest = max(0.0, 1.0 - mass)
-        rows.append(
-            {
-                "rank": None,
-                "token": "(others)",
-                "probability %": round(100 * rest, 3),
-                "logprob": round(math.log(rest), 4) if rest > 0 else None,
-                "actual": "",
-                "id": None,
-            }
-        )
-    return pd.DataFrame(rows, columns=["rank", "token", "probability %", "logprob", "actual", "id"])
+    return alternatives_table(tree.top(node), tree.pieces, int(tree.token_ids[node]), "◀ this node")
 
 
 def _side(tree: BranchTree, leaf: int, shared: int, name: str) -> str:
