@@ -176,7 +176,8 @@ def write(body: dict, out: str | None) -> None:
 
 
 def read_text(a) -> str:
-    if not a.text_file:
+    """The text of --text, or of --text-file read as UTF-8."""
+    if not getattr(a, "text_file", None):
         return a.text
     try:
         with open(a.text_file, "rb") as f:
@@ -228,13 +229,18 @@ def _check_score(a) -> str:
         raise ExplorerError(
             "--context-start applies to --text: with --ids, put the start token's id first.", param="context_start"
         )
+    return source_text(a, "score")
+
+
+def source_text(a, verb: str) -> str:
+    """The checked text of --text / --text-file ('' with --ids, checked non-empty); `verb` says what the command does."""
     if a.ids is not None:
         if not a.ids:
             raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
         return ""
     text = check_text(read_text(a), "--text")
     if not text:
-        raise ExplorerError("The text is empty: type or paste some text to score.", param="prompt", code="empty_text")
+        raise ExplorerError(f"The text is empty: type or paste some text to {verb}.", param="prompt", code="empty_text")
     return text
 
 

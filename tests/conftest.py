@@ -213,6 +213,39 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
+class ServerProcess:
+    """`python -m explorer serve` on a model folder in a second process, on a free loopback port, ready when made."""
+
+    def __init__(self, model_dir: str):
+        import socket
+        import subprocess
+        import sys
+        import time
+
+        import httpx
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
+        cmd = [sys.executable, "-m", "explorer", "serve", "--model", model_dir, "--device", "cpu", "--port", str(port)]
+        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                if httpx.get(self.url + "/v1/models", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("the server process did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
 @pytest.fixture(scope="session")
 def live(gpt2):
     srv = LiveServer(gpt2)

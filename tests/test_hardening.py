@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 
@@ -19,7 +15,7 @@ from hypothesis import strategies as st
 from openai.types import ErrorObject
 
 from explorer.settings import Limits
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, ServerProcess
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -323,24 +319,9 @@ def test_fuzzed_bodies_are_200_or_4xx(live, route, fields):
 
 
 def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "explorer", "serve", "--model", long_gpt2_dir, "--device", "cpu", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server = ServerProcess(long_gpt2_dir)
+    proc, url = server.proc, server.url
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
 
         def long_request():  # about 20 s of work; the server cuts it
             with contextlib.suppress(httpx.HTTPError):
@@ -357,9 +338,7 @@ def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
         proc.wait(timeout=10)
         assert time.monotonic() - t < 5.0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        server.stop()
 
 
 def test_load_errors_never_show_a_path(tmp_path):

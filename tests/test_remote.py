@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx
 import numpy as np
 import pytest
 
@@ -19,37 +16,15 @@ from explorer.engine import generate, score_ids
 from explorer.engine.remote import RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.conftest import ServerProcess
 
 
 @pytest.fixture(scope="module")
 def backend(gpt2_dir):
     """Our own server on the tiny GPT-2, as a separate process: the backend the remote engine talks to."""
-    port = free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "explorer", "serve", "--model", gpt2_dir, "--device", "cpu", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(600):
-            try:
-                if httpx.get(url + "/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    server = ServerProcess(gpt2_dir)
+    yield server.url + "/v1"
+    server.stop()
 
 
 @pytest.fixture(scope="module")

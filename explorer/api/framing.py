@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 
 import orjson
@@ -88,7 +89,7 @@ async def read_json(request: Request, max_bytes: int) -> dict:
         raise ExplorerError(
             'The request body must be a JSON object like {"model": ..., "prompt": ...}.', code="invalid_json"
         )
-    where = _surrogate(data)
+    where = _surrogate(data) if _SURROGATE_ESCAPE.search(text) else None  # only JSON escapes make lone surrogates
     if where is not None:
         raise ExplorerError(
             f"`{where}` holds a lone UTF-16 surrogate (like \\ud800): send valid Unicode text.",
@@ -96,6 +97,9 @@ async def read_json(request: Request, max_bytes: int) -> dict:
             code="invalid_value",
         )
     return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _surrogate(value, path: str = "") -> str | None:

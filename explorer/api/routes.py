@@ -26,6 +26,7 @@ from explorer.api.schemas import ChatRequest, CompletionRequest
 from explorer.api.tokens import token_router
 from explorer.api.work import Gate
 from explorer.engine import generate, score_ids
+from explorer.engine.listed import listed_width
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.common import encode_chunks, has_deferred
@@ -98,7 +99,7 @@ def completion_setup(engine, req: CompletionRequest, limits: Limits):
 
 def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
     listed = req.prompt_logprob_token_ids
-    width = (len(listed[0]) if isinstance(listed[0], list) else len(listed)) if listed else None
+    width = listed_width(listed) if listed else None
     return openai_completion.Options(
         echo=req.echo,
         logprobs=(len(s.logprob_ids) if s.logprob_ids else req.logprobs) if req.logprobs is not None else None,

@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace) -> str:
     """Every check that needs no model; returns the text ('' for --ids)."""
-    from explorer.cli import check_out, check_text, read_text
+    from explorer.cli import check_out, check_text, source_text
     from explorer.errors import ExplorerError
     from explorer.settings import check_k
 
@@ -65,24 +65,17 @@ def _check(a: argparse.Namespace) -> str:
             "Name the second model with --model-b (or compare two prompts with --prompt-a and --prompt-b).",
             param="model_b",
         )
-    if a.ids is not None:
-        if not a.ids:
-            raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
-        return ""
-    text = check_text(read_text(a), "--text")
-    if not text:
-        raise ExplorerError("The text is empty: type or paste some text to compare.", param="prompt", code="empty_text")
-    return text
+    return source_text(a, "compare")
 
 
 def run(a: argparse.Namespace) -> dict:
     text = _check(a)
-    from explorer.engine import Engine
+    from explorer.cli import load_engine
     from explorer.engine.compare import compare_ids, compare_prompt_texts, compare_text
 
-    ea = Engine.load(a.model, a.device, a.dtype, a.trust_remote_code)
+    ea = load_engine(a, a.model)
     if a.prompt_a is not None:
         return compare_prompt_texts(ea, a.prompt_a, a.prompt_b, text, a.logprobs).to_dict()
-    eb = ea if a.model_b == a.model else Engine.load(a.model_b, a.device, a.dtype, a.trust_remote_code)
+    eb = ea if a.model_b == a.model else load_engine(a, a.model_b)
     c = compare_ids(ea, eb, a.ids, a.logprobs) if a.ids is not None else compare_text(ea, eb, text, a.logprobs)
     return c.to_dict()

@@ -24,16 +24,12 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace) -> None:
     """Every check that needs no model."""
-    from explorer.cli import check_out, check_text
-    from explorer.errors import ExplorerError
+    from explorer.cli import check_out, source_text
     from explorer.settings import check_k
 
     check_k(a.logprobs, "logprobs", allow_full=False)
     check_out(a.out, "--out")
-    if a.ids is not None and not a.ids:
-        raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
-    if a.ids is None and not check_text(a.text, "--text"):
-        raise ExplorerError("The text is empty: type or paste some text to read.", param="prompt", code="empty_text")
+    source_text(a, "read")
 
 
 def run(a: argparse.Namespace) -> dict:

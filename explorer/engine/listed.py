@@ -15,6 +15,11 @@ import torch
 from explorer.result import Rows
 
 
+def listed_width(listed: list[int] | list[list[int]]) -> int:
+    """How many ids are listed per position: one list for every position, or one list per position."""
+    return len(listed[0]) if listed and isinstance(listed[0], list) else len(listed)
+
+
 def listed_rows(engine, logits: torch.Tensor, targets: torch.Tensor, listed: torch.Tensor) -> Rows:
     """Rows of `logits` (c, V) for `targets` (c,) whose entries are the ids `listed` (c, q), with their true ranks."""
     base = engine.stats(logits, targets, 0).to_rows()

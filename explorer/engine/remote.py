@@ -21,6 +21,7 @@ import httpx
 import numpy as np
 
 from explorer.engine.capabilities import Capabilities
+from explorer.engine.listed import listed_width
 from explorer.engine.model import Engine
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
@@ -217,8 +218,8 @@ class RemoteEngine(Engine):
         entries = self.post("/v1/completions", body)["choices"][0]["prompt_logprobs"]
         if self.tokenizer is None and ask == -1 and len(entries) > 1:
             self.vocab_size = self.known_vocab.size = max(len(e) for e in entries[1:])
-        rows = self._prompt_rows(entries[1:], ids[1:], k if listed is None else _width(listed), full)
-        width = _width(listed) if listed is not None else k
+        rows = self._prompt_rows(entries[1:], ids[1:], k if listed is None else listed_width(listed), full)
+        width = listed_width(listed) if listed is not None else k
         return assemble(self.name, self.vocab, list(ids), len(ids), rows, first=1, prompt_k=width)
 
     def score_body(self, ids: list[int], k: int, listed=None) -> tuple[dict, bool]:
@@ -328,10 +329,6 @@ class RemoteEngine(Engine):
             )
             piece = ch.get("text", "") if j == len(lp["tokens"]) - 1 else ""
             yield Step(tid, row, piece, start)
-
-
-def _width(listed) -> int:
-    return len(listed[0]) if listed and isinstance(listed[0], list) else len(listed)
 
 
 def _num(v) -> float:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from explorer.engine.capabilities import Served
-from explorer.engine.listed import listed_rows
+from explorer.engine.listed import listed_rows, listed_width
 from explorer.engine.model import HEAD_MIN_ROWS, Engine
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
@@ -61,7 +61,7 @@ def listed_ids(engine: Engine, listed: list[int] | list[list[int]], n_positions:
     """(n_positions, q) ids from one list for every scored position, or one list per position (each of length q)."""
     rows = listed if listed and isinstance(listed[0], list) else [listed] * n_positions
     if n_positions == 0 and listed:  # a one-token prompt: nothing to score
-        return torch.zeros((0, len(listed[0]) if isinstance(listed[0], list) else len(listed)), dtype=torch.long)
+        return torch.zeros((0, listed_width(listed)), dtype=torch.long)
     if len(rows) != n_positions or len({len(r) for r in rows}) > 1 or not rows or not rows[0]:
         raise ExplorerError(
             f"`prompt_logprob_token_ids` must be one non-empty list of ids, or {n_positions} lists of equal "
@@ -95,7 +95,7 @@ def score_blocks(
     Block b runs ids[a:b] through the body with the KV cache of ids[:a] (chunked prefill), so the
     numbers equal one pass over all of `ids`; `check()` runs before every block.
     """
-    k = int(check_k(k, "logprobs", allow_full=True) or 0)
+    k = check_k(k, "logprobs", allow_full=True)
     if isinstance(engine, Served):  # a served model: one call, one block
         yield len(ids) - 1, engine.score_ids(ids, k, check, listed).rows.sliced(slice(1, None))
         return
@@ -124,11 +124,11 @@ def score_ids(
 
     `listed`: report these ids (one list, or one per scored position) instead of the top-k.
     """
-    k = int(check_k(k, "logprobs", allow_full=True) or 0)
+    k = check_k(k, "logprobs", allow_full=True)
     if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
         return engine.score_ids(ids, k, check, listed)
     parts = [rows for _, rows in score_blocks(engine, ids, k, chunk, check, listed, prefill)]
-    width = len(listed[0]) if listed and isinstance(listed[0], list) else len(listed) if listed else k
+    width = listed_width(listed) if listed else k
     rows = Rows.concat(parts) if parts else Rows.empty(k, engine.vocab_size)
     return assemble(
         engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=width if listed is not None else k
