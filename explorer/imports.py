@@ -1,0 +1,177 @@
+"""Open a JSON document as results, without a model: our session file, our native JSON, and the response bodies of
+a vLLM or OpenAI server (vLLM `prompt_logprobs` completions and chat bodies, vLLM offline outputs, OpenAI
+completions `logprobs` and chat `logprobs.content`), detected by their shape.
+
+Numbers a body does not carry stay unknown (entropy NaN, rank 0) and `Opened.notes` says so. Token ids a body does
+not carry (OpenAI's shapes name tokens by text only) are numbered here, after the largest real id. Everything is
+bounded (bytes, positions, alternatives) and anything wrong is one ExplorerError, never another exception.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.errors import ExplorerError
+from explorer.import_bodies import MAX_NAME, MAX_POSITIONS, bad, chat_body, completion_body, is_int, offline_body
+from explorer.result import TokenScores
+
+SESSION_FORMAT = "logprob-explorer/session"
+MAX_FILE_BYTES = 32 * 1024 * 1024
+SHAPES = {
+    "session": "a logprob-explorer session",
+    "native": "logprob-explorer native JSON",
+    "vllm": "a vLLM completions body (prompt_logprobs)",
+    "vllm-chat": "a vLLM chat body (prompt_logprobs)",
+    "vllm-offline": "a vLLM offline RequestOutput",
+    "openai-completion": "an OpenAI completions body",
+    "openai-chat": "an OpenAI chat body",
+}
+
+
+@dataclass
+class Opened:
+    """What a document held: its results, the shape it was read as, the view's inputs when it carries them."""
+
+    results: list[TokenScores]
+    shape: str  # a key of SHAPES
+    view: dict | None = None  # a session's `view` (read with explorer.share.ViewState.from_dict)
+    special: tuple[int, ...] = ()  # a session's marker tokens
+    turns: tuple[tuple[int, str], ...] = ()  # a session's chat turns: (first position, role)
+    notes: list[str] = field(default_factory=list)  # what the document does not carry
+
+    @property
+    def about(self) -> str:
+        return SHAPES[self.shape]
+
+
+def open_document(data: bytes | str) -> Opened:
+    """The results in `data` (a JSON document of one of SHAPES)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="replace")
+    if not isinstance(data, bytes):
+        raise bad("it is not a file")
+    if len(data) > MAX_FILE_BYTES:
+        raise bad(f"it is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise bad("it is not JSON (UTF-8)") from None
+    try:
+        return _open(doc)
+    except ExplorerError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as err:
+        raise bad(f"a field has the wrong type or shape ({type(err).__name__})") from None
+
+
+def _open(doc: object) -> Opened:
+    if not isinstance(doc, dict):
+        raise bad("it is not a JSON object")
+    fmt = doc.get("format")
+    if fmt == SESSION_FORMAT:
+        return _session(doc)
+    if fmt == "logprob-explorer/token-scores":
+        return Opened([native(doc)], "native")
+    if fmt == "logprob-explorer/token-scores-list":
+        samples = doc.get("samples")
+        if not isinstance(samples, list) or not samples or len(samples) > 64:
+            raise bad("`samples` must be a list of 1 to 64 results")
+        return Opened([native(s) for s in samples], "native")
+    if isinstance(doc.get("outputs"), list) and "prompt_logprobs" in doc:
+        r, shape, notes = offline_body(doc)
+        return Opened([r], shape, notes=notes)
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise bad(
+            "it is none of the shapes this page reads (a session, native JSON, a vLLM or OpenAI "
+            "completions or chat body with logprobs)"
+        )
+    r, shape, notes = chat_body(doc) if "message" in choices[0] else completion_body(doc)
+    opened = Opened([r], shape, notes=notes)
+    if len(choices) > 1:
+        opened.notes.append(f"The body has {len(choices)} choices: the first is shown.")
+    return opened
+
+
+# ---- our own shapes ------------------------------------------------------------------------------
+def native(d: object) -> TokenScores:
+    if not isinstance(d, dict):
+        raise bad("a result is not an object")
+    r = TokenScores.from_dict(d)
+    check_scores(r)
+    return r
+
+
+def _session(doc: dict) -> Opened:
+    results = doc.get("results")
+    if not isinstance(results, list) or not 1 <= len(results) <= 64:
+        raise bad("a session must hold 1 to 64 results")
+    view, marks = doc.get("view"), doc.get("marks") or {}
+    if view is not None and not isinstance(view, dict):
+        raise bad("the session's `view` must be an object")
+    if not isinstance(marks, dict):
+        raise bad("the session's `marks` must be an object")
+    rs = [native(x) for x in results]
+    special, turns = marks.get("special", []), marks.get("turns", [])
+    n = rs[0].n
+    if not isinstance(special, list) or not all(is_int(i) and i >= 0 for i in special):
+        raise bad("`marks.special` must be a list of token ids")
+    if not isinstance(turns, list) or not all(
+        isinstance(t, list)
+        and len(t) == 2
+        and is_int(t[0])
+        and 0 <= t[0] < n
+        and t[1] in ("system", "user", "assistant")
+        for t in turns
+    ):
+        raise bad("`marks.turns` must be a list of [position, role] pairs")
+    return Opened(rs, "session", view, tuple(special), tuple((t[0], t[1]) for t in turns))
+
+
+def check_scores(r: TokenScores) -> None:
+    """A result read from a file can be drawn: consistent shapes, known ids, numbers in range."""
+    n = r.n
+    if not 1 <= n <= MAX_POSITIONS:
+        raise bad(f"a result must have 1 to {MAX_POSITIONS:,} tokens, this one has {n:,}")
+    if not isinstance(r.model, str) or len(r.model) > MAX_NAME:
+        raise bad(f"`model` must be a name of at most {MAX_NAME} characters")
+    width = r.top_ids.shape[1] if r.top_ids.ndim == 2 else -1
+    shapes_ok = (
+        len(r.token_bytes) == n
+        and r.logprobs.shape == r.entropy.shape == r.ranks.shape == (n,)
+        and r.top_ids.shape == r.top_logprobs.shape == (n, width)
+        and 0 <= width <= 1024
+        and (r.top_ranks is None or r.top_ranks.shape == r.top_ids.shape)
+    )
+    if not shapes_ok:
+        raise bad("its arrays do not have one entry per token")
+    ints = (r.n_prompt, r.vocab_size, r.context_start)
+    if not all(is_int(v) for v in ints) or not 0 <= r.n_prompt <= n or not 0 <= r.context_start <= n:
+        raise bad("`n_prompt` and `context_start` must be whole numbers within the tokens")
+    if not (is_int(r.vocab_size) and 0 <= r.vocab_size <= 10_000_000):
+        raise bad("`vocab_size` is out of range")
+    for k in (r.prompt_k, r.output_k):
+        if k is not None and not (is_int(k) and -1 <= k <= 10_000_000):
+            raise bad("`prompt_k` and `output_k` must be null or whole numbers")
+    if r.mode not in ("raw", "processed") or not isinstance(r.sampler, dict):
+        raise bad("`mode` must be raw or processed and `sampler` an object")
+    for v in (r.finish_reason, r.output_text):
+        if v is not None and not isinstance(v, str):
+            raise bad("`finish_reason` and `output_text` must be text or null")
+    if r.stop_reason is not None and not isinstance(r.stop_reason, (str, int)):
+        raise bad("`stop_reason` must be text, a token id or null")
+    if (r.token_ids < 0).any() or (r.top_ids < -1).any() or (r.ranks < 0).any():
+        raise bad("token ids and ranks must not be negative")
+    used = set(r.token_ids.tolist()) | set(r.top_ids[r.top_ids >= 0].tolist())
+    if not used <= r.pieces.keys():
+        raise bad("`pieces` must give the text of every token id it uses")
+    for a in (r.logprobs, r.top_logprobs):
+        if (a > 1e-3).any() or np.isposinf(a).any():
+            raise bad("logprobs must be at most 0")
+    if (r.entropy < 0).any() or np.isinf(r.entropy).any():
+        raise bad("entropy must be a number ≥ 0")
+    if r.full_logprobs is not None and (r.full_logprobs.ndim != 2 or r.full_logprobs.shape[0] != n):
+        raise bad("`full_logprobs_f32_b64` must hold one row per token")
