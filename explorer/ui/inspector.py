@@ -69,10 +69,7 @@ class View:
 
     marks: Marks | None = None
     rid: str = ""
-
-
-def marks_of_view(view: View | None) -> Marks | None:
-    return view.marks if isinstance(view, View) else None
+    imported: str = ""  # the shape of the file it was opened from ('' = computed here); then no model is used
 
 
 def role_at(marks: Marks | None, pos: int) -> str | None:
@@ -202,14 +199,20 @@ class Inspector:
         k: int,
         marks: Marks | None = None,
         rid: str | None = None,
+        imported: str = "",
+        pos: int | None = None,
     ) -> dict:
-        """Every view of a finished result; selected: the first generated token, else the first scored one."""
+        """Every view of a finished result; selected: `pos`, else the first generated token, else the first scored one.
+
+        `imported`: the result was opened from a file (its shape): it is shown from the file alone, no model runs."""
         t, rid = parse_thresholds(thresholds_text), rid or new_rid()
         scored = np.flatnonzero(r.scored)
-        pos = r.n_prompt if r.output_k is not None and r.n_prompt < r.n else int(scored[0]) if scored.size else 0
+        if pos is None or not 0 <= pos < r.n:
+            pos = r.n_prompt if r.output_k is not None and r.n_prompt < r.n else int(scored[0]) if scored.size else 0
+        view = View(marks, rid, imported)
         return {
             self.result: [r],
-            self.view: View(marks, rid),
+            self.view: view,
             self.heatmap: self._heat(r, metric, t, pos, marks, rid),
             self.legend: legend_html(metric, t),
             self.summary: summary_markdown(r),
@@ -217,7 +220,7 @@ class Inspector:
             self.hist: rank_histogram(r, t),
             self.table: table_view(r),
             self.surprising: surprising_html(r),
-            **self._detail(r, pos, k, marks),
+            **self._detail(r, pos, k, view),
         }
 
     def partial(
@@ -234,9 +237,10 @@ class Inspector:
         out = {self.heatmap: self._heat(r, metric, t, None, marks, rid or new_rid(), full=False, note=note)}
         return {**out, **self.downloads.cleared()} if first else out
 
-    def _step(self, r: TokenScores, pos: int, k: int):
-        """Raw and processed distributions of a generated token, recomputed (None where that cannot be done)."""
-        if self.models is None or r.output_k is None or pos < r.n_prompt:
+    def _step(self, r: TokenScores, pos: int, k: int, imported: bool = False):
+        """Raw and processed distributions of a generated token, recomputed (None where that cannot be done, and for
+        a result opened from a file: that never loads a model)."""
+        if self.models is None or imported or r.output_k is None or pos < r.n_prompt:
             return None
         from explorer.engine.step_view import step_view  # torch only where it is needed
 
@@ -246,9 +250,10 @@ class Inspector:
         except ExplorerError:
             return None
 
-    def _detail(self, r: TokenScores, pos: int, k, marks: Marks | None = None) -> dict:
+    def _detail(self, r: TokenScores, pos: int, k, view: View | None = None) -> dict:
         k = max(1, min(int(k or 10), MAX_K))
-        html = detail_html(r, pos, k, self._step(r, pos, k), role_at(marks, pos))
+        view = view if isinstance(view, View) else View()
+        html = detail_html(r, pos, k, self._step(r, pos, k, bool(view.imported)), role_at(view.marks, pos))
         return {self.detail: html, self.selected: pos}
 
     def detail_of(self, state: list, pos, k, view: View | None = None) -> dict:
@@ -262,7 +267,7 @@ class Inspector:
             raise error("Pick a token by clicking it in the heatmap, or type its position.") from None
         if not 0 <= pos < r.n:
             raise error(f"Position {pos} is outside this text (0..{r.n - 1}).")
-        return self._detail(r, pos, k, marks_of_view(view))
+        return self._detail(r, pos, k, view)
 
     def restyle(self, state: list, metric: str, thresholds_text: str, selected, view: View | None = None) -> dict:
         """Heatmap, legend and histogram recoloured by `metric` and `thresholds_text` (same run: no scrolling)."""

@@ -12,6 +12,7 @@ import gradio as gr
 from explorer.runtime import Models
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
+from explorer.ui.share import Share
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.branch import BranchTab
 from explorer.ui.tabs.chat import ChatTab
@@ -51,6 +52,7 @@ class Page:
     picker: ModelPicker
     inspector: Inspector
     tabs: dict[str, object]  # tab class name -> the built tab
+    share: Share
 
 
 def page(models: Models) -> Page:
@@ -59,11 +61,13 @@ def page(models: Models) -> Page:
         gr.Markdown(INTRO, elem_classes=["lx-intro", "lx-hide-present"])
         picker = ModelPicker(models)
         inspector = Inspector(models)  # made unrendered: the tabs send outputs to it, it is placed below them
+        note = gr.HTML("", elem_id="share-note", js_on_load=None)  # what a link or an opened file says
         shared = Shared(models, picker.name, inspector)
-        with gr.Tabs(elem_classes=["lx-hide-present"]):
+        with gr.Tabs(elem_classes=["lx-hide-present"]) as tab_block:
             tabs = {make.__name__: make(shared) for make in TABS}
         inspector.render()
-    return Page(demo, picker, inspector, tabs)
+        share = Share(demo, models, picker, inspector, tabs, tab_block, note)
+    return Page(demo, picker, inspector, tabs, share)
 
 
 def build(models: Models) -> gr.Blocks:

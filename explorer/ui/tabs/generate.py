@@ -26,7 +26,7 @@ class GenerateTab:
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
-        with gr.Tab("Generate"):
+        with gr.Tab("Generate", id="generate"):
             gr.Markdown(
                 "Continue a prompt; every generated token shows what else the model considered, "
                 "and what the sampler kept of it."

@@ -1,0 +1,296 @@
+"""Sharing a view: *Copy link* (the inputs, settings and selected token in the URL), *Download session* (the same plus
+the results, as a file) and *Open a session* (a session file, native JSON or a captured vLLM / OpenAI body, shown
+from the file alone: no model is loaded or run).
+
+Opening the page with `?view=...` restores the inputs, switches to the tab, reruns (a link carries the seed used, so
+a generation replays) and selects the same token. A bad link or file is a message in the page, never an error page;
+a link names a model at most, and that name goes through `Models.resolve` like any other.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from explorer.errors import ExplorerError
+from explorer.imports import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
+from explorer.render.heatmap import Marks
+from explorer.result import TokenScores
+from explorer.runtime import Models
+from explorer.share import QUERY_KEY, ViewState, decode, encode
+from explorer.ui.downloads import file_name, fresh_folder
+from explorer.ui.inspector import Inspector, View, parse_thresholds
+from explorer.ui.sampler import MODE_CHOICES
+
+COPY_JS = """(code) => {
+  if (!code) return "";
+  const url = window.location.origin + window.location.pathname + "?KEY=" + code;
+  try { navigator.clipboard.writeText(url).catch(() => {}); } catch (e) {}
+  return url;
+}""".replace("KEY", QUERY_KEY)
+
+
+def note_html(*lines: str) -> str:
+    """The share note: each line escaped, in a polite live region."""
+    body = "".join(f"<p>{html.escape(line, quote=True)}</p>" for line in lines if line)
+    return f'<div class="lx-note" role="status">{body}</div>' if body else ""
+
+
+def tab_of(r: TokenScores, view: View | None) -> str:
+    if r.output_k is None:
+        return "score"
+    return "chat" if isinstance(view, View) and view.marks is not None and view.marks.turns else "generate"
+
+
+def sampler_of(r: TokenScores) -> dict:
+    """The settings a generation ran with (its concrete seed included): the link replays it."""
+    s = r.sampler or {}
+    return {k: s[k] for k in ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode") if k in s}
+
+
+def stop_text(stops) -> str:
+    return "\n".join(str(s).replace("\n", "\\n") for s in stops)
+
+
+def controls_of(v: ViewState) -> list:
+    """The sampler controls' values (explorer/ui/sampler.py order) for `v`."""
+    s = v.sampler
+    seed = "" if s["seed"] is None else str(s["seed"])
+    mode = MODE_CHOICES[1 if s["mode"] == "processed" else 0]
+    return [s["max_tokens"], s["temperature"], s["top_p"], s["top_k"], seed, stop_text(s["stop"]), mode, v.score_prompt]
+
+
+class Share:
+    """The share row under the results, the note above the tabs, and the page-load restore of a link."""
+
+    def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, tabs: dict, tab_block, note):
+        self.models, self.picker, self.inspector, self.note, self.tab_block = models, picker, inspector, note, tab_block
+        self.score, self.gen, self.chat = tabs["ScoreTab"], tabs["GenerateTab"], tabs["ChatTab"]
+        with gr.Row(elem_id="share", elem_classes=["lx-share", "lx-hide-present"]):
+            with gr.Column(scale=3, min_width=280):
+                with gr.Row():
+                    self.copy = gr.Button("Copy link", size="sm", scale=0, min_width=120, elem_id="copy-link")
+                    self.session = gr.DownloadButton(
+                        "Download session", value=None, interactive=False, size="sm", scale=0, min_width=170,
+                        elem_id="dl-session",
+                    )  # fmt: skip
+                self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=2)
+                self.code = gr.Textbox(visible=False)
+            self.upload = gr.File(
+                label="Open a session (drop a session file or a captured vLLM / OpenAI response, .json)",
+                file_types=[".json"],
+                type="filepath",
+                height=110,
+                scale=2,
+                min_width=260,
+                elem_id="open-session",
+            )
+        self._wire(demo)
+
+    # ---- the inputs a view is made of ------------------------------------------------------------
+    @property
+    def inputs(self) -> list:
+        sc, ch = self.score, self.chat
+        return [self.inspector.result, self.inspector.view, self.inspector.selected, *self.inspector.look,
+                sc.text, sc.from_start, sc.start, self.gen.prompt, ch.system, ch.history]  # fmt: skip
+
+    def state_of(self, state, view, selected, metric, thresholds, k, text, from_start, start, prompt, system, history):
+        """The ViewState of the current result (raises ExplorerError when there is none to describe)."""
+        if not state:
+            raise ExplorerError("Score a text, generate or chat first: then its link and session can be shared.")
+        r, tab = state[0], tab_of(state[0], view)
+        if isinstance(view, View) and view.imported and not (text or prompt or history):
+            raise ExplorerError("This result was opened from a file and carries no inputs: share the file itself.")
+        msgs = [(m["role"], m["content"]) for m in (history or []) if m.get("role") in ("user", "assistant")]
+        if tab == "chat" and msgs and msgs[-1][0] == "assistant":
+            msgs = msgs[:-1]  # the reply: the link regenerates it
+        base = ViewState()
+        return ViewState(
+            tab=tab,
+            model=r.model,
+            text=(text if tab == "score" else prompt if tab == "generate" else "") or "",
+            system=(system or "") if tab == "chat" else "",
+            messages=tuple(msgs) if tab == "chat" else (),
+            metric=metric,
+            thresholds=parse_thresholds(thresholds),
+            k=int(k),
+            sampler={**base.sampler, **sampler_of(r)} if tab != "score" else base.sampler,
+            score_prompt=r.prompt_k is not None if tab != "score" else True,
+            from_start=bool(from_start) and tab == "score",
+            start=str(start or "eos"),
+            selected=int(selected or 0),
+        )
+
+    # ---- handlers ---------------------------------------------------------------------------------
+    def copy_link(self, *values) -> dict:
+        """The link's code (the page's script makes it a URL, copies it and shows it under *Link*)."""
+        try:
+            code = encode(self.state_of(*values))
+        except ExplorerError as err:
+            return {self.code: "", self.link: "", self.note: note_html(err.message)}
+        return {self.code: code, self.note: ""}
+
+    def prepare_session(self, *values) -> gr.DownloadButton:
+        """The session file of the current result: its inputs and settings (where known) and the results."""
+        state, view = values[0], values[1]
+        if not state:
+            return gr.DownloadButton(value=None, interactive=False)
+        try:
+            inputs = self.state_of(*values).to_dict()
+        except (ExplorerError, gr.Error):
+            inputs = None
+        marks = view.marks if isinstance(view, View) and view.marks else Marks()
+        doc = {
+            "format": SESSION_FORMAT,
+            "version": 1,
+            "view": inputs,
+            "marks": {"special": sorted(marks.special), "turns": [list(t) for t in marks.turns]},
+            "results": [r.to_dict() for r in state],
+        }
+        path = os.path.join(fresh_folder(), file_name(state[0], "session"))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, allow_nan=False)
+        return gr.DownloadButton(value=path, interactive=True)
+
+    def open_file(self, path, name, metric, thresholds, k) -> dict:
+        """Show a session file or a captured body from the file alone: no model is loaded or run."""
+        if not path:
+            return {}
+        try:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                raise ExplorerError(f"This file could not be opened: it is larger than {MAX_FILE_BYTES >> 20} MB.")
+            with open(path, "rb") as f:
+                opened = open_document(f.read())
+        except (ExplorerError, OSError) as err:
+            return {self.note: note_html(str(err), "The page is as it was.")}
+        return self._show_opened(opened, name, metric, thresholds, k)
+
+    def _show_opened(self, o: Opened, name, metric, thresholds, k) -> dict:
+        r, inputs, view = o.results[0], {}, None
+        lines = [f"Opened {o.about} ({r.n:,} tokens) from the file, without running a model."]
+        if o.view is not None:
+            try:
+                view = ViewState.from_dict(o.view)
+            except ExplorerError as err:
+                lines.append("Its inputs could not be restored: " + err.message.split(": ", 1)[-1])
+        lines.append(self._model_note(r.model, name))
+        lines += o.notes
+        if view is not None:
+            metric, thresholds, k = view.metric, ", ".join(map(str, view.thresholds)), view.k
+            inputs = self._inputs(view)
+        marks = Marks(frozenset(o.special), o.turns) if o.special or o.turns else None
+        out = self.inspector.show(
+            r, metric, thresholds, k, marks, imported=o.shape, pos=view.selected if view else None
+        )
+        return {**out, **inputs, self.note: note_html(*lines)}
+
+    def _model_note(self, model: str, current) -> str:
+        try:
+            here = self.models.resolve(model).name
+        except ExplorerError:
+            return f"It was made with {model}, which is not available here: the numbers shown are the file's."
+        if here != (current or self.models.default):
+            return (
+                f"It was made with {here}; this session's model is {current or self.models.default}: "
+                "the numbers shown are the file's, and running again uses this session's model."
+            )
+        return ""
+
+    def _inputs(self, v: ViewState) -> dict[Any, Any]:
+        """The inputs of `v` into the page's controls (the tab switched to its own)."""
+        controls = controls_of(v)
+        out: dict[Any, Any] = {
+            self.tab_block: gr.Tabs(selected=v.tab),
+            self.inspector.metric: v.metric,
+            self.inspector.thresholds: gr.Textbox(", ".join(map(str, v.thresholds)), visible=v.metric == "rank"),
+            self.inspector.k: v.k,
+        }
+        if v.tab == "score":
+            out.update({self.score.text: v.text, self.score.from_start: v.from_start})
+        elif v.tab == "generate":
+            out.update({self.gen.prompt: v.text, **dict(zip(self.gen.controls, controls))})
+        else:
+            history = [{"role": r, "content": c} for r, c in v.messages[:-1]]
+            out.update({self.chat.system: v.system, self.chat.history: history, self.chat.message: v.messages[-1][1]})
+            out.update(dict(zip(self.chat.controls, controls)))
+        return out
+
+    def restore(self, request: gr.Request) -> Iterator[dict]:
+        """On page load: a `?view=` link's inputs, then its run, then its selected token; a bad one is a note."""
+        code = request.query_params.get(QUERY_KEY) if request is not None else None
+        if code is None:
+            yield {}
+            return
+        try:
+            v = decode(code)
+            name = self.models.resolve(v.model or None).name
+        except ExplorerError as err:
+            yield {self.note: note_html(err.message)}
+            return
+        inputs = self._inputs(v)
+        yield {**inputs, self.picker.name: name, self.picker.choice: name,
+               self.note: note_html(f"Opened a shared link: {v.tab} with {name}.")}  # fmt: skip
+        last: dict = {}
+        try:
+            for last in self._run(v, name):
+                yield last
+        except gr.Error as err:  # the run's own message (already escaped by explorer.ui.errors)
+            yield {self.note: f'<div class="lx-note" role="status"><p>{err.message}</p></div>'}
+            return
+        if self.inspector.result in last:
+            result, view = last[self.inspector.result], last[self.inspector.view]
+            sel = min(v.selected, result[0].n - 1)
+            th = ", ".join(map(str, v.thresholds))
+            yield {**self.inspector.detail_of(result, sel, v.k, view),
+                   **self.inspector.restyle(result, v.metric, th, sel, view)}  # fmt: skip
+
+    def _run(self, v: ViewState, name: str) -> Iterator[dict]:
+        th, controls = ", ".join(map(str, v.thresholds)), controls_of(v)
+        if v.tab == "score":
+            yield from self.score.score(name, v.text, v.metric, th, v.k, v.from_start, v.start)
+        elif v.tab == "generate":
+            yield from self.gen.generate(name, v.text, *controls, v.metric, th, v.k)
+        else:
+            history = [{"role": r, "content": c} for r, c in v.messages[:-1]]
+            yield from self.chat.chat(name, history, v.system, v.messages[-1][1], *controls, v.metric, th, v.k)
+
+    # ---- wiring -----------------------------------------------------------------------------------
+    def _wire(self, demo: gr.Blocks) -> None:
+        ins, look = self.inspector, self.inspector.look
+        self.copy.click(self.copy_link, self.inputs, [self.code, self.link, self.note], api_visibility="private").then(
+            None, [self.code], [self.link], js=COPY_JS, api_visibility="private"
+        )
+        gr.on(
+            [ins.result.change, self.copy.click],
+            self.prepare_session,
+            self.inputs,
+            [self.session],
+            api_visibility="private",
+            show_progress="hidden",
+        )
+        self.upload.upload(
+            self.open_file,
+            [self.upload, self.picker.name, *look],
+            [*ins.outputs, *self.restorable, self.note],
+            api_visibility="private",
+        )
+        demo.load(
+            self.restore,
+            None,
+            [*ins.outputs, *self.restorable, self.picker.name, self.picker.choice, self.note, self.gen.reuse,
+             self.chat.reuse, self.chat.turns],
+            api_visibility="private",
+            show_progress_on=[ins.summary],
+        )  # fmt: skip
+
+    @property
+    def restorable(self) -> list:
+        """Every control a link or session sets."""
+        sc, g, ch, ins = self.score, self.gen, self.chat, self.inspector
+        return [self.tab_block, ins.metric, ins.thresholds, ins.k, sc.text, sc.from_start, g.prompt, *g.controls,
+                ch.system, ch.history, ch.message, *ch.controls]  # fmt: skip

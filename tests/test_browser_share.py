@@ -1,0 +1,135 @@
+"""Sharing in real Chromium: a link reopens the same view in a fresh browser, a seeded generation link replays its
+tokens, a session file and a captured vLLM body open without the model, a garbage link is a message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.share import ViewState, encode
+from tests.browser import require_chromium
+from tests.test_browser import SIZES, open_page, score, wait_detail
+
+require_chromium()
+pytestmark = pytest.mark.browser
+
+GOLDEN = Path(__file__).parent / "golden"
+SCREENS = Path(__file__).resolve().parents[1] / "assets" / "screens"
+TEXT = "The quick brown fox jumps over the lazy dog."
+
+
+def open_link(browser, url, size="wide"):
+    """A fresh browser context on `url`, ready when the page is (whichever tab the link opens)."""
+    c = browser.new_context(viewport=SIZES[size])
+    pg = c.new_page()
+    pg.dialogs = []
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.goto(url)
+    pg.get_by_role("button", name="Copy link").wait_for(timeout=60_000)
+    return pg
+
+
+def chips(page) -> list[tuple[str, str]]:
+    """Each token chip's position and colour class, as the heatmap draws them."""
+    loc = page.locator("#heatmap [data-pos]")
+    return [(loc.nth(i).get_attribute("data-pos"), loc.nth(i).get_attribute("class")) for i in range(loc.count())]
+
+
+def heat(page) -> list[tuple[str, str]]:
+    return [(p, " ".join(c for c in cls.split() if c != "sel")) for p, cls in chips(page)]
+
+
+def wait_result(page) -> None:
+    page.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)
+
+
+def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2):
+    pg = open_page(browser, live.url, accept_downloads=True)
+    pg.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    score(pg, TEXT)
+    pg.locator("#heatmap [data-pos='5']").click()
+    wait_detail(pg, 5)
+    before = heat(pg)
+    pg.get_by_role("button", name="Copy link").click()
+    link = pg.get_by_label("Link", exact=True)
+    pg.wait_for_function("() => document.querySelector('#share-link textarea, #share-link input').value.includes('?view=')")
+    url = link.input_value()
+    assert url.startswith(live.url) and pg.evaluate("navigator.clipboard.readText()") == url
+    pg.screenshot(path=str(SCREENS / "share-light-wide.png"))
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    wait_result(fresh)
+    wait_detail(fresh, 5)
+    assert heat(fresh) == before
+    assert "sel" in fresh.locator("#heatmap [data-pos='5']").get_attribute("class")
+    assert fresh.get_by_label("Text", exact=True).input_value() == TEXT
+    fresh.context.close()
+
+
+def test_a_seeded_generation_link_replays_its_tokens(browser, live, gpt2):
+    state = ViewState(tab="generate", text="The capital of France is",
+                      sampler={"max_tokens": 12, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "seed": 1234,
+                               "stop": [], "mode": "raw"}, selected=7)  # fmt: skip
+    url = f"{live.url}/?view={encode(state)}"
+    texts = []
+    for _ in range(2):
+        pg = open_link(browser, url)
+        wait_result(pg)
+        wait_detail(pg, 7)
+        texts.append(json.loads(pg.locator("#heatmap .lx-data").text_content())["ids"])
+        assert pg.get_by_label("Seed").input_value() == "1234"
+        pg.context.close()
+    assert texts[0] == texts[1] and len(texts[0]) > len(gpt2.encode(state.text))
+
+
+def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path):
+    from explorer.engine.scoring import score_text
+
+    r = score_text(gpt2, TEXT, k=5)
+    doc = {"format": "logprob-explorer/session", "version": 1,
+           "view": {**ViewState(model="some-big-model", text=TEXT, selected=3).to_dict()},
+           "results": [{**r.to_dict(), "model": "some-big-model"}]}  # fmt: skip
+    path = tmp_path / "s.session.json"
+    path.write_text(json.dumps(doc))
+    calls: list[str] = []
+    pg = open_page(browser, live.url)
+    real = live.models._loader
+    live.models._loader = lambda spec: calls.append(spec.name) or real(spec)
+    try:
+        pg.locator("#open-session input[type=file]").set_input_files(str(path))
+        wait_result(pg)
+        wait_detail(pg, 3)
+        note = pg.locator("#share-note").inner_text()
+        assert "without running a model" in note and "some-big-model" in note and "not available here" in note
+        assert pg.locator("#heatmap [data-pos]").count() == r.n
+    finally:
+        live.models._loader = real
+    assert calls == []
+    pg.context.close()
+
+
+def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path):
+    path = tmp_path / "body.json"
+    path.write_text((GOLDEN / "scored.vllm.json").read_text())
+    pg = open_page(browser, live.url, size="phone")
+    pg.locator("#open-session input[type=file]").set_input_files(str(path))
+    wait_result(pg)
+    assert "vLLM completions body" in pg.locator("#share-note").inner_text()
+    assert "sky" in pg.locator("#heatmap .lx").inner_text()
+    pg.screenshot(path=str(SCREENS / "share-vllm-phone.png"), full_page=False)
+    pg.context.close()
+
+
+@pytest.mark.parametrize("code", ["garbage", "1.AAAA", "1." + "A" * 9000, "<script>alert(1)</script>"])
+def test_a_garbage_link_shows_a_message_and_the_default_page(browser, live, code):
+    import urllib.parse
+
+    pg = open_link(browser, f"{live.url}/?view={urllib.parse.quote(code)}&__theme=light")
+    pg.locator("#share-note .lx-note").wait_for(timeout=30_000)
+    assert "damaged" in pg.locator("#share-note").inner_text()
+    assert pg.get_by_label("Text", exact=True).input_value() == ""
+    assert pg.dialogs == [] and pg.locator("script:has-text('alert(1)')").count() == 0
+    pg.context.close()
