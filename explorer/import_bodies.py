@@ -108,15 +108,17 @@ def build(model: object, items: list[Position], n_prompt: int, finish_reason: ob
         if e.id is not None:
             pieces.setdefault(e.id, _unknown_piece(e.id))
             return e.id
-        i = by_piece.get(e.piece)
+        piece = e.piece or b""
+        i = by_piece.get(piece)
         if i is None:
             i, nxt[0] = nxt[0], nxt[0] + 1
-            pieces[i], by_piece[e.piece] = e.piece, i
+            pieces[i], by_piece[piece] = piece, i
         return i
 
     n = len(items)
     ids, lps, ranks = np.zeros(n, np.int64), np.full(n, np.nan, np.float32), np.zeros(n, np.int64)
-    ent, rows = np.full(n, np.nan, np.float32), [[] for _ in range(n)]
+    ent = np.full(n, np.nan, np.float32)
+    rows: list[list[tuple[int, float, int | None]]] = [[] for _ in range(n)]
     for j, p in enumerate(items):
         ids[j] = id_of(p.token)
         if p.token.logprob is not None:
@@ -228,9 +230,9 @@ def _completion_logprobs(out: Positions, lp: object, ids: list[int] | None) -> N
 
 
 def _n_prompt_of_echo(doc: dict, n: int, first_unscored: bool) -> int:
-    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
-    p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if is_int(p) and is_int(c) and p + c == n and p > 0:
+    usage = doc.get("usage")
+    p, c = (usage.get("prompt_tokens"), usage.get("completion_tokens")) if isinstance(usage, dict) else (None, None)
+    if isinstance(p, int) and isinstance(c, int) and is_int(p) and is_int(c) and p + c == n and p > 0:
         return p
     return n if first_unscored else 0
 

@@ -15,7 +15,7 @@ import base64
 import binascii
 import json
 import zlib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from typing import Any
 
@@ -157,10 +157,11 @@ def _bool(d: dict, key: str, default: bool) -> bool:
 
 def _thresholds(v: object) -> tuple[int, ...]:
     ok = isinstance(v, list) and 1 <= len(v) <= 4
-    ok = ok and all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10**9 for x in v)  # type: ignore[union-attr]
-    if not ok or any(b <= a for a, b in pairwise(v)):  # type: ignore[arg-type]
+    t = tuple(v) if ok and isinstance(v, list) else ()
+    ok = ok and all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10**9 for x in t)
+    if not ok or any(b <= a for a, b in pairwise(t)):
         raise damaged("`thresholds` must be 1 to 4 increasing whole numbers ≥ 1")
-    return tuple(v)  # type: ignore[arg-type]
+    return t
 
 
 def _messages(v: object) -> tuple[tuple[str, str], ...]:
@@ -168,7 +169,9 @@ def _messages(v: object) -> tuple[tuple[str, str], ...]:
         raise damaged(f"`messages` must be a list of at most {MAX_MESSAGES} [role, text] pairs")
     out = []
     for m in v:
-        if not (isinstance(m, list) and len(m) == 2 and m[0] in ROLES and isinstance(m[1], str)):
+        if not (
+            isinstance(m, list) and len(m) == 2 and isinstance(m[0], str) and m[0] in ROLES and isinstance(m[1], str)
+        ):
             raise damaged("each message must be a pair [role, text] with role user or assistant")
         if len(m[1]) > MAX_TEXT_CHARS:
             raise damaged(f"a message is longer than {MAX_TEXT_CHARS:,} characters")
@@ -200,10 +203,10 @@ def _checked(d: object) -> ViewState:
     if not isinstance(d, dict):
         raise damaged("its content is not an object")
     tab = d.get("tab", "score")
-    if tab not in TABS:
+    if not isinstance(tab, str) or tab not in TABS:
         raise damaged(f"`tab` must be one of {', '.join(TABS)}, got {str(tab)[:40]!r}")
     metric = d.get("metric", DEFAULT_METRIC)
-    if metric not in METRICS:
+    if not isinstance(metric, str) or metric not in METRICS:
         raise damaged(f"`metric` must be one of {', '.join(METRICS)}, got {str(metric)[:40]!r}")
     state = ViewState(
         tab=tab,
@@ -223,7 +226,3 @@ def _checked(d: object) -> ViewState:
     if tab == "chat" and (not state.messages or state.messages[-1][0] != "user"):
         raise damaged("a chat link must end with the user's message")
     return state
-
-
-def with_model(state: ViewState, model: str) -> ViewState:
-    return replace(state, model=model)

@@ -54,9 +54,12 @@ def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2):
     before = heat(pg)
     pg.get_by_role("button", name="Copy link").click()
     link = pg.get_by_label("Link", exact=True)
-    pg.wait_for_function("() => document.querySelector('#share-link textarea, #share-link input').value.includes('?view=')")
+    pg.wait_for_function(
+        "() => document.querySelector('#share-link textarea, #share-link input').value.includes('?view=')"
+    )
     url = link.input_value()
     assert url.startswith(live.url) and pg.evaluate("navigator.clipboard.readText()") == url
+    assert pg.get_by_test_id("toast-body").count() == 0  # no error pop-up, on load or on copy
     pg.screenshot(path=str(SCREENS / "share-light-wide.png"))
     pg.context.close()
 
@@ -66,6 +69,7 @@ def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2):
     assert heat(fresh) == before
     assert "sel" in fresh.locator("#heatmap [data-pos='5']").get_attribute("class")
     assert fresh.get_by_label("Text", exact=True).input_value() == TEXT
+    assert fresh.get_by_test_id("toast-body").count() == 0
     fresh.context.close()
 
 
@@ -131,5 +135,9 @@ def test_a_garbage_link_shows_a_message_and_the_default_page(browser, live, code
     pg.locator("#share-note .lx-note").wait_for(timeout=30_000)
     assert "damaged" in pg.locator("#share-note").inner_text()
     assert pg.get_by_label("Text", exact=True).input_value() == ""
-    assert pg.dialogs == [] and pg.locator("script:has-text('alert(1)')").count() == 0
+    assert (
+        pg.get_by_test_id("toast-body").count() == 0
+        and pg.dialogs == []
+        and pg.locator("script:has-text('alert(1)')").count() == 0
+    )
     pg.context.close()

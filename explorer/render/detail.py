@@ -47,11 +47,17 @@ def _unscored(r: TokenScores, pos: int) -> str:
     return f'<p class="td-note">Not scored: {why}</p>'
 
 
+def _rank(r: TokenScores, pos: int) -> str:
+    """'12 of 49,152'; a rank or vocabulary the result does not know (opened from an OpenAI body) is left out."""
+    rank = whole(r.ranks[pos]) if r.ranks[pos] > 0 else "—"
+    return f"{rank} of {whole(r.vocab_size)}" if r.vocab_size else rank
+
+
 def _numbers(r: TokenScores, pos: int) -> str:
     items = [
         ("probability", pct(float(r.probs[pos]))),
         ("logprob", logprob(float(r.logprobs[pos]))),
-        ("rank", f"{whole(r.ranks[pos])} of {whole(r.vocab_size)}"),
+        ("rank", _rank(r, pos)),
         ("entropy", f"{fixed(float(r.entropy[pos]))} nats"),
         ("surprisal", f"{fixed(float(r.surprisal_bits[pos]), 2)} bits"),
     ]

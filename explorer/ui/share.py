@@ -160,7 +160,7 @@ class Share:
     def open_file(self, path, name, metric, thresholds, k) -> dict:
         """Show a session file or a captured body from the file alone: no model is loaded or run."""
         if not path:
-            return {}
+            return {self.note: ""}
         try:
             if os.path.getsize(path) > MAX_FILE_BYTES:
                 raise ExplorerError(f"This file could not be opened: it is larger than {MAX_FILE_BYTES >> 20} MB.")
@@ -224,7 +224,7 @@ class Share:
         """On page load: a `?view=` link's inputs, then its run, then its selected token; a bad one is a note."""
         code = request.query_params.get(QUERY_KEY) if request is not None else None
         if code is None:
-            yield {}
+            yield {self.note: ""}
             return
         try:
             v = decode(code)
