@@ -23,7 +23,7 @@ _TOKEN_ID = re.compile(r"^token_id:(\d{1,9})$")
 
 
 def bad(why: str) -> ExplorerError:
-    return ExplorerError(f"This file could not be opened: {why}.", code="bad_file")
+    return ExplorerError(f"This file could not be opened: {why}.")
 
 
 def is_int(v: object) -> bool:

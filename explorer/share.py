@@ -77,14 +77,13 @@ class ViewState:
 
 
 def damaged(why: str) -> ExplorerError:
-    return ExplorerError(f"This link is damaged or cut short: {why}. The page opens as usual.", code="bad_link")
+    return ExplorerError(f"This link is damaged or cut short: {why}. The page opens as usual.")
 
 
 def too_long(n: int) -> ExplorerError:
     return ExplorerError(
         f"This view is too long for a link ({n:,} characters; a link carries at most {MAX_LINK_CHARS:,}): "
-        "use *Download session* and share the file instead (it opens with *Open a session*).",
-        code="link_too_long",
+        "use *Download session* and share the file instead (it opens with *Open a session*)."
     )
 
 
