@@ -89,29 +89,58 @@ def test_a_seeded_generation_link_replays_its_tokens(browser, live, gpt2):
     assert texts[0] == texts[1] and len(texts[0]) > len(gpt2.encode(state.text))
 
 
-def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path):
-    from explorer.engine.scoring import score_text
-
-    r = score_text(gpt2, TEXT, k=5)
+def session_file(tmp_path, r, model: str, **view) -> str:
     doc = {"format": "logprob-explorer/session", "version": 1,
-           "view": {**ViewState(model="some-big-model", text=TEXT, selected=3).to_dict()},
-           "results": [{**r.to_dict(), "model": "some-big-model"}]}  # fmt: skip
+           "view": ViewState(model=model, **view).to_dict(), "results": [{**r.to_dict(), "model": model}]}  # fmt: skip
     path = tmp_path / "s.session.json"
     path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path, served):
+    """A served model that is not loaded stays unloaded; a model not served here is named as such."""
+    from explorer.engine.scoring import score_text
+    from explorer.runtime import ModelSpec
+
+    name = "big-model" if served else "some-other-model"
+    path = session_file(tmp_path, score_text(gpt2, TEXT, k=5), name, text=TEXT, selected=3)
     calls: list[str] = []
     pg = open_page(browser, live.url)
     real = live.models._loader
     live.models._loader = lambda spec: calls.append(spec.name) or real(spec)
+    if served:
+        live.models.specs[name] = ModelSpec(name, "/nowhere/big-model")
     try:
-        pg.locator("#open-session input[type=file]").set_input_files(str(path))
+        pg.locator("#open-session input[type=file]").set_input_files(path)
         wait_result(pg)
         wait_detail(pg, 3)
         note = pg.locator("#share-note").inner_text()
-        assert "without running a model" in note and "some-big-model" in note and "not available here" in note
-        assert pg.locator("#heatmap [data-pos]").count() == r.n
+        assert "without running a model" in note and name in note
+        assert ("this session's model is tiny-gpt2" if served else "not available here") in note
+        assert pg.locator("#heatmap [data-pos]").count() == len(gpt2.encode(TEXT))
+        assert "sel" in pg.locator("#heatmap [data-pos='3']").get_attribute("class")
+        assert live.models.loaded(name) is None if served else True
     finally:
         live.models._loader = real
+        live.models.specs.pop("big-model", None)
     assert calls == []
+    pg.context.close()
+
+
+def test_script_in_every_field_of_a_file_stays_text(browser, live, gpt2, tmp_path):
+    from explorer.engine.scoring import score_text
+
+    evil = '<img src=x onerror="alert(1)">${alert(2)}'
+    r = score_text(gpt2, "<script>alert(1)</script> & <b>bold</b>", k=5)
+    r.sampler = {"seed": evil}
+    path = session_file(tmp_path, r, evil, text=evil, system=evil)
+    pg = open_page(browser, live.url)
+    pg.locator("#open-session input[type=file]").set_input_files(path)
+    wait_result(pg)
+    assert evil in pg.locator("#share-note").inner_text() and pg.get_by_label("Text", exact=True).input_value() == evil
+    pg.wait_for_timeout(500)
+    assert pg.dialogs == [] and pg.locator("#share-note img, #heatmap img, #heatmap script").count() == 0
     pg.context.close()
 
 
@@ -124,6 +153,8 @@ def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path
     assert "vLLM completions body" in pg.locator("#share-note").inner_text()
     assert "sky" in pg.locator("#heatmap .lx").inner_text()
     pg.screenshot(path=str(SCREENS / "share-vllm-phone.png"), full_page=False)
+    pg.locator("#share").scroll_into_view_if_needed()
+    pg.screenshot(path=str(SCREENS / "share-row-phone.png"), full_page=False)
     pg.context.close()
 
 

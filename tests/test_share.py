@@ -328,3 +328,41 @@ def test_a_session_file_round_trips_with_its_inputs(built, gpt2, tmp_path):
     out = p.share.open_file(path, "other-model", "logprob", "1, 10, 100, 1000", 10)
     assert out[p.inspector.selected] == 3 and out[p.share.score.text] == values[6] and calls == []
     assert "this session&#x27;s model is other-model" in out[p.share.note]  # escaped
+
+
+def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(built, gpt2):
+    p, _, calls = built
+    gen = encode(ViewState(tab="generate", model="tiny-gpt2", text="The lazy", sampler={**GEN, "mode": "raw"}))
+    runs = [restore(built, gen)[-2][p.inspector.result][0] for _ in range(2)]
+    assert runs[0].token_ids.tolist() == runs[1].token_ids.tolist() and runs[0].sampler["seed"] == GEN["seed"]
+    outs = restore(built, encode(STATES["chat"]))
+    chat = p.share.chat
+    assert outs[0][chat.history] == [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    assert outs[0][chat.message] == "Why?" and outs[0][p.share.tab_block].selected == "chat"
+    r = outs[-2][p.inspector.result][0]
+    assert r.prompt_text.count("<|user|>") == 2 and "Be terse." in r.prompt_text and calls == []
+    # its own link again: the same conversation, the reply left for the rerun
+    values = [[r], outs[-2][p.inspector.view], 12, "entropy", "1, 10, 100, 1000", 10, "", False, "eos", "",
+              "Be terse.", outs[-2][chat.history]]  # fmt: skip
+    again = decode(p.share.copy_link(*values)[p.share.code])
+    assert again.messages == STATES["chat"].messages and again.sampler["seed"] == STATES["chat"].sampler["seed"]
+
+
+def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):
+    from explorer.engine.scoring import score_text
+    from explorer.ui.inspector import View
+
+    p = built[0]
+    import random
+
+    rnd = random.Random(1)
+    text = "".join(rnd.choice("abcdefghij klmnop") for _ in range(20_000))
+    r = score_text(gpt2, "short", k=5)
+    out = p.share.copy_link([r], View(), 0, "logprob", "1, 10, 100, 1000", 10, text, False, "eos", "", "", [])
+    assert (
+        out[p.share.code] == ""
+        and "too long for a link" in out[p.share.note]
+        and "Download session" in out[p.share.note]
+    )
+    nothing = p.share.copy_link([], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", [])
+    assert "Score a text, generate or chat first" in nothing[p.share.note]

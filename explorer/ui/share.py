@@ -279,6 +279,8 @@ class Share:
             [*ins.outputs, *self.restorable, self.note],
             api_visibility="private",
         )
+        for button in (self.score.button, self.gen.button, self.chat.button):  # a new run: the old note goes
+            button.click(lambda: "", None, [self.note], api_visibility="private", show_progress="hidden")
         demo.load(
             self.restore,
             None,
