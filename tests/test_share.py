@@ -366,3 +366,20 @@ def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):
     )
     nothing = p.share.copy_link([], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", [])
     assert "Score a text, generate or chat first" in nothing[p.share.note]
+
+
+def test_a_full_vocabulary_prompt_logprobs_entry_gives_its_entropy():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=1500) * 3
+    lp = logits - np.log(np.exp(logits).sum())
+    order = np.argsort(-lp)
+    ranks = np.empty(1500, int)
+    ranks[order] = np.arange(1, 1501)
+    entry = {str(i): {"logprob": float(lp[i]), "rank": int(ranks[i]), "decoded_token": f"t{i}"} for i in range(1500)}
+    body = {"object": "text_completion", "model": "m", "choices": [{"text": "", "logprobs": None,
+            "prompt_token_ids": [3, 42], "prompt_logprobs": [None, entry]}]}  # fmt: skip
+    r = open_document(json.dumps(body)).results[0]
+    assert abs(float(r.entropy[1]) - float(-(np.exp(lp) * lp).sum())) < 1e-4 and r.ranks[1] == ranks[42]
+    assert r.top_ids[1].tolist()[:5] == order[:5].tolist() and r.top_ids.shape[1] == 64
