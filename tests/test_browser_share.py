@@ -4,6 +4,7 @@ tokens, a session file and a captured vLLM body open without the model, a garbag
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,15 @@ require_chromium()
 pytestmark = pytest.mark.browser
 
 GOLDEN = Path(__file__).parent / "golden"
-SCREENS = Path(__file__).resolve().parents[1] / "assets" / "screens"
 TEXT = "The quick brown fox jumps over the lazy dog."
+
+
+@pytest.fixture
+def screens(tmp_path) -> Path:
+    """Where screenshots go: a temporary folder, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
+    if os.environ.get("EXPLORER_SCREENS") == "1":
+        return Path(__file__).resolve().parents[1] / "assets" / "screens"
+    return tmp_path
 
 
 def open_link(browser, url, size="wide"):
@@ -45,7 +53,7 @@ def wait_result(page) -> None:
     page.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)
 
 
-def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2):
+def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2, screens):
     pg = open_page(browser, live.url, accept_downloads=True)
     pg.context.grant_permissions(["clipboard-read", "clipboard-write"])
     score(pg, TEXT)
@@ -60,7 +68,7 @@ def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2):
     url = link.input_value()
     assert url.startswith(live.url) and pg.evaluate("navigator.clipboard.readText()") == url
     assert pg.get_by_test_id("toast-body").count() == 0  # no error pop-up, on load or on copy
-    pg.screenshot(path=str(SCREENS / "share-light-wide.png"))
+    pg.screenshot(path=str(screens / "share-light-wide.png"))
     pg.context.close()
 
     fresh = open_link(browser, url)
@@ -144,7 +152,7 @@ def test_script_in_every_field_of_a_file_stays_text(browser, live, gpt2, tmp_pat
     pg.context.close()
 
 
-def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path):
+def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path, screens):
     path = tmp_path / "body.json"
     path.write_text((GOLDEN / "scored.vllm.json").read_text())
     pg = open_page(browser, live.url, size="phone")
@@ -152,9 +160,11 @@ def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path
     wait_result(pg)
     assert "vLLM completions body" in pg.locator("#share-note").inner_text()
     assert "sky" in pg.locator("#heatmap .lx").inner_text()
-    pg.screenshot(path=str(SCREENS / "share-vllm-phone.png"), full_page=False)
+    pg.screenshot(path=str(screens / "share-vllm-phone.png"), full_page=False)
+    pg.locator("#share-note").scroll_into_view_if_needed()
+    pg.screenshot(path=str(screens / "share-note-phone.png"), full_page=False)
     pg.locator("#share").scroll_into_view_if_needed()
-    pg.screenshot(path=str(SCREENS / "share-row-phone.png"), full_page=False)
+    pg.screenshot(path=str(screens / "share-row-phone.png"), full_page=False)
     pg.context.close()
 
 
