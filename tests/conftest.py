@@ -178,7 +178,7 @@ def smollm():
 class LiveServer:
     """The real app (web UI + /v1 API) on a loopback port, in a background thread."""
 
-    def __init__(self, *engines, auth=None, limits=None, **models_kw):
+    def __init__(self, *engines, auth=None, limits=None, models=None, **models_kw):
         import socket
         import threading
 
@@ -187,7 +187,7 @@ class LiveServer:
         from explorer.runtime import Models
         from explorer.server import build_app
 
-        self.models = Models([e.name for e in engines], **{"allow_hub": False, **models_kw})
+        self.models = models or Models([e.name for e in engines], **{"allow_hub": False, **models_kw})
         for e in engines:
             self.models.add(e)
         with socket.socket() as s:
