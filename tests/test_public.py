@@ -241,3 +241,17 @@ def test_as_a_space_the_models_work_goes_through_spaces_gpu(gpt2, monkeypatch):
         assert "data-pos=" in out[0] and "score" in calls
     finally:
         srv.stop()
+
+
+def test_app_py_on_a_space_starts_public_with_the_api_off(gpt2_dir):
+    from tests.conftest import ServerProcess
+
+    srv = ServerProcess(gpt2_dir, env={"SPACE_ID": "someone/logprob-explorer"}, app=True)
+    try:
+        assert httpx.get(srv.url + "/v1/models", timeout=10).json()["limits"]["public"] is True
+        r = httpx.post(srv.url + "/v1/completions", json={"prompt": "fox", "max_tokens": 1}, timeout=30)
+        assert r.status_code == 403 and r.json()["error"]["code"] == "api_off"
+        page = httpx.get(srv.url + "/", timeout=30)
+        assert page.status_code == 200 and "logprob-explorer" in page.text
+    finally:
+        srv.stop()

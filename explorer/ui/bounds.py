@@ -2,8 +2,8 @@
 
 `bound_events(demo, limits)` wraps each event handler of the built page so that it runs `within` a fresh
 `explorer.bounds.Bound` (the engine then refuses over-cap texts and max tokens, and stops work past the deadline).
-Handlers that run the model are marked with `@uses_model`: they share one queue group of `workers` at a time, and
-on a Space where the `spaces` package is importable (Hugging Face ZeroGPU) they run under `spaces.GPU(duration=...)`
+Handlers that run the model are marked with `@uses_model`: on a public server they share one queue group of
+`workers` at a time, and on a Space where the `spaces` package is importable (Hugging Face ZeroGPU) they run under `spaces.GPU(duration=...)`
 sized to the time cap. Off ZeroGPU, `spaces.GPU` returns the function as is; off Spaces nothing is wrapped.
 Model loading (the model picker) is not marked: it stays on the CPU until first use, as ZeroGPU requires.
 """
@@ -80,8 +80,8 @@ def bounded(fn: Callable, limits: Limits) -> Callable:
 
 
 def bound_events(demo: gr.Blocks, limits: Limits, workers: int) -> dict[str, Any]:
-    """Wrap every handler of `demo` (see the module's docstring), and put those that run the model in one queue
-    group of `workers` at a time; returns what was done, for the log and tests."""
+    """Wrap every handler of `demo` (see the module's docstring), and on a public server put those that run the
+    model in one queue group of `workers` at a time; returns what was done, for the log and tests."""
     gpu = zero_gpu(limits)
     count, on_gpu = 0, []
     for block_fn in demo.fns.values():
@@ -90,7 +90,8 @@ def bound_events(demo: gr.Blocks, limits: Limits, workers: int) -> dict[str, Any
             continue
         wrapped = bounded(fn, limits)
         if marked(fn):
-            block_fn.concurrency_id, block_fn.concurrency_limit = "model", workers
+            if limits.public:  # one queue for all the model's work; elsewhere each action keeps its own
+                block_fn.concurrency_id, block_fn.concurrency_limit = "model", workers
             if gpu is not None:
                 wrapped = gpu(wrapped)
                 on_gpu.append(block_fn.name)
