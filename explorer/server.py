@@ -11,6 +11,8 @@ from explorer.errors import ExplorerError
 from explorer.runtime import Models, is_loopback, is_public
 from explorer.settings import Limits
 
+PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
+
 
 def parse_auth(value: str | None) -> tuple[str, str] | None:
     """`user:password` (EXPLORER_AUTH / --auth) -> (user, password); None when unset."""
@@ -62,7 +64,13 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     app.mount("/v1", api)
     demo = page_app(models, limits)
     return gr.mount_gradio_app(
-        app, demo, path="/", **launch_options(), footer_links=["api"], auth=[auth] if auth else None
+        app,
+        demo,
+        path="/",
+        **launch_options(),
+        footer_links=["api"],
+        auth=[auth] if auth else None,
+        max_file_size=PUBLIC_UPLOAD if limits.public else None,  # session files opened on the page
     )
 
 

@@ -255,3 +255,12 @@ def test_app_py_on_a_space_starts_public_with_the_api_off(gpt2_dir):
         assert page.status_code == 200 and "logprob-explorer" in page.text
     finally:
         srv.stop()
+
+
+def test_a_public_server_refuses_huge_uploads(public):
+    big = httpx.post(
+        public.url + "/gradio_api/upload", files={"files": ("s.json", b"{" + b" " * 11_000_000)}, timeout=60
+    )
+    assert big.status_code == 413
+    small = httpx.post(public.url + "/gradio_api/upload", files={"files": ("s.json", b"{}")}, timeout=60)
+    assert small.status_code == 200
