@@ -1,8 +1,8 @@
 """Start the web app and the OpenAI-compatible API: `python app.py [--model M] [--host H] [--port P] [--share]`.
 
 Settings also come from the environment: EXPLORER_MODEL, EXPLORER_DEVICE, EXPLORER_DTYPE,
-EXPLORER_HOST, EXPLORER_PORT, EXPLORER_SHARE=1, EXPLORER_API_KEY. On Hugging Face Spaces
-(SPACE_ID is set) it binds 0.0.0.0 so the Space can reach it.
+EXPLORER_HOST, EXPLORER_PORT, EXPLORER_SHARE=1, EXPLORER_API_KEY, EXPLORER_PUBLIC=1 (or --public).
+On Hugging Face Spaces (SPACE_ID is set) it binds 0.0.0.0 so the Space can reach it, in public mode.
 """
 
 import os

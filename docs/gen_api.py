@@ -243,16 +243,26 @@ def error_table() -> list[str]:
 def limits_table() -> list[str]:
     source = inspect.getsource(settings.Limits)
     comments = dict(re.findall(r"^\s+(\w+): [^=]+= [^#]+#\s*(.+)$", source, re.MULTILINE))
-    rows = ["| limit (`GET /v1/models` -> `limits`) | variable | default | what it does |", "|---|---|---|---|"]
+    rows = [
+        "| limit (`GET /v1/models` -> `limits`) | variable | default | public default | what it does |",
+        "|---|---|---|---|---|",
+    ]
     for f in dataclasses.fields(settings.Limits):
+        if f.name == "public":  # not a number: switched by --public / EXPLORER_PUBLIC / SPACE_ID (runtime.is_public)
+            rows.append(
+                "| `public` | `EXPLORER_PUBLIC`, `--public`, or `SPACE_ID` set | `False` | `True` | "
+                f"{cell(comments[f.name])}; the public defaults apply, and the API is off unless `EXPLORER_API_KEY` is set |"
+            )
+            continue
         var = f"EXPLORER_{f.name.upper()}"
         if f'"{var}"' not in source or f.name not in comments:
             raise SystemExit(
                 f"docs/gen_api.py: Limits.{f.name} has no {var} in Limits.from_env or no comment: update the script."
             )
-        rows.append(f"| `{f.name}` | `{var}` | `{f.default!r}` | {cell(comments[f.name])} |")
+        public = getattr(settings.PUBLIC_LIMITS, f.name)
+        rows.append(f"| `{f.name}` | `{var}` | `{f.default!r}` | `{public!r}` | {cell(comments[f.name])} |")
     rows.append(
-        f"| `max_logprobs` (in `capabilities`) | `EXPLORER_MAX_LOGPROBS`, `--max-logprobs` | `{K}` | "
+        f"| `max_logprobs` (in `capabilities`) | `EXPLORER_MAX_LOGPROBS`, `--max-logprobs` | `{K}` | `{K}` | "
         "most alternatives a request may ask per position; -1: no cap (then -1 asks for the whole vocabulary) |"
     )
     return rows

@@ -152,6 +152,12 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=int, default=int(os.environ.get("EXPLORER_PORT", "7860")))
     sv.add_argument("--share", action="store_true", default=os.environ.get("EXPLORER_SHARE") == "1")
     sv.add_argument("--auth", default=None, help="user:password: lock the page and the API (or EXPLORER_AUTH)")
+    sv.add_argument(
+        "--public",
+        action="store_true",
+        help="a public deployment: the listed models only, tighter limits, the API off unless EXPLORER_API_KEY is set "
+        "(also EXPLORER_PUBLIC=1; on by default on a Hugging Face Space)",
+    )
     for mod in _commands().values():
         mod.add_parser(sub)
     return ap
@@ -345,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
                 backend=(a.backend, a.backend_key, a.backend_tokenizer) if a.backend else None,
                 trust_remote_code=a.trust_remote_code,
                 auth=a.auth,
+                public=a.public,
             )
         if a.command not in ("score", "generate"):
             body = _commands()[a.command].run(a)

@@ -24,7 +24,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from explorer.engine import DEFAULT_MODEL, Engine
+from explorer.engine.memory import device_memory_mb
 from explorer.errors import ExplorerError
+from explorer.settings import Limits
 
 log = logging.getLogger(__name__)
 AnyEngine = Engine  # a model loaded here, or a RemoteEngine (an Engine too) served by a backend (--backend)
@@ -58,6 +60,16 @@ def _env_int(name: str, default: int) -> int:
         raise ExplorerError(f"{name}={raw!r} must be a whole number.", param=name) from None
 
 
+def is_public(flag: bool | None = None) -> bool:
+    """Whether this is a public deployment: `--public`, else EXPLORER_PUBLIC (1/0), else on a Hugging Face Space."""
+    if flag:
+        return True
+    env = os.environ.get("EXPLORER_PUBLIC", "").strip().lower()
+    if env:
+        return env in ("1", "true", "yes", "on")
+    return bool(os.environ.get("SPACE_ID"))
+
+
 def is_loopback(host: str) -> bool:
     try:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -79,6 +91,8 @@ class Models:
         max_mb: int | None = None,
         allow_hub: bool | None = None,
         loader=None,
+        public: bool = False,
+        limits: Limits | None = None,
     ):
         sources = (
             [m for m in (models or []) if m]
@@ -97,11 +111,18 @@ class Models:
         self.device = device or os.environ.get("EXPLORER_DEVICE")
         self.dtype = dtype or os.environ.get("EXPLORER_DTYPE")
         self.max_loaded = max(1, max_loaded if max_loaded is not None else _env_int("EXPLORER_MAX_LOADED_MODELS", 2))
-        self.max_mb = max_mb if max_mb is not None else _env_int("EXPLORER_MODEL_MEMORY_MB", 0)  # 0: no budget
+        # weights in memory at most (0: no budget); by default half of what the device has
+        self.max_mb = max_mb if max_mb is not None else _env_int("EXPLORER_MODEL_MEMORY_MB", -1)
+        if self.max_mb < 0:
+            self.max_mb = device_memory_mb(self.device) // 2
         if allow_hub is None:
             env = os.environ.get("EXPLORER_ALLOW_HUB_MODELS", "").strip().lower()
             allow_hub = env in ("1", "true", "yes", "on") if env else not os.environ.get("SPACE_ID")
-        self.allow_hub = allow_hub
+        if public and allow_hub:
+            log.warning("public mode: visitors pick only the listed models (EXPLORER_ALLOW_HUB_MODELS is ignored)")
+        self.public = public
+        self.limits = limits or Limits.from_env(public)  # what one request may cost, on the page and the API
+        self.allow_hub = allow_hub and not public  # a public server: the operator's list only
         self._loader = loader or (
             lambda spec: Engine.load(
                 spec.source, self.device, self.dtype, spec.trust_remote_code, name=spec.name, hub_only=spec.hub_only
@@ -150,6 +171,11 @@ class Models:
         """The engine for `name` when it is in memory now (never loads)."""
         with self._lock:
             return self._engines.get(self.resolve(name).name)
+
+    def in_memory(self) -> list[tuple[str, float]]:
+        """(name, MB of weights) of each model in memory now, least recently used first (the page shows them)."""
+        with self._lock:
+            return [(name, _weights_mb(e)) for name, e in self._engines.items()]
 
     def add(self, engine: AnyEngine) -> None:
         """Register an already-loaded engine under its name (server start-up, tests)."""

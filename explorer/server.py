@@ -8,8 +8,10 @@ import sys
 from fastapi import FastAPI
 
 from explorer.errors import ExplorerError
-from explorer.runtime import Models, is_loopback
+from explorer.runtime import Models, is_loopback, is_public
 from explorer.settings import Limits
+
+PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
 
 
 def parse_auth(value: str | None) -> tuple[str, str] | None:
@@ -23,7 +25,7 @@ def parse_auth(value: str | None) -> tuple[str, str] | None:
     return user, password
 
 
-def remote_models(backend: tuple[str, str | None, str | None], names: list[str] | None) -> Models:
+def remote_models(backend: tuple[str, str | None, str | None], names: list[str] | None, public: bool = False) -> Models:
     """A registry whose models are the backend's (all of them, or those named), each a RemoteEngine."""
     from explorer.engine.remote import RemoteEngine
 
@@ -33,6 +35,7 @@ def remote_models(backend: tuple[str, str | None, str | None], names: list[str] 
     registry = Models(
         served,
         allow_hub=False,
+        public=public,
         loader=lambda spec: RemoteEngine(url, spec.source, key, tokenizer if spec.name == first.name else None),
     )
     registry.add(first)
@@ -46,21 +49,67 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     from explorer.api.framing import error_of
     from explorer.api.routes import build_api, root_guard
     from explorer.api.tokens import token_router
-    from explorer.ui.layout import build
     from explorer.ui.look import launch_options
 
-    limits = limits or Limits.from_env()
+    if limits is not None:
+        models.limits = limits
+    limits = models.limits
     app = FastAPI(title="logprob-explorer", docs_url=None, redoc_url=None)
-    app.include_router(token_router(models, limits, root_guard(auth)))  # /tokenize, /detokenize, /health, /version
+    app.include_router(
+        token_router(models, limits, root_guard(auth, limits))
+    )  # /tokenize, /detokenize, /health, /version
     app.add_exception_handler(ExplorerError, lambda request, exc: error_of(exc))
     api = build_api(models, limits, auth=auth)
     app.state.gate = api.state.gate
     app.mount("/v1", api)
-    demo = build(models)
-    demo.queue(default_concurrency_limit=4)
+    demo = page_app(models, limits)
     return gr.mount_gradio_app(
-        app, demo, path="/", **launch_options(), footer_links=["api"], auth=[auth] if auth else None
+        app,
+        demo,
+        path="/",
+        **launch_options(),
+        footer_links=["api"],
+        auth=[auth] if auth else None,
+        max_file_size=PUBLIC_UPLOAD if limits.public else None,  # session files opened on the page
     )
+
+
+def page_app(models: Models, limits: Limits):
+    """The page, its actions bounded by `limits` (on ZeroGPU: the model's work under spaces.GPU), its queue bounded."""
+    from explorer.ui.bounds import bound_events
+    from explorer.ui.layout import build
+
+    demo = build(models)
+    workers = limits.workers if limits.public else 4
+    done = bound_events(demo, limits, workers)
+    if done["gpu"]:
+        print(f"On a Space: {len(done['gpu'])} actions run under spaces.GPU (ZeroGPU).", file=sys.stderr)
+    # the model's work: `workers` actions at once, `queue` more waiting (they see their place), then "busy"
+    demo.queue(default_concurrency_limit=workers, max_size=limits.queue)
+    return demo
+
+
+def deployment(
+    models: list[str] | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    host: str = "127.0.0.1",
+    trust_remote_code: bool = False,
+    backend: tuple[str, str | None, str | None] | None = None,
+    public: bool = False,
+) -> Models:
+    """The registry a server serves: the operator's models (or the backend's), public or not (see `serve`)."""
+    public = is_public(public)
+    allow_hub = None if os.environ.get("EXPLORER_ALLOW_HUB_MODELS") or is_loopback(host) else False
+    if backend:  # every model is served by the backend (see explorer/engine/remote.py)
+        registry = remote_models(backend, models, public)
+    else:
+        registry = Models(
+            models, device=device, dtype=dtype, trust_remote_code=trust_remote_code, allow_hub=allow_hub, public=public
+        )
+    if public:
+        print(f"Public mode: {registry.limits.summary()}; models: {', '.join(registry.names)}.", file=sys.stderr)
+    return registry
 
 
 def serve(
@@ -73,15 +122,16 @@ def serve(
     trust_remote_code: bool = False,
     auth: str | None = None,
     backend: tuple[str, str | None, str | None] | None = None,
+    public: bool = False,
 ) -> int:
-    """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds)."""
+    """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds).
+
+    `public` (or EXPLORER_PUBLIC=1, or on a Hugging Face Space): the operator's models only, the public limits
+    (explorer/settings.py PUBLIC_LIMITS, each an EXPLORER_* setting), the HTTP API off unless EXPLORER_API_KEY is set.
+    """
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     credentials = parse_auth(auth)
-    allow_hub = None if os.environ.get("EXPLORER_ALLOW_HUB_MODELS") or is_loopback(host) else False
-    if backend:  # every model is served by the backend (see explorer/engine/remote.py)
-        registry = remote_models(backend, models)
-    else:
-        registry = Models(models, device=device, dtype=dtype, trust_remote_code=trust_remote_code, allow_hub=allow_hub)
+    registry = deployment(models, device, dtype, host, trust_remote_code, backend, public)
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
     print(
@@ -109,11 +159,9 @@ def serve(
 def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | None) -> int:
     """`--share`: Gradio's own launcher (for the public link), with the API routes added to its app."""
     from explorer.api.routes import build_api
-    from explorer.ui.layout import build
     from explorer.ui.look import launch_options
 
-    demo = build(models)
-    demo.queue(default_concurrency_limit=4)
+    demo = page_app(models, models.limits)
     app, local, public = demo.launch(
         server_name=host,
         server_port=port,
@@ -122,7 +170,7 @@ def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | 
         **launch_options(),
         auth=[auth] if auth else None,
     )
-    app.mount("/v1", build_api(models, auth=auth))
+    app.mount("/v1", build_api(models, models.limits, auth=auth))
     app.router.routes.insert(0, app.router.routes.pop())  # before Gradio's catch-all routes
     print(f"Web app: {local}  public: {public}  API: {local.rstrip('/')}/v1", file=sys.stderr)
     demo.block_thread()

@@ -215,28 +215,35 @@ def _env_number(name: str, default: float, kind=int):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may cost; reported by GET /v1/models and named in the 400s that enforce them."""
+    """What one request may cost, on the page and the API alike; reported by GET /v1/models and the page, and named
+    in the messages that enforce them. A public deployment (`public=True`) starts from tighter defaults."""
 
     max_body_bytes: int = 2_000_000  # a request body larger than this is refused before it is parsed
     max_choices: int = 64  # prompts x n of one request
     max_tokens: int = 0  # most tokens one choice may generate; 0: the model's context
+    max_input_tokens: int = 0  # most tokens one prompt or text may have; 0: the model's context
     max_seconds: float = 300.0  # a request computing longer is stopped (0: no limit)
     full_vocab_max_prompt_tokens: int = 256  # prompt tokens x n for `prompt_logprobs: -1`
-    queue: int = 32  # model requests waiting beyond the running ones; more get a 429
+    queue: int = 32  # model requests waiting beyond the running ones; more get a 429 (the page: "busy")
     workers: int = 2  # model requests computing at once
+    public: bool = False  # a public deployment (--public, EXPLORER_PUBLIC=1, or a Hugging Face Space)
 
     @classmethod
-    def from_env(cls) -> Limits:
+    def from_env(cls, public: bool = False) -> Limits:
+        """The limits EXPLORER_* variables set, over the defaults (PUBLIC_LIMITS' where `public`)."""
+        base = PUBLIC_LIMITS if public else cls()
         return cls(
-            max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", cls.max_body_bytes),
-            max_choices=_env_number("EXPLORER_MAX_CHOICES", cls.max_choices),
-            max_tokens=_env_number("EXPLORER_MAX_TOKENS", cls.max_tokens),
-            max_seconds=_env_number("EXPLORER_MAX_SECONDS", cls.max_seconds, float),
+            max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", base.max_body_bytes),
+            max_choices=_env_number("EXPLORER_MAX_CHOICES", base.max_choices),
+            max_tokens=_env_number("EXPLORER_MAX_TOKENS", base.max_tokens),
+            max_input_tokens=_env_number("EXPLORER_MAX_INPUT_TOKENS", base.max_input_tokens),
+            max_seconds=_env_number("EXPLORER_MAX_SECONDS", base.max_seconds, float),
             full_vocab_max_prompt_tokens=_env_number(
-                "EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", cls.full_vocab_max_prompt_tokens
+                "EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", base.full_vocab_max_prompt_tokens
             ),
-            queue=_env_number("EXPLORER_QUEUE", cls.queue),
-            workers=max(1, _env_number("EXPLORER_WORKERS", cls.workers)),
+            queue=_env_number("EXPLORER_QUEUE", base.queue),
+            workers=max(1, _env_number("EXPLORER_WORKERS", base.workers)),
+            public=public,
         )
 
     def max_new_tokens(self, context: int, prompt_tokens: int) -> int:
@@ -244,13 +251,60 @@ class Limits:
         room = max(context - prompt_tokens, 0)
         return min(room, self.max_tokens) if self.max_tokens else room
 
+    def check_input(self, n: int, param: str = "prompt") -> None:
+        """Refuse a prompt or text of `n` tokens over `max_input_tokens` (the model's context is the engine's check)."""
+        if self.max_input_tokens and n > self.max_input_tokens:
+            raise ExplorerError(
+                f"The text is {n} tokens; this server takes at most {self.max_input_tokens} per request "
+                "(EXPLORER_MAX_INPUT_TOKENS): shorten it.",
+                param=param,
+                code="input_tokens_above_cap",
+            )
+
+    def check_new_tokens(self, n: int, param: str = "max_tokens") -> None:
+        """Refuse asking for more than `max_tokens` new tokens."""
+        if self.max_tokens and n > self.max_tokens:
+            raise ExplorerError(
+                f"`{param}` (={n}) is more than this server generates per choice ({self.max_tokens}, "
+                "EXPLORER_MAX_TOKENS): ask for fewer.",
+                param=param,
+                code="integer_above_max_value",
+            )
+
     def report(self) -> dict:
         return {
+            "public": self.public,
             "max_body_bytes": self.max_body_bytes,
             "max_choices": self.max_choices,
             "max_tokens": self.max_tokens or None,
+            "max_input_tokens": self.max_input_tokens or None,
             "max_seconds": self.max_seconds or None,
             "full_vocab_max_prompt_tokens": self.full_vocab_max_prompt_tokens,
             "queue": self.queue,
             "workers": self.workers,
         }
+
+    def summary(self) -> str:
+        """One line for people: what a request here may cost."""
+        parts = [
+            f"texts up to {self.max_input_tokens:,} tokens"
+            if self.max_input_tokens
+            else "texts up to the model's context",
+            f"up to {self.max_tokens:,} new tokens" if self.max_tokens else None,
+            f"{self.max_seconds:g} s per request" if self.max_seconds else None,
+            f"{self.queue} waiting at most",
+        ]
+        return ", ".join(p for p in parts if p)
+
+
+PUBLIC_LIMITS = Limits(
+    max_body_bytes=200_000,
+    max_choices=4,
+    max_tokens=256,
+    max_input_tokens=2048,
+    max_seconds=60.0,
+    full_vocab_max_prompt_tokens=32,
+    queue=16,
+    workers=2,
+    public=True,
+)

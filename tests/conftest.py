@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -11,6 +12,8 @@ os.environ.setdefault("EXPLORER_COMPILE", "0")  # eager in tests (fast start); t
 
 import pytest
 import torch
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -178,7 +181,7 @@ def smollm():
 class LiveServer:
     """The real app (web UI + /v1 API) on a loopback port, in a background thread."""
 
-    def __init__(self, *engines, auth=None, limits=None, **models_kw):
+    def __init__(self, *engines, auth=None, limits=None, models=None, **models_kw):
         import socket
         import threading
 
@@ -187,7 +190,7 @@ class LiveServer:
         from explorer.runtime import Models
         from explorer.server import build_app
 
-        self.models = Models([e.name for e in engines], **{"allow_hub": False, **models_kw})
+        self.models = models or Models([e.name for e in engines], **{"allow_hub": False, **models_kw})
         for e in engines:
             self.models.add(e)
         with socket.socket() as s:
@@ -214,9 +217,10 @@ class LiveServer:
 
 
 class ServerProcess:
-    """`python -m explorer serve` on a model folder in a second process, on a free loopback port, ready when made."""
+    """`python -m explorer serve` on a model folder in a second process, on a free loopback port, ready when made;
+    `app=True`: `python app.py` as a Space starts it; `env`: more environment."""
 
-    def __init__(self, model_dir: str):
+    def __init__(self, model_dir: str, env: dict | None = None, app: bool = False):
         import socket
         import subprocess
         import sys
@@ -227,8 +231,15 @@ class ServerProcess:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
-        cmd = [sys.executable, "-m", "explorer", "serve", "--model", model_dir, "--device", "cpu", "--port", str(port)]
+        env = {
+            **os.environ,
+            "GRADIO_ANALYTICS_ENABLED": "False",
+            "HF_HUB_OFFLINE": "1",
+            "EXPLORER_COMPILE": "0",
+            **(env or {}),
+        }
+        entry = [str(ROOT / "app.py")] if app else ["-m", "explorer", "serve"]
+        cmd = [sys.executable, *entry, "--model", model_dir, "--device", "cpu", "--port", str(port)]
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{port}"
         for _ in range(600):

@@ -13,7 +13,7 @@ from starlette.requests import ClientDisconnect
 
 from explorer.errors import ExplorerError
 
-STATUS = {"model_not_found": 404, "server_busy": 429, "request_too_large": 413, "invalid_api_key": 401}
+STATUS = {"model_not_found": 404, "server_busy": 429, "request_too_large": 413, "invalid_api_key": 401, "api_off": 403}
 
 
 def error(

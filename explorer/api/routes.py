@@ -48,6 +48,7 @@ def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
             code="too_many_choices",
         )
     for ids in prompts:
+        limits.check_input(len(ids))
         engine.check_ids(ids)
     if req.prompt_logprobs == -1:
         total = sum(len(p) for p in prompts) * req.n
@@ -215,16 +216,35 @@ def allowed(request: Request, key: str | None, auth: tuple[str, str] | None) -> 
     return True
 
 
-class Guard:
-    """ASGI middleware: refuses /v1 requests without the API key (or EXPLORER_AUTH's credentials)."""
+OPEN_WHEN_OFF = ("/models", "/health", "/version")  # what a public server without a key still answers (no model work)
 
-    def __init__(self, app, auth: tuple[str, str] | None = None):
-        self.app, self.auth = app, auth
+
+def api_off(limits: Limits) -> bool:
+    """A public server's API is off unless its operator set EXPLORER_API_KEY."""
+    return limits.public and not os.environ.get("EXPLORER_API_KEY")
+
+
+OFF_MESSAGE = (
+    "The HTTP API is off on this public server: use the web page, or ask its operator to set EXPLORER_API_KEY "
+    "(then send it as `Authorization: Bearer <key>`)."
+)
+
+
+class Guard:
+    """ASGI middleware: refuses /v1 requests without the API key (or EXPLORER_AUTH's credentials); on a public
+    server without a key, refuses everything but the model list, /health and /version."""
+
+    def __init__(self, app, auth: tuple[str, str] | None = None, limits: Limits | None = None):
+        self.app, self.auth, self.limits = app, auth, limits or Limits()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             key = os.environ.get("EXPLORER_API_KEY")
-            if not allowed(Request(scope), key, self.auth):
+            path = scope.get("path", "")
+            if api_off(self.limits):
+                if not path.endswith(OPEN_WHEN_OFF) and "/models/" not in path:
+                    return await error(403, OFF_MESSAGE, None, "api_off")(scope, receive, send)
+            elif not allowed(Request(scope), key, self.auth):
                 how = "Bearer <EXPLORER_API_KEY>" if key else "Basic (the EXPLORER_AUTH user and password)"
                 response = error(
                     401,
@@ -237,10 +257,12 @@ class Guard:
         await self.app(scope, receive, send)
 
 
-def root_guard(auth: tuple[str, str] | None):
+def root_guard(auth: tuple[str, str] | None, limits: Limits | None = None):
     """For routes outside /v1 that run the model (/tokenize, /detokenize): the same key / credentials as /v1."""
 
     def guard(request: Request) -> None:
+        if limits is not None and api_off(limits):
+            raise ExplorerError(OFF_MESSAGE, code="api_off")
         if not allowed(request, os.environ.get("EXPLORER_API_KEY"), auth):
             raise ExplorerError(
                 "Missing or wrong credentials: send the API key (or the EXPLORER_AUTH credentials).",
@@ -259,7 +281,7 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     api.add_middleware(
         GZipMiddleware, minimum_size=1024, compresslevel=1
     )  # fast: full-vocabulary bodies are 100s of MB
-    api.add_middleware(Guard, auth=auth)
+    api.add_middleware(Guard, auth=auth, limits=limits)
 
     api.include_router(token_router(models, limits, guard=lambda request: None))  # the Guard covers /v1 already
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from explorer import bounds
 from explorer.engine.capabilities import Served
 from explorer.engine.listed import listed_rows
 from explorer.engine.model import Engine
@@ -110,6 +111,8 @@ def stream(
 
     `resume`: (KV cache of all of `ids`, hidden state of its last position (1, H)): decode from there (branches).
     """
+    check = bounds.checked(check)  # a page action's deadline too
+    bounds.check_new_tokens(s.max_tokens)
     if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
         yield from engine.stream(ids, s, sample, want_prompt, check)
         return

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from explorer import bounds
 from explorer.engine import context_start, loading
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
@@ -284,6 +285,7 @@ class Engine:
             raise ExplorerError(
                 "The prompt has no tokens: give some text or token ids.", param="prompt", code="empty_text"
             )
+        bounds.check_input(len(ids))  # a page action's cap (explorer/bounds.py); the API checks its own
         if len(ids) > self.context:
             raise ExplorerError(
                 f"The text is {len(ids)} tokens; {self.name} reads at most {self.context}: shorten it.",

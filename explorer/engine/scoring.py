@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from explorer import bounds
 from explorer.engine.capabilities import Served
 from explorer.engine.listed import listed_rows, listed_width
 from explorer.engine.model import HEAD_MIN_ROWS, Engine
@@ -96,6 +97,7 @@ def score_blocks(
     numbers equal one pass over all of `ids`; `check()` runs before every block.
     """
     k = check_k(k, "logprobs", allow_full=True)
+    check = bounds.checked(check)  # a page action's deadline too
     if isinstance(engine, Served):  # a served model: one call, one block
         yield len(ids) - 1, engine.score_ids(ids, k, check, listed).rows.sliced(slice(1, None))
         return
@@ -126,7 +128,7 @@ def score_ids(
     """
     k = check_k(k, "logprobs", allow_full=True)
     if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
-        return engine.score_ids(ids, k, check, listed)
+        return engine.score_ids(ids, k, bounds.checked(check), listed)
     parts = [rows for _, rows in score_blocks(engine, ids, k, chunk, check, listed, prefill)]
     width = listed_width(listed) if listed else k
     rows = Rows.concat(parts) if parts else Rows.empty(k, engine.vocab_size)

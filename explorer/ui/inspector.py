@@ -31,6 +31,7 @@ from explorer.render.tables import summary_markdown, surprising_html, table_view
 from explorer.render.text import escape
 from explorer.result import TokenScores
 from explorer.settings import MAX_K
+from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import Downloads
 from explorer.ui.errors import error
 from explorer.ui.look import HEATMAP_JS, JUMP_JS, PRESENT_JS
@@ -158,6 +159,7 @@ class Inspector:
     def _wire(self) -> None:
         detail_out = [self.detail, self.selected]
 
+        @uses_model
         def on_click(state, k, view, evt: gr.EventData):
             return self.detail_of(state, evt._data.get("pos", 0), k, view)
 
@@ -256,6 +258,7 @@ class Inspector:
         html = detail_html(r, pos, k, self._step(r, pos, k, bool(view.imported)), role_at(view.marks, pos))
         return {self.detail: html, self.selected: pos}
 
+    @uses_model  # a generated token's raw and processed rows are recomputed
     def detail_of(self, state: list, pos, k, view: View | None = None) -> dict:
         """Detail of the token at `pos` of the current result."""
         if not state:

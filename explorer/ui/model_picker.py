@@ -23,6 +23,31 @@ def status_text(engine: Engine) -> str:
     )
 
 
+def memory_text(models: Models) -> str:
+    """Which models are in memory now (most recent last), and the budget they share."""
+    held = models.in_memory()
+    if not held:
+        return "No model is in memory yet."
+    names = ", ".join(f"{html.escape(name)} ({mb:,.0f} MB)" if mb else html.escape(name) for name, mb in held)
+    budget = f" of a {models.max_mb:,} MB budget" if models.max_mb else ""
+    return f"In memory now{budget}: {names}."
+
+
+def public_text(models: Models) -> str:
+    """On a public server: what a request may cost, and which models it serves (empty elsewhere)."""
+    if not models.public:
+        return ""
+    return (
+        f"This is a public server: {html.escape(models.limits.summary())}. "
+        f"Models here: {', '.join(html.escape(n) for n in models.names)}."
+    )
+
+
+def status_lines(models: Models, engine: Engine | None, default: str) -> str:
+    first = status_text(engine) if engine else f"Model **{html.escape(default)}** loads on the first action."
+    return "  \n".join(x for x in (first, memory_text(models), public_text(models)) if x)
+
+
 def model_label(allow_hub: bool) -> str:
     """The menu's label: it mentions typing a hub id only where visitors may."""
     return (
@@ -46,9 +71,8 @@ class ModelPicker:
                 min_width=280,
             )
             self.button = gr.Button("Load model", scale=1, min_width=140)
-        engine = models.loaded(models.default)
-        self.status = gr.Markdown(
-            status_text(engine) if engine else f"Model **{html.escape(models.default)}** loads on the first action.",
+        self.status = gr.Markdown(  # a callable: worked out again for each visitor's page load
+            lambda: status_lines(models, models.loaded(models.default), models.default),
             elem_classes=["lx-hide-present"],
             elem_id="model-status",
         )
@@ -63,6 +87,6 @@ class ModelPicker:
             spec = self.models.resolve(choice)
             progress(0.1, desc=f"Loading {spec.name} ...")
             with self.models.use(spec.name) as engine:
-                text = status_text(engine)
+                text = status_lines(self.models, engine, spec.name)
         progress(1.0)
         return {self.name: engine.name, self.status: text}

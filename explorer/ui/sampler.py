@@ -21,10 +21,12 @@ MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperatu
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
 
 
-def sampler_controls() -> list:
-    """Max tokens, temperature, top-p, top-k, seed, stop strings, mode, score-the-prompt (in that order)."""
+def sampler_controls(cap: int = 0) -> list:
+    """Max tokens (up to the server's `cap` where it has one), temperature, top-p, top-k, seed, stop strings, mode,
+    score-the-prompt (in that order)."""
+    most = min(512, cap) if cap else 512
     with gr.Row():
-        max_tokens = gr.Slider(1, 512, value=48, step=1, label="Max tokens")
+        max_tokens = gr.Slider(1, most, value=min(48, most), step=1, label="Max tokens")
         temperature = gr.Slider(0, 2, value=0.7, step=0.05, label="Temperature (0 = greedy)")
         top_p = gr.Slider(0.01, 1, value=1.0, step=0.01, label="Top-p (1 = off)")
         top_k = gr.Slider(0, 200, value=0, step=1, label="Top-k (0 = off)")

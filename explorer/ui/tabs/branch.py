@@ -15,6 +15,7 @@ from explorer.render.tree import CSS, compare_html, leaf_choices, md_code, node_
 from explorer.result import TokenScores
 from explorer.settings import SamplerSettings
 from explorer.tree import BranchTree
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.sampler import UI_K, sampler_controls, settings
 from explorer.ui.tabs import Shared
@@ -65,7 +66,7 @@ class BranchTab:
                 self.source = gr.Radio(SOURCES, value=SOURCES[0], label="Continue with")
             self.alts = gr.CheckboxGroup([], label="Alternatives to continue from")
             with gr.Accordion("Settings for new branches", open=False):
-                self.controls = sampler_controls()
+                self.controls = sampler_controls(shared.models.limits.max_tokens)
             self.button = gr.Button("Continue from here", variant="primary")
             self.tree_view = gr.HTML(tree_html(None), css_template=CSS, js_on_load=TREE_JS, elem_id="branch-tree")
             self.node_md = gr.Markdown()
@@ -187,6 +188,7 @@ class BranchTab:
             tree = plant(engine, prefixes, r.token_ids.tolist(), r.n_prompt, r.sampler, k=UI_K)  # one pass, cache kept
         return tree, prefixes, pos - 1, r.sampler  # on the seed path, node i is position i
 
+    @uses_model
     def branch(self, name, result, tree, prefixes, node, at, alts, source, *controls) -> dict:
         """One branch per ticked alternative, after the picked position or node; the grown tree."""
         if not alts:

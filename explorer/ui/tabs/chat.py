@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import gradio as gr
 
 from explorer.engine.turns import chat_turns
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
@@ -46,7 +47,7 @@ class ChatTab:
                 self.turns = gr.Markdown(EMPTY)
                 self.new = gr.Button("New conversation", size="sm", scale=0, min_width=180)
             self.message = gr.Textbox(label="Message", lines=3)
-            self.controls = sampler_controls()
+            self.controls = sampler_controls(shared.models.limits.max_tokens)
             self.button, self.stop, self.reuse = run_buttons("Send")
             gr.Examples(EXAMPLES, inputs=[self.message])
         outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
@@ -61,6 +62,7 @@ class ChatTab:
         self.new.click(lambda: ([], EMPTY), None, [self.history, self.turns], api_visibility="private")
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
+    @uses_model
     def chat(
         self,
         name,

@@ -7,6 +7,7 @@ import gradio as gr
 from explorer.compare import Comparison
 from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
+from explorer.ui.bounds import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
@@ -93,6 +94,7 @@ class CompareTab:
     def on_click(self, c: Comparison | None, evt: gr.EventData) -> dict:
         return self.select(c, clicked(evt))
 
+    @uses_model
     def compare(
         self, mode: str, name_a: str, name_b: str, text: str, prompt_a: str, prompt_b: str, colour: str
     ) -> dict:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import gradio as gr
 
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
@@ -32,7 +33,7 @@ class GenerateTab:
                 "and what the sampler kept of it."
             )
             self.prompt = gr.Textbox(label="Prompt", lines=3)
-            self.controls = sampler_controls()
+            self.controls = sampler_controls(shared.models.limits.max_tokens)
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
         event = self.button.click(
@@ -45,6 +46,7 @@ class GenerateTab:
         self.stop.click(None, cancels=[event])
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
+    @uses_model
     def generate(
         self,
         name,

@@ -7,6 +7,7 @@ import gradio as gr
 from explorer.engine.lens import lens_ids
 from explorer.lens import LensGrid
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.sampler import UI_K
 from explorer.ui.tabs import Shared
@@ -73,6 +74,7 @@ class LensTab:
         self.grid.click(on_click, [self.state], cell_out, api_visibility="private")
 
     # ---- handlers ------------------------------------------------------------------------
+    @uses_model
     def run(self, name: str, text: str, result: list, metric: str) -> dict:
         """The lens of `text`, or of the current result when the text is empty; the last layer's last cell selected."""
         with user_errors(), self.models.use(name) as engine:

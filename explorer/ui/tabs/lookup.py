@@ -7,6 +7,7 @@ import gradio as gr
 from explorer.engine.lookup import lookup
 from explorer.lookup import MAX_LOOKUPS
 from explorer.render.lookup import lookup_figure, lookup_markdown, lookup_table
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 
@@ -37,6 +38,7 @@ class LookupTab:
             self.run, [self.inspector.result, self.queries], [self.notes, self.plot, self.table], api_name="lookup"
         )
 
+    @uses_model
     def run(self, state: list, text: str) -> dict:
         """Every query's curve and column over the current result."""
         if not state:

@@ -14,6 +14,7 @@ import gradio as gr
 from explorer.engine import Engine
 from explorer.engine.scoring import score_blocks
 from explorer.result import Rows, assemble
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import new_rid, parse_thresholds, progress_html
 from explorer.ui.marks import marks_of
@@ -98,6 +99,7 @@ class ScoreTab:
             engine = None
         return gr.Dropdown(**start_menu(engine))
 
+    @uses_model
     def score(
         self,
         name: str,

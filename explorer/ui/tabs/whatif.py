@@ -11,6 +11,7 @@ import numpy as np
 from explorer.engine.whatif import MAX_SHOWN, logits_row, whatif
 from explorer.render.whatif import whatif_figure, whatif_markdown, whatif_table
 from explorer.settings import SamplerSettings
+from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 from explorer.whatif import context_of
@@ -77,6 +78,7 @@ class WhatIfTab:
             vocab = engine.vocab
         return row, vocab, {"key": key, "row": row, "vocab": vocab}
 
+    @uses_model
     def run(self, state: list, selected, temperature, top_k, top_p, min_p, repetition, top_n, cache) -> dict:
         """The what-if at the selected position of the current result."""
         if not state:
