@@ -182,3 +182,24 @@ def test_a_garbage_link_shows_a_message_and_the_default_page(browser, live, code
         and pg.locator("script:has-text('alert(1)')").count() == 0
     )
     pg.context.close()
+
+
+def test_on_a_public_server_a_link_keeps_to_the_caps_and_the_allowlist(browser, gpt2):
+    from dataclasses import replace
+
+    from explorer.settings import PUBLIC_LIMITS
+    from tests.conftest import LiveServer
+
+    srv = LiveServer(gpt2, limits=replace(PUBLIC_LIMITS, max_input_tokens=16), public=True)
+    try:
+        long = encode(ViewState(text="the quick brown fox jumps over the lazy dog " * 10))
+        pg = open_link(browser, f"{srv.url}/?view={long}")
+        pg.locator("#share-note").filter(has_text="16").wait_for(timeout=30_000)
+        assert pg.locator("#heatmap [data-pos]").count() == 0  # refused before any scoring, the cap named
+        pg.context.close()
+        hub = open_link(browser, f"{srv.url}/?view={encode(ViewState(model='gpt2', text='hi'))}")
+        hub.locator("#share-note").filter(has_text="not available here").wait_for(timeout=30_000)
+        assert srv.models.loaded("tiny-gpt2") is not None and srv.models.names == ["tiny-gpt2"]
+        hub.context.close()
+    finally:
+        srv.stop()

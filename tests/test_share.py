@@ -383,3 +383,11 @@ def test_a_full_vocabulary_prompt_logprobs_entry_gives_its_entropy():
     r = open_document(json.dumps(body)).results[0]
     assert abs(float(r.entropy[1]) - float(-(np.exp(lp) * lp).sum())) < 1e-4 and r.ranks[1] == ranks[42]
     assert r.top_ids[1].tolist()[:5] == order[:5].tolist() and r.top_ids.shape[1] == 64
+
+
+def test_a_link_runs_as_model_work_and_opening_a_file_does_not():
+    """Marked handlers share the public queue, its caps and (on ZeroGPU) spaces.GPU; opening a file uses no model."""
+    from explorer.ui.bounds import marked
+    from explorer.ui.share import Share
+
+    assert marked(Share.restore) and not marked(Share.open_file) and not marked(Share.copy_link)

@@ -23,6 +23,7 @@ from explorer.render.heatmap import Marks
 from explorer.result import TokenScores
 from explorer.runtime import Models
 from explorer.share import QUERY_KEY, ViewState, decode, encode
+from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds
 from explorer.ui.sampler import MODE_CHOICES
@@ -220,6 +221,7 @@ class Share:
             out.update(dict(zip(self.chat.controls, controls)))
         return out
 
+    @uses_model  # a link reruns: the model's queue, caps and (on ZeroGPU) the GPU, like any run
     def restore(self, request: gr.Request) -> Iterator[dict]:
         """On page load: a `?view=` link's inputs, then its run, then its selected token; a bad one is a note."""
         code = request.query_params.get(QUERY_KEY) if request is not None else None
