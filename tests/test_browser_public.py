@@ -3,6 +3,7 @@ says "busy" and a waiting visitor sees their place, rather than a hang; over-cap
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +17,14 @@ from tests.test_browser import SIZES, open_page
 
 require_chromium()
 pytestmark = pytest.mark.browser
-SHOTS = Path(__file__).resolve().parents[1] / "assets" / "screens"
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where screenshots go: a temporary folder, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
+    if os.environ.get("EXPLORER_SCREENS") == "1":
+        return Path(__file__).resolve().parents[1] / "assets" / "screens"
+    return tmp_path
 
 
 @pytest.fixture
@@ -45,7 +53,7 @@ def start_generating(page, tokens: int = 200) -> None:
     page.get_by_role("button", name="Generate", exact=True).click()
 
 
-def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, slow_public):
+def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, slow_public, shots):
     first, second, third = (open_page(browser, slow_public.url) for _ in range(3))
     try:
         status = first.locator("#model-status").inner_text()
@@ -59,7 +67,7 @@ def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, 
         start_generating(third)
         third.get_by_text("busy", exact=False).filter(visible=True).first.wait_for(timeout=20_000)
         assert "try again" in third.get_by_text("busy", exact=False).filter(visible=True).first.inner_text().lower()
-        third.screenshot(path=str(SHOTS / "public-busy-wide.png"))
+        third.screenshot(path=str(shots / "public-busy-wide.png"))
         first.get_by_text("finish:", exact=False).first.wait_for(timeout=60_000)
         second.get_by_text("finish:", exact=False).first.wait_for(timeout=60_000)  # the waiting one ran after
     finally:
@@ -67,7 +75,7 @@ def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, 
             pg.context.close()
 
 
-def test_over_cap_text_is_refused_in_words_on_a_phone(browser, slow_public):
+def test_over_cap_text_is_refused_in_words_on_a_phone(browser, slow_public, shots):
     pg = open_page(browser, slow_public.url, "phone")
     try:
         pg.get_by_label("Text", exact=True).fill("the quick brown fox jumps " * 30)
@@ -76,6 +84,6 @@ def test_over_cap_text_is_refused_in_words_on_a_phone(browser, slow_public):
         toast.wait_for(timeout=30_000)
         assert "shorten it" in toast.inner_text()
         assert pg.evaluate("document.documentElement.scrollWidth") <= SIZES["phone"]["width"]
-        pg.screenshot(path=str(SHOTS / "public-cap-phone.png"))
+        pg.screenshot(path=str(shots / "public-cap-phone.png"))
     finally:
         pg.context.close()
