@@ -111,9 +111,9 @@ class ViewState:
         return d
 
     def compact(self) -> dict:
-        """`to_dict` less the fields left at their defaults (the tab kept): what a link carries."""
+        """`to_dict` less the fields left at their defaults (tab and base kept): what a link carries."""
         default = ViewState().to_dict()
-        return {k: v for k, v in self.to_dict().items() if k == "tab" or v != default[k]}
+        return {k: v for k, v in self.to_dict().items() if k in ("tab", "base") or v != default[k]}
 
     @classmethod
     def from_dict(cls, d: object) -> ViewState:
@@ -268,7 +268,7 @@ def _sliders(v: object) -> dict:
 
 def _tools(d: dict, tab: str, base: str) -> dict:
     """The fields of the tabs beside the result (all checked, whichever the tab: a link is one whole)."""
-    out = {
+    out: dict[str, Any] = {
         "compare_mode": _choice(d, "compare_mode", COMPARE_MODES, "models"),
         "model_b": _text(d, "model_b", 200),
         "prompt_a": _text(d, "prompt_a"),

@@ -333,8 +333,19 @@ class Share:
         )
         for button in (self.score.button, self.gen.button, self.chat.button):  # a new run: the old note goes
             button.click(lambda: "", None, [self.note], api_visibility="private", show_progress="hidden")
-        outputs = [*ins.outputs, *self.restorable, self.picker.name, self.picker.choice, self.picker.status, self.note,
-                   self.gen.reuse, self.chat.reuse, self.chat.turns, self.score.start, *self.tools.outputs]
+        outputs = [
+            *ins.outputs,
+            *self.restorable,
+            self.picker.name,
+            self.picker.choice,
+            self.picker.status,
+            self.note,
+            self.gen.reuse,
+            self.chat.reuse,
+            self.chat.turns,
+            self.score.start,
+            *self.tools.outputs,
+        ]
         demo.load(
             self.restore,
             None,

@@ -82,15 +82,19 @@ class ToolLinks:
         if base is None:
             raise why or ExplorerError("Score a text, generate or chat first: then its link can be shared.")
         sliders = {k: v[k] if v[k] is not None else DEFAULT_SLIDERS[k] for k in SLIDERS}
-        extra: dict[str, Any] = {
+        extras: dict[str, dict[str, Any]] = {
             "whatif": {"sliders": {k: int(x) if SLIDERS[k][2] else float(x) for k, x in sliders.items()}},
             "lookup": {"query": str(v["query"] or "")},
             "words": {"word_metric": v["word_metric"], "word": _int(v["word"])},
             "branch": {"selected": _int(v["at"], 1)},
-            "lens": {"lens_text": str(v["lens_text"] or ""), "lens_metric": v["lens_metric"],
-                     "layer": _int(v["layer"]), "lens_pos": _int(v["lens_pos"])},  # fmt: skip
-        }[tab]
-        return dataclasses.replace(base, tab=tab, base=made_by, **extra)
+            "lens": {
+                "lens_text": str(v["lens_text"] or ""),
+                "lens_metric": v["lens_metric"],
+                "layer": _int(v["layer"]),
+                "lens_pos": _int(v["lens_pos"]),
+            },
+        }
+        return dataclasses.replace(base, tab=tab, base=made_by, **extras[tab])
 
     # ---- a link -----------------------------------------------------------------------------------
     def inputs_of(self, v: ViewState) -> dict[Any, Any]:
