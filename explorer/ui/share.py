@@ -237,7 +237,6 @@ class Share:
             self.inspector.metric: v.metric,
             self.inspector.thresholds: gr.Textbox(", ".join(map(str, v.thresholds)), visible=v.metric == "rank"),
             self.inspector.k: v.k,
-            **self.tools.inputs_of(v),
         }
         if v.base == "score":
             out.update({self.score.text: v.text, self.score.from_start: v.from_start})
@@ -264,7 +263,7 @@ class Share:
         except ExplorerError as err:
             yield {self.note: note_html(err.message)}
             return
-        inputs = self._inputs(v)
+        inputs = {**self._inputs(v), **self.tools.inputs_of(v)}
         yield {**inputs, self.picker.name: name, self.picker.choice: name,
                self.note: note_html(f"Opened a shared link: {v.tab} with {name}.")}  # fmt: skip
         try:

@@ -98,7 +98,7 @@ class ToolLinks:
 
     # ---- a link -----------------------------------------------------------------------------------
     def inputs_of(self, v: ViewState) -> dict[Any, Any]:
-        """The tab's controls set to the link's values (every tab's: a link is one whole)."""
+        """The shown tab's controls set to the link's values (the other tabs keep theirs)."""
         c, w, le = self.cmp, self.wi, self.lens
         prompts = v.compare_mode == "prompts"
         out: dict[Any, Any] = {self.current: v.tab}
@@ -107,9 +107,15 @@ class ToolLinks:
                         c.prompt_b: v.prompt_b, c.colour: COLOUR_KEYS[v.colour]})  # fmt: skip
             if not prompts:
                 out[c.model_b] = v.model_b
-        out.update({s: v.sliders[k] for s, k in zip([*w.sliders, w.top_n], SLIDERS)})
-        out.update({self.lu.queries: v.query, self.wo.metric: v.word_metric, le.text: v.lens_text})
-        return {**out, le.metric: v.lens_metric}
+        elif v.tab == "whatif":
+            out.update({s: v.sliders[k] for s, k in zip([*w.sliders, w.top_n], SLIDERS)})
+        elif v.tab == "lookup":
+            out[self.lu.queries] = v.query
+        elif v.tab == "words":
+            out[self.wo.metric] = v.word_metric
+        elif v.tab == "lens":
+            out.update({le.text: v.lens_text, le.metric: v.lens_metric})
+        return out
 
     def rerun(self, v: ViewState, name: str, name_b: str, result: list) -> Iterator[dict]:
         """The tab's own handler on the link's inputs, then its selection (a gr.Error: the run's message)."""
