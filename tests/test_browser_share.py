@@ -298,3 +298,16 @@ def test_a_lens_link_reopens_the_same_grid_and_cell(browser, live, gpt2, screens
     fresh.locator("#lens-grid").scroll_into_view_if_needed()
     fresh.screenshot(path=str(screens / "share-lens-wide.png"))
     fresh.context.close()
+
+
+def test_a_link_restores_the_document_start_token_and_the_status_line(browser, live, gpt2):
+    state = ViewState(model="tiny-gpt2", text=TEXT, from_start=True, start="<|system|>", selected=2)
+    pg = open_link(browser, f"{live.url}/?view={encode(state)}")
+    wait_result(pg)
+    wait_detail(pg, 2)
+    menu = pg.get_by_label("Document-start token")
+    pg.wait_for_function("() => document.querySelector('#model-status').innerText.includes('Loaded')")
+    pg.wait_for_timeout(500)  # the model's own menu arrives after the run: it must keep the link's token
+    assert menu.input_value() == "<|system|>" and pg.get_by_label(re.compile("Score from the start")).is_checked()
+    assert "tiny-gpt2" in pg.locator("#model-status").inner_text()
+    pg.context.close()
