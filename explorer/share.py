@@ -1,7 +1,7 @@
 """A view as a link: the inputs and settings that make a result, packed into one URL-safe string and read back.
 
-`encode(state)` writes compact JSON, compresses it with raw deflate and writes URL-safe base64 without padding
-after a version prefix (`1.`). `decode(s)` reads anything a visitor can paste: it is strict and bounded (the
+`encode(state)` writes compact JSON (fields left at their defaults omitted), compresses it with raw deflate and
+writes URL-safe base64 without padding after a version prefix (`2.`; links of version `1.` still open). `decode(s)` reads anything a visitor can paste: it is strict and bounded (the
 encoded length, the decompressed size, every type and range; the sampler's rules are SamplerSettings' own) and
 everything wrong with it is one ExplorerError saying what. A link names a model at most: the page resolves that
 name through `Models.resolve`, like any name a visitor types.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import zlib
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
@@ -21,16 +22,36 @@ from typing import Any
 
 from explorer.errors import ExplorerError
 from explorer.render.heatmap import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRICS
+from explorer.render.lens import METRICS as LENS_METRICS
+from explorer.render.words import METRICS as WORD_METRICS
 from explorer.settings import MAX_K, SamplerSettings
 
-VERSION = "1"
+VERSION = "2"
+VERSIONS = ("1", "2")  # a version 1 link (Score, Generate, Chat only) reads as the same view
 QUERY_KEY = "view"  # the page reads ?view=... and no other query key
 MAX_LINK_CHARS = 8000  # longer URLs are cut by browsers, chat apps and proxies
 MAX_JSON_BYTES = 256 * 1024  # the decompressed JSON (a link's deflate cannot expand past this: no zip bombs)
 MAX_TEXT_CHARS = 100_000
 MAX_MESSAGES = 64
 MAX_POSITION = 1_000_000
-TABS = ("score", "generate", "chat")
+TABS = ("score", "generate", "chat")  # the tabs that make the inspector's result (a link's `base`)
+TOOLS = ("compare", "whatif", "lookup", "words", "branch", "lens")  # the tabs that work beside it
+ON_RESULT = ("whatif", "lookup", "words", "branch")  # ... those that read the inspector's result (lens: when no text)
+COMPARE_MODES = ("models", "prompts")
+COLOURS = ("delta", "js")
+MAX_QUERY_CHARS = 2000
+MAX_LAYER = 4096
+# the What-if tab's sliders (explorer/ui/tabs/whatif.py): name -> (low, high, whole number)
+SLIDERS = {"temperature": (0.0, 2.0, False), "top_k": (0, 200, True), "top_p": (0.01, 1.0, False),
+           "min_p": (0.0, 1.0, False), "repetition_penalty": (0.5, 3.0, False), "top_n": (5, 50, True)}  # fmt: skip
+DEFAULT_SLIDERS: dict[str, Any] = {
+    "temperature": 1.0,
+    "top_k": 0,
+    "top_p": 1.0,
+    "min_p": 0.0,
+    "repetition_penalty": 1.0,
+    "top_n": 15,
+}
 ROLES = ("user", "assistant")
 # the page's sampler controls (explorer/ui/sampler.py): a link outside them would not fit the sliders
 CONTROL_BOUNDS = {"max_tokens": (1, 512), "temperature": (0.0, 2.0), "top_p": (0.01, 1.0), "top_k": (0, 200)}
@@ -62,13 +83,37 @@ class ViewState:
     score_prompt: bool = True
     from_start: bool = False  # Score: put a document-start token first
     start: str = "eos"  # that token's menu value
-    selected: int = 0
+    selected: int = 0  # the inspector's token (What-if's position, Branch's position); Compare: the compared token
+    base: str = ""  # which of TABS made the inspector's result ('' = none; for those tabs, the tab itself)
+    # Compare (`model` is model A, `text` the compared text, `selected` the compared token)
+    compare_mode: str = "models"
+    model_b: str = ""
+    prompt_a: str = ""
+    prompt_b: str = ""
+    colour: str = "delta"
+    sliders: dict = field(default_factory=lambda: dict(DEFAULT_SLIDERS))  # What-if
+    query: str = ""  # Look up: one query a line
+    word_metric: str = "probability"  # Words
+    word: int = 0
+    lens_text: str = ""  # Logit lens ('' = the inspector's result)
+    lens_metric: str = "rank"
+    layer: int = 0
+    lens_pos: int = 0
+
+    def __post_init__(self):
+        if self.tab in TABS:  # a tab that makes the result is its own base
+            object.__setattr__(self, "base", self.tab)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["messages"] = [list(m) for m in self.messages]
         d["thresholds"] = list(self.thresholds)
         return d
+
+    def compact(self) -> dict:
+        """`to_dict` less the fields left at their defaults (tab and base kept): what a link carries."""
+        default = ViewState().to_dict()
+        return {k: v for k, v in self.to_dict().items() if k in ("tab", "base") or v != default[k]}
 
     @classmethod
     def from_dict(cls, d: object) -> ViewState:
@@ -89,7 +134,7 @@ def too_long(n: int) -> ExplorerError:
 
 def encode(state: ViewState) -> str:
     """`1.` + URL-safe base64 (no padding) of the raw-deflated compact JSON of `state`."""
-    raw = json.dumps(state.to_dict(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    raw = json.dumps(state.compact(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     z = zlib.compressobj(9, zlib.DEFLATED, -15)
     packed = base64.urlsafe_b64encode(z.compress(raw) + z.flush()).rstrip(b"=").decode("ascii")
     out = f"{VERSION}.{packed}"
@@ -106,7 +151,7 @@ def decode(s: object) -> ViewState:
     if len(s) > MAX_LINK_CHARS:
         raise damaged(f"it is {len(s):,} characters long, more than a link may carry ({MAX_LINK_CHARS:,})")
     version, dot, packed = s.partition(".")
-    if not dot or version != VERSION:
+    if not dot or version not in VERSIONS:
         raise damaged(f"it does not start with the version `{VERSION}.`; it may come from another program")
     try:
         blob = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
@@ -198,12 +243,56 @@ def _sampler(v: object) -> dict:
     return out
 
 
+def _choice(d: dict, key: str, options: tuple[str, ...], default: str) -> str:
+    v = d.get(key, default)
+    if not isinstance(v, str) or v not in options:
+        raise damaged(f"`{key}` must be one of {', '.join(options)}, got {str(v)[:40]!r}")
+    return v
+
+
+def _sliders(v: object) -> dict:
+    """What-if's slider values, each in its slider's range (top_k and top_n whole numbers)."""
+    if not isinstance(v, dict):
+        raise damaged("`sliders` must be an object")
+    out = dict(DEFAULT_SLIDERS)
+    for key, (lo, hi, whole) in SLIDERS.items():
+        x = v.get(key, out[key])
+        ok = isinstance(x, int) if whole else isinstance(x, (int, float)) and math.isfinite(x)
+        if isinstance(x, bool) or not ok:
+            raise damaged(f"`sliders.{key}` must be a {'whole ' if whole else ''}number")
+        if not lo <= x <= hi:
+            raise damaged(f"`sliders.{key}` (={x}) is outside the slider's range {lo} to {hi}")
+        out[key] = x
+    return out
+
+
+def _tools(d: dict, tab: str, base: str) -> dict:
+    """The fields of the tabs beside the result (all checked, whichever the tab: a link is one whole)."""
+    out: dict[str, Any] = {
+        "compare_mode": _choice(d, "compare_mode", COMPARE_MODES, "models"),
+        "model_b": _text(d, "model_b", 200),
+        "prompt_a": _text(d, "prompt_a"),
+        "prompt_b": _text(d, "prompt_b"),
+        "colour": _choice(d, "colour", COLOURS, "delta"),
+        "sliders": _sliders(d.get("sliders", {})),
+        "query": _text(d, "query", MAX_QUERY_CHARS),
+        "word_metric": _choice(d, "word_metric", tuple(WORD_METRICS), "probability"),
+        "word": _int(d, "word", 0, MAX_POSITION, 0),
+        "lens_text": _text(d, "lens_text"),
+        "lens_metric": _choice(d, "lens_metric", tuple(LENS_METRICS), "rank"),
+        "layer": _int(d, "layer", 0, MAX_LAYER, 0),
+        "lens_pos": _int(d, "lens_pos", 0, MAX_POSITION, 0),
+    }
+    if not base and (tab in ON_RESULT or (tab == "lens" and not out["lens_text"].strip())):
+        raise damaged(f"a {tab} link must carry the result it works on (`base`)")
+    return out
+
+
 def _checked(d: object) -> ViewState:
     if not isinstance(d, dict):
         raise damaged("its content is not an object")
-    tab = d.get("tab", "score")
-    if not isinstance(tab, str) or tab not in TABS:
-        raise damaged(f"`tab` must be one of {', '.join(TABS)}, got {str(tab)[:40]!r}")
+    tab = _choice(d, "tab", TABS + TOOLS, "score")
+    base = tab if tab in TABS else "" if tab == "compare" else _choice(d, "base", ("", *TABS), "")
     metric = d.get("metric", DEFAULT_METRIC)
     if not isinstance(metric, str) or metric not in METRICS:
         raise damaged(f"`metric` must be one of {', '.join(METRICS)}, got {str(metric)[:40]!r}")
@@ -221,7 +310,9 @@ def _checked(d: object) -> ViewState:
         from_start=_bool(d, "from_start", False),
         start=_text(d, "start", 64) or "eos",
         selected=_int(d, "selected", 0, MAX_POSITION, 0),
+        base=base,
+        **_tools(d, tab, base),
     )
-    if tab == "chat" and (not state.messages or state.messages[-1][0] != "user"):
+    if base == "chat" and (not state.messages or state.messages[-1][0] != "user"):
         raise damaged("a chat link must end with the user's message")
     return state

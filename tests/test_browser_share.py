@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,110 @@ def test_on_a_public_server_a_link_keeps_to_the_caps_and_the_allowlist(browser, 
         hub.context.close()
     finally:
         srv.stop()
+
+
+# ---- the tabs beside the result: the same view in a fresh browser -------------------------------------------------
+def copied_url(pg) -> str:
+    pg.get_by_role("button", name="Copy link").click()
+    pg.wait_for_function(
+        "() => document.querySelector('#share-link textarea, #share-link input').value.includes('?view=')"
+    )
+    return pg.get_by_label("Link", exact=True).input_value()
+
+
+def chips_of(pg, where: str) -> list[tuple[str | None, str | None, str]]:
+    """Each chip's position, title and colour class (the selection mark left out)."""
+    loc = pg.locator(f"{where} [data-pos]")
+    out = []
+    for i in range(loc.count()):
+        c = loc.nth(i)
+        cls = " ".join(x for x in (c.get_attribute("class") or "").split() if x != "sel")
+        out.append((c.get_attribute("data-pos"), c.get_attribute("title"), cls))
+    return out
+
+
+def test_a_compare_link_reopens_the_same_comparison_and_token(browser, live, gpt2, screens):
+    pg = open_page(browser, live.url)
+    pg.get_by_role("tab", name="Compare").click()
+    pg.get_by_label("Text to compare").fill(TEXT)
+    pg.get_by_role("button", name="Compare", exact=True).click()
+    pg.locator("#compare-heatmap [data-pos='4']").click()
+    detail = pg.get_by_text("Position 4:", exact=False).first
+    detail.wait_for(timeout=30_000)
+    before, text = chips_of(pg, "#compare-heatmap"), detail.inner_text()
+    url = copied_url(pg)
+    pg.context.close()
+
+    for size in ("wide", "phone"):
+        fresh = open_link(browser, url, size)
+        again = fresh.get_by_text("Position 4:", exact=False).first
+        again.wait_for(timeout=60_000)
+        assert again.inner_text() == text and chips_of(fresh, "#compare-heatmap") == before
+        assert "sel" in fresh.locator("#compare-heatmap [data-pos='4']").get_attribute("class")
+        assert fresh.get_by_label("Text to compare").input_value() == TEXT
+        assert fresh.get_by_test_id("toast-body").count() == 0
+        fresh.locator("#compare-heatmap").scroll_into_view_if_needed()
+        fresh.screenshot(path=str(screens / f"share-compare-{size}.png"))
+        fresh.context.close()
+
+
+def test_a_whatif_link_reopens_the_same_position_and_sliders(browser, live, gpt2):
+    pg = open_page(browser, live.url)
+    score(pg, TEXT)
+    pg.locator("#heatmap [data-pos='5']").click()
+    wait_detail(pg, 5)
+    pg.get_by_role("tab", name="What-if").click()
+    pg.get_by_role("spinbutton", name="Top-k (0 = off)").fill("7")
+    pg.get_by_role("spinbutton", name="Top-k (0 = off)").press("Enter")
+    pg.get_by_role("button", name="What if? (at the selected token)").click()
+    summary = pg.get_by_text("Position 5, actual token", exact=False).first
+    summary.wait_for(timeout=30_000)
+    text = summary.inner_text()
+    url = copied_url(pg)
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    again = fresh.get_by_text("Position 5, actual token", exact=False).first
+    again.wait_for(timeout=60_000)
+    assert again.inner_text() == text and "entries left 7" in text  # top-k 7 kept
+    assert fresh.get_by_role("spinbutton", name="Top-k (0 = off)").input_value() == "7"
+    wait_detail(fresh, 5)
+    fresh.context.close()
+
+
+def test_a_lens_link_reopens_the_same_grid_and_cell(browser, live, gpt2, screens):
+    pg = open_page(browser, live.url)
+    score(pg, TEXT)
+    pg.get_by_role("tab", name="Logit lens", exact=True).click()
+    pg.get_by_role("button", name="Run the logit lens").click()
+    cell = pg.locator("#lens-grid tr[data-l='1'] td").nth(3)  # layer 1, position 3
+    cell.wait_for(timeout=60_000)
+    cell.click()
+    head = pg.get_by_text(re.compile(r"^Layer 1: after 1 block, position 3"))
+    head.wait_for(timeout=30_000)
+    grid, text = pg.locator("#lens-grid table").inner_html(), head.inner_text()
+    url = copied_url(pg)
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    again = fresh.get_by_text(re.compile(r"^Layer 1: after 1 block, position 3"))
+    again.wait_for(timeout=60_000)
+    assert again.inner_text() == text
+    assert "sel" in (fresh.locator("#lens-grid tr[data-l='1'] td").nth(3).get_attribute("class") or "")
+    assert fresh.locator("#lens-grid table").inner_html() == grid
+    fresh.locator("#lens-grid").scroll_into_view_if_needed()
+    fresh.screenshot(path=str(screens / "share-lens-wide.png"))
+    fresh.context.close()
+
+
+def test_a_link_restores_the_document_start_token_and_the_status_line(browser, live, gpt2):
+    state = ViewState(model="tiny-gpt2", text=TEXT, from_start=True, start="<|system|>", selected=2)
+    pg = open_link(browser, f"{live.url}/?view={encode(state)}")
+    wait_result(pg)
+    wait_detail(pg, 2)
+    menu = pg.get_by_label("Document-start token")
+    pg.wait_for_function("() => document.querySelector('#model-status').innerText.includes('Loaded')")
+    pg.wait_for_timeout(500)  # the model's own menu arrives after the run: it must keep the link's token
+    assert menu.input_value() == "<|system|>" and pg.get_by_label(re.compile("Score from the start")).is_checked()
+    assert "tiny-gpt2" in pg.locator("#model-status").inner_text()
+    pg.context.close()

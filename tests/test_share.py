@@ -52,7 +52,7 @@ STATES = {
 def test_every_tab_round_trips(tab):
     s = STATES[tab]
     code = encode(s)
-    assert code.startswith("1.") and len(code) < 400 and "=" not in code and "+" not in code and "/" not in code
+    assert code.startswith("2.") and len(code) < 400 and "=" not in code and "+" not in code and "/" not in code
     assert decode(code) == s
     assert decode(encode(ViewState(**{**s.__dict__, "text": SCRIPT, "system": SCRIPT}))).text == SCRIPT
 
@@ -72,7 +72,7 @@ BAD = {
     "empty": "",
     "garbage": "hello world",
     "no version": "AAAA",
-    "other version": "2." + pack({})[2:],
+    "other version": "3." + pack({})[2:],
     "not base64": "1.!!!***",
     "truncated": encode(STATES["chat"])[:40],
     "huge": "1." + "A" * (MAX_LINK_CHARS + 10),
@@ -80,7 +80,7 @@ BAD = {
     "not json": pack(None, b"\xff\xfe not json"),
     "deep json": pack(None, b"[" * 100_000 + b"]" * 100_000),
     "a list": pack([1, 2]),
-    "tab": pack({"tab": "lens"}),
+    "tab": pack({"tab": "lens2"}),
     "tab type": pack({"tab": 5}),
     "text type": pack({"text": ["a"]}),
     "k range": pack({"k": 99}),
@@ -135,6 +135,11 @@ def restore(built, code) -> list[dict]:
     return list(p.share.restore(SimpleNamespace(query_params={"view": code, "__theme": "dark", "logs": "x"})))
 
 
+def last(outs: list[dict], component):
+    """The last value the restore gave `component`."""
+    return [o[component] for o in outs if component in o][-1]
+
+
 def note_of(p, outs) -> str:
     return "".join(o.get(p.share.note, "") for o in outs)
 
@@ -151,8 +156,7 @@ def test_a_link_naming_a_model_not_served_is_refused_before_anything_loads(built
 def test_a_link_reruns_and_selects_its_token(built, gpt2):
     p, _, calls = built
     outs = restore(built, encode(ViewState(model="tiny-gpt2", text="The quick brown fox", selected=2, k=3)))
-    final = outs[-1]
-    assert final[p.inspector.selected] == 2 and 'data-pos="2"' in final[p.inspector.detail]
+    assert last(outs, p.inspector.selected) == 2 and 'data-pos="2"' in last(outs, p.inspector.detail)
     assert outs[0][p.share.score.text] == "The quick brown fox" and calls == []
 
 
@@ -333,17 +337,17 @@ def test_a_session_file_round_trips_with_its_inputs(built, gpt2, tmp_path):
 def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(built, gpt2):
     p, _, calls = built
     gen = encode(ViewState(tab="generate", model="tiny-gpt2", text="The lazy", sampler={**GEN, "mode": "raw"}))
-    runs = [restore(built, gen)[-2][p.inspector.result][0] for _ in range(2)]
+    runs = [last(restore(built, gen), p.inspector.result)[0] for _ in range(2)]
     assert runs[0].token_ids.tolist() == runs[1].token_ids.tolist() and runs[0].sampler["seed"] == GEN["seed"]
     outs = restore(built, encode(STATES["chat"]))
     chat = p.share.chat
     assert outs[0][chat.history] == [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
     assert outs[0][chat.message] == "Why?" and outs[0][p.share.tab_block].selected == "chat"
-    r = outs[-2][p.inspector.result][0]
+    r = last(outs, p.inspector.result)[0]
     assert r.prompt_text.count("<|user|>") == 2 and "Be terse." in r.prompt_text and calls == []
     # its own link again: the same conversation, the reply left for the rerun
-    values = [[r], outs[-2][p.inspector.view], 12, "entropy", "1, 10, 100, 1000", 10, "", False, "eos", "",
-              "Be terse.", outs[-2][chat.history]]  # fmt: skip
+    values = [[r], last(outs, p.inspector.view), 12, "entropy", "1, 10, 100, 1000", 10, "", False, "eos", "",
+              "Be terse.", last(outs, chat.history)]  # fmt: skip
     again = decode(p.share.copy_link(*values)[p.share.code])
     assert again.messages == STATES["chat"].messages and again.sampler["seed"] == STATES["chat"].sampler["seed"]
 

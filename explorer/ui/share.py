@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import gradio as gr
@@ -22,11 +22,16 @@ from explorer.imports import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_docume
 from explorer.render.heatmap import Marks
 from explorer.result import TokenScores
 from explorer.runtime import Models
-from explorer.share import QUERY_KEY, ViewState, decode, encode
+from explorer.share import QUERY_KEY, TOOLS, ViewState, decode, encode
 from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds
+from explorer.ui.model_picker import status_lines
 from explorer.ui.sampler import MODE_CHOICES
+from explorer.ui.share_tools import ToolLinks
+from explorer.ui.tabs.score import start_menu
+
+BASE_INPUTS = 12  # the leading values of Copy link's inputs that describe the inspector's result
 
 COPY_JS = """(code) => {
   if (!code) return "";
@@ -72,6 +77,10 @@ class Share:
     def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, tabs: dict, tab_block, note):
         self.models, self.picker, self.inspector, self.note, self.tab_block = models, picker, inspector, note, tab_block
         self.score, self.gen, self.chat = tabs["ScoreTab"], tabs["GenerateTab"], tabs["ChatTab"]
+        self.tabs = tabs
+        self.current = gr.State("score")  # the tab shown (Copy link describes that one)
+        self.tools = ToolLinks(tabs, self.current, picker.name)
+        self._blobs: dict[str, str] = {}  # run id -> its results' JSON, so a new selection rewrites the file cheaply
         with gr.Row(elem_id="share", elem_classes=["lx-share", "lx-hide-present"]):
             with gr.Column(scale=3, min_width=280):
                 with gr.Row():
@@ -100,7 +109,19 @@ class Share:
         return [self.inspector.result, self.inspector.view, self.inspector.selected, *self.inspector.look,
                 sc.text, sc.from_start, sc.start, self.gen.prompt, ch.system, ch.history]  # fmt: skip
 
-    def state_of(self, state, view, selected, metric, thresholds, k, text, from_start, start, prompt, system, history):
+    def state_of(self, *values) -> ViewState:
+        """The ViewState of the tab shown (values: `inputs`, then those of `tools.inputs`; without them, the
+        inspector's result). Raises ExplorerError when there is nothing to describe."""
+        base_values, tool_values = values[:BASE_INPUTS], values[BASE_INPUTS:]
+        if not tool_values or tool_values[0] not in TOOLS:
+            return self.base_of(*base_values)
+        try:
+            base, why = self.base_of(*base_values), None
+        except ExplorerError as err:
+            base, why = None, err
+        return self.tools.state_of(tool_values[0], tool_values[1], base, why, *tool_values[2:])
+
+    def base_of(self, state, view, selected, metric, thresholds, k, text, from_start, start, prompt, system, history):
         """The ViewState of the current result (raises ExplorerError when there is none to describe)."""
         if not state:
             raise ExplorerError("Score a text, generate or chat first: then its link and session can be shared.")
@@ -137,25 +158,31 @@ class Share:
         return {self.code: code, self.note: ""}
 
     def prepare_session(self, *values) -> gr.DownloadButton:
-        """The session file of the current result: its inputs and settings (where known) and the results."""
+        """The session file of the current result: its inputs, settings and selected token (where known) and the
+        results. Written again on each new selection: the results' JSON is kept per run, so that stays cheap."""
         state, view = values[0], values[1]
         if not state:
             return gr.DownloadButton(value=None, interactive=False)
         try:
-            inputs = self.state_of(*values).to_dict()
+            inputs = self.base_of(*values[:BASE_INPUTS]).to_dict()
         except (ExplorerError, gr.Error):
             inputs = None
         marks = view.marks if isinstance(view, View) and view.marks else Marks()
-        doc = {
+        head = {
             "format": SESSION_FORMAT,
             "version": 1,
             "view": inputs,
             "marks": {"special": sorted(marks.special), "turns": [list(t) for t in marks.turns]},
-            "results": [r.to_dict() for r in state],
         }
+        rid = view.rid if isinstance(view, View) and view.rid else ""
+        results = self._blobs.get(rid) if rid else None
+        if results is None:
+            results = json.dumps([r.to_dict() for r in state], ensure_ascii=False, allow_nan=False)
+            if rid:
+                self._blobs = {**dict(list(self._blobs.items())[-7:]), rid: results}
         path = os.path.join(fresh_folder(), file_name(state[0], "session"))
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, allow_nan=False)
+            f.write(json.dumps(head, ensure_ascii=False, allow_nan=False)[:-1] + ', "results": ' + results + "}")
         return gr.DownloadButton(value=path, interactive=True)
 
     def open_file(self, path, name, metric, thresholds, k) -> dict:
@@ -211,11 +238,11 @@ class Share:
             self.inspector.thresholds: gr.Textbox(", ".join(map(str, v.thresholds)), visible=v.metric == "rank"),
             self.inspector.k: v.k,
         }
-        if v.tab == "score":
+        if v.base == "score":
             out.update({self.score.text: v.text, self.score.from_start: v.from_start})
-        elif v.tab == "generate":
+        elif v.base == "generate":
             out.update({self.gen.prompt: v.text, **dict(zip(self.gen.controls, controls))})
-        else:
+        elif v.base == "chat":
             history = [{"role": r, "content": c} for r, c in v.messages[:-1]]
             out.update({self.chat.system: v.system, self.chat.history: history, self.chat.message: v.messages[-1][1]})
             out.update(dict(zip(self.chat.controls, controls)))
@@ -231,31 +258,49 @@ class Share:
         try:
             v = decode(code)
             name = self.models.resolve(v.model or None).name
+            two = v.tab == "compare" and v.compare_mode == "models"
+            name_b = self.models.resolve(v.model_b or None).name if two else name
         except ExplorerError as err:
             yield {self.note: note_html(err.message)}
             return
-        inputs = self._inputs(v)
+        inputs = {**self._inputs(v), **self.tools.inputs_of(v)}
         yield {**inputs, self.picker.name: name, self.picker.choice: name,
                self.note: note_html(f"Opened a shared link: {v.tab} with {name}.")}  # fmt: skip
-        last: dict = {}
         try:
-            for last in self._run(v, name):
-                yield last
+            result = yield from self._base(v, name)
+            yield from self.tools.rerun(v, name, name_b, result)
         except gr.Error as err:  # the run's own message (already escaped by explorer.ui.errors)
             yield {self.note: f'<div class="lx-note" role="status"><p>{err.message}</p></div>'}
-            return
-        if self.inspector.result in last:
-            result, view = last[self.inspector.result], last[self.inspector.view]
-            sel = min(v.selected, result[0].n - 1)
-            th = ", ".join(map(str, v.thresholds))
-            yield {**self.inspector.detail_of(result, sel, v.k, view),
-                   **self.inspector.restyle(result, v.metric, th, sel, view)}  # fmt: skip
+        yield self._model_lines(name, v.start)
+
+    def _base(self, v: ViewState, name: str) -> Generator[dict, None, list]:
+        """The link's inspector result rerun and its token selected; returns the result ([] when it has none)."""
+        last: dict = {}
+        if v.base:
+            for last in self._run(v, name):
+                yield last
+        if self.inspector.result not in last:
+            return []
+        result, view = last[self.inspector.result], last[self.inspector.view]
+        sel = min(v.selected, result[0].n - 1)
+        th = ", ".join(map(str, v.thresholds))
+        yield {**self.inspector.detail_of(result, sel, v.k, view),
+               **self.inspector.restyle(result, v.metric, th, sel, view)}  # fmt: skip
+        return result
+
+    def _model_lines(self, name: str, start: str) -> dict:
+        """The model's status line and the document-start menu (with the link's value) once the model is in."""
+        engine = self.models.loaded(name)
+        menu = start_menu(engine)
+        if start in [value for _label, value in menu["choices"]]:
+            menu["value"] = start
+        return {self.picker.status: status_lines(self.models, engine, name), self.score.start: gr.Dropdown(**menu)}
 
     def _run(self, v: ViewState, name: str) -> Iterator[dict]:
         th, controls = ", ".join(map(str, v.thresholds)), controls_of(v)
-        if v.tab == "score":
+        if v.base == "score":
             yield from self.score.score(name, v.text, v.metric, th, v.k, v.from_start, v.start)
-        elif v.tab == "generate":
+        elif v.base == "generate":
             yield from self.gen.generate(name, v.text, *controls, v.metric, th, v.k)
         else:
             history = [{"role": r, "content": c} for r, c in v.messages[:-1]]
@@ -264,17 +309,21 @@ class Share:
     # ---- wiring -----------------------------------------------------------------------------------
     def _wire(self, demo: gr.Blocks) -> None:
         ins, look = self.inspector, self.inspector.look
-        self.copy.click(self.copy_link, self.inputs, [self.code, self.link, self.note], api_visibility="private").then(
+        copy_inputs = [*self.inputs, *self.tools.inputs]
+        self.copy.click(self.copy_link, copy_inputs, [self.code, self.link, self.note], api_visibility="private").then(
             None, [self.code], [self.link], js=COPY_JS, api_visibility="private"
         )
         gr.on(
-            [ins.result.change, self.copy.click],
+            [ins.result.change, ins.selected.change, self.copy.click],
             self.prepare_session,
             self.inputs,
             [self.session],
             api_visibility="private",
             show_progress="hidden",
+            trigger_mode="always_last",
         )
+        for tab in self.tabs.values():  # which tab is shown: Copy link describes that one
+            tab.tab.select(lambda t=tab.tab.id: t, None, [self.current], api_visibility="private", queue=False)
         self.upload.upload(
             self.open_file,
             [self.upload, self.picker.name, *look],
@@ -283,11 +332,23 @@ class Share:
         )
         for button in (self.score.button, self.gen.button, self.chat.button):  # a new run: the old note goes
             button.click(lambda: "", None, [self.note], api_visibility="private", show_progress="hidden")
+        outputs = [
+            *ins.outputs,
+            *self.restorable,
+            self.picker.name,
+            self.picker.choice,
+            self.picker.status,
+            self.note,
+            self.gen.reuse,
+            self.chat.reuse,
+            self.chat.turns,
+            self.score.start,
+            *self.tools.outputs,
+        ]
         demo.load(
             self.restore,
             None,
-            [*ins.outputs, *self.restorable, self.picker.name, self.picker.choice, self.note, self.gen.reuse,
-             self.chat.reuse, self.chat.turns],
+            list(dict.fromkeys(outputs)),
             api_visibility="private",
             show_progress_on=[ins.summary],
         )  # fmt: skip

@@ -59,7 +59,7 @@ class BranchTab:
 
     def __init__(self, shared: Shared):
         self.models, self.result, self.selected = shared.models, shared.inspector.result, shared.inspector.selected
-        with gr.Tab("Branch"):
+        with gr.Tab("Branch", id="branch") as self.tab:
             gr.Markdown(INTRO)
             with gr.Row():
                 self.at = gr.Number(value=1, precision=0, label="Branch at position")

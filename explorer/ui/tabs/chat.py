@@ -35,7 +35,7 @@ class ChatTab:
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
-        with gr.Tab("Chat", id="chat"):
+        with gr.Tab("Chat", id="chat") as self.tab:
             gr.Markdown(
                 "Talk to the model through its chat template. The conversation is kept: each reply is scored "
                 "with every earlier turn, roles are labelled, template markers are drawn as markers and the "

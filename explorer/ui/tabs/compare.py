@@ -23,7 +23,7 @@ class CompareTab:
     def __init__(self, shared: Shared):
         self.models = shared.models
         names = self.models.names
-        with gr.Tab("Compare"):
+        with gr.Tab("Compare", id="compare") as self.tab:
             gr.Markdown(
                 "Compare two models on the same text (per token: both logprobs, their difference, both ranks, "
                 "KL both ways and Jensen-Shannon, in nats), or the same continuation after two prompts. Models "

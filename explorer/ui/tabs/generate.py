@@ -27,7 +27,7 @@ class GenerateTab:
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
-        with gr.Tab("Generate", id="generate"):
+        with gr.Tab("Generate", id="generate") as self.tab:
             gr.Markdown(
                 "Continue a prompt; every generated token shows what else the model considered, "
                 "and what the sampler kept of it."

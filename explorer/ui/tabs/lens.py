@@ -34,7 +34,7 @@ class LensTab:
 
     def __init__(self, shared: Shared):
         self.models, self.result = shared.models, shared.inspector.result
-        with gr.Tab("Logit lens"):
+        with gr.Tab("Logit lens", id="lens") as self.tab:
             gr.Markdown(INTRO)
             self.text = gr.Textbox(label="Text for the lens (empty: the current result)", lines=2)
             with gr.Row():
@@ -106,6 +106,10 @@ class LensTab:
         if metric not in METRICS:
             raise error(f"Colour by one of {', '.join(METRICS)}.")
         return {self.grid: lens_html(g, metric) if g is not None else "", self.legend: legend_html(metric)}
+
+    def show_cell(self, g: LensGrid, metric: str, layer: int, pos: int) -> dict:
+        """The grid with cell (`layer`, `pos`) selected, and that cell's detail (a link's restore)."""
+        return {self.grid: lens_html(g, metric, (layer, pos)), **self.cell(g, layer, pos)}
 
     def _cell(self, g: LensGrid, layer: int, pos: int) -> dict:
         return {

@@ -22,7 +22,7 @@ class LookupTab:
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
-        with gr.Tab("Look up"):
+        with gr.Tab("Look up", id="lookup") as self.tab:
             gr.Markdown(
                 "How likely was a token of your choice at every position of the current result, even far "
                 "outside the top-k? One per line: a text (a leading space counts: ` yes`) or a token id "

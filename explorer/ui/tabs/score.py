@@ -69,7 +69,7 @@ class ScoreTab:
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
-        with gr.Tab("Score", id="score"):
+        with gr.Tab("Score", id="score") as self.tab:
             gr.Markdown("Score an existing text: how likely was each token given the ones before it?")
             self.text = gr.Textbox(label="Text", lines=5, placeholder="Paste any text ...")
             with gr.Row():

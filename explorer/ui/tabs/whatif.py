@@ -24,7 +24,7 @@ class WhatIfTab:
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
-        with gr.Tab("What-if"):
+        with gr.Tab("What-if", id="whatif") as self.tab:
             gr.Markdown(
                 "Pick a token in the heatmap below (after Score, Generate or Chat), then move the sliders: the "
                 "model's **raw** distribution at that token beside the **processed** one the sampler would draw "

@@ -16,7 +16,7 @@ class WordsTab:
 
     def __init__(self, shared: Shared):
         self.inspector = shared.inspector
-        with gr.Tab("Words"):
+        with gr.Tab("Words", id="words") as self.tab:
             gr.Markdown(
                 "The current result word by word: subword tokens merged into words (spaces join the word after "
                 "them, punctuation apart, each CJK character a word), each word's **joint** logprob (the sum of "

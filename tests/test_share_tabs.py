@@ -1,0 +1,195 @@
+"""Links of the tabs beside the result (Compare, What-if, Look up, Words, Branch, Logit lens): round trips, hostile
+values, fuzzing, and a restore that reruns through each tab's own handler and gives the same numbers as the tab did.
+Also: a link restores the document-start menu and the model's status line; the session file follows the selection."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explorer.errors import ExplorerError
+from explorer.share import TABS, TOOLS, ViewState, decode, encode
+from tests.test_share import JSON, SCRIPT, STATES, built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
+
+TEXT = "The quick brown fox jumps over the lazy dog."
+SLIDERS = {"temperature": 0.5, "top_k": 20, "top_p": 0.9, "min_p": 0.05, "repetition_penalty": 1.3, "top_n": 8}
+SCORED = {"base": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
+TOOL_STATES = {
+    "compare": ViewState(tab="compare", model="tiny-gpt2", model_b="tiny-gpt2", text=TEXT, colour="js", selected=3),
+    "compare prompts": ViewState(tab="compare", model="tiny-gpt2", compare_mode="prompts", prompt_a="Q: fox?",
+                                 prompt_b="", text=" A fox.", selected=1),
+    "whatif": ViewState(tab="whatif", sliders=SLIDERS, **SCORED),
+    "lookup": ViewState(tab="lookup", query=" the\n fox\n42", **SCORED),
+    "words": ViewState(tab="words", word_metric="surprisal", word=4, **SCORED),
+    "branch": ViewState(tab="branch", **SCORED),
+    "lens": ViewState(tab="lens", lens_metric="entropy", layer=1, lens_pos=3, **SCORED),
+    "lens text": ViewState(tab="lens", model="tiny-gpt2", lens_text="Hello there, world", layer=2, lens_pos=1),
+    "whatif after chat": ViewState(tab="whatif", base="chat", messages=(("user", "Hi"),), sampler=STATES["chat"].sampler,
+                                   selected=6),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(TOOL_STATES))
+def test_every_tool_tab_round_trips(name):
+    s = TOOL_STATES[name]
+    code = encode(s)
+    assert code.startswith("2.") and len(code) < 400
+    assert decode(code) == s
+    assert decode(encode(ViewState(**{**s.__dict__, "query": SCRIPT, "lens_text": SCRIPT}))).query == SCRIPT
+
+
+def test_version_1_links_still_open():
+    d = STATES["score"].to_dict()
+    old = {k: d[k] for k in ("tab", "model", "text", "metric", "thresholds", "k", "sampler", "score_prompt",
+                             "from_start", "start", "selected", "system", "messages")}  # fmt: skip
+    assert decode(pack(old)) == STATES["score"]  # pack writes `1.`
+
+
+TOOL_BAD = {
+    "whatif without a result": {"tab": "whatif"},
+    "lookup without a result": {"tab": "lookup", "query": "x"},
+    "lens without text or result": {"tab": "lens", "lens_text": "  "},
+    "base type": {"tab": "words", "base": 1},
+    "base value": {"tab": "words", "base": "lens"},
+    "compare mode": {"tab": "compare", "compare_mode": "three"},
+    "colour": {"tab": "compare", "colour": SCRIPT},
+    "model b type": {"tab": "compare", "model_b": ["x"]},
+    "model b long": {"tab": "compare", "model_b": "m" * 201},
+    "sliders type": {"tab": "whatif", "base": "score", "sliders": [1]},
+    "slider range": {"tab": "whatif", "base": "score", "sliders": {"temperature": 9}},
+    "slider nan": {"tab": "whatif", "base": "score", "sliders": {"top_p": float("nan")}},
+    "slider bool": {"tab": "whatif", "base": "score", "sliders": {"min_p": True}},
+    "slider whole": {"tab": "whatif", "base": "score", "sliders": {"top_n": 7.5}},
+    "slider text": {"tab": "whatif", "base": "score", "sliders": {"temperature": "0.5"}},
+    "query long": {"tab": "lookup", "base": "score", "query": "x" * 2001},
+    "word metric": {"tab": "words", "base": "score", "word_metric": "rank"},
+    "word": {"tab": "words", "base": "score", "word": -1},
+    "lens metric": {"tab": "lens", "base": "score", "lens_metric": "surprisal"},
+    "layer": {"tab": "lens", "base": "score", "layer": 10**6},
+    "lens pos type": {"tab": "lens", "base": "score", "lens_pos": "3"},
+    "chat base ends with assistant": {"tab": "whatif", "base": "chat", "messages": [["user", "x"], ["assistant", "y"]]},
+}
+
+
+@pytest.mark.parametrize("name", list(TOOL_BAD))
+def test_hostile_tool_fields_are_one_clear_message(name):
+    with pytest.raises(ExplorerError, match=r"^This link is damaged or cut short: "):
+        decode(pack(TOOL_BAD[name]))
+
+
+FIELDS = [k for k in ViewState().to_dict() if k not in ("tab", "base")] + ["x"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(TOOLS), st.sampled_from(("", *TABS)), st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=8))
+def test_fuzz_tool_links(built, tab, base, d):
+    _p, models, calls = built
+    code = pack({**d, "tab": tab, "base": base})
+    with contextlib.suppress(ExplorerError):
+        decode(code)
+    restore(built, code)
+    assert set(calls) <= set(models.names)
+
+
+def test_a_compare_link_naming_a_model_not_served_is_refused_before_anything_loads(built):
+    p, _models, calls = built
+    calls.clear()
+    outs = restore(built, encode(ViewState(tab="compare", model="tiny-gpt2", model_b="/etc/passwd", text="hi")))
+    assert "is not available here" in note_of(p, outs) and calls == [] and len(outs) == 1
+
+
+# ---- a restore gives what the tab itself gave -------------------------------------------------------------------
+def _base(p, gpt2):
+    """The inspector's result after scoring TEXT, as the page would have it."""
+    out = p.share.score.score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10)
+    return list(out)[-1][p.inspector.result]
+
+
+def test_compare_restores_the_same_numbers_and_token(built):
+    p, _, calls = built
+    c = p.tabs["CompareTab"]
+    own = c.compare("Two models, one text", "tiny-gpt2", "tiny-gpt2", TEXT, "", "", "Jensen-Shannon")
+    own = {**own, **c.select(own[c.state], 3)}
+    values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
+    tool = _tool_values(p, compare=(own[c.state], "Two models, one text", "Jensen-Shannon", 3, TEXT, "", ""))
+    v = decode(p.share.copy_link(*values, "compare", "tiny-gpt2", *tool)[p.share.code])
+    assert v.tab == "compare" and v.colour == "js" and v.selected == 3 and v.base == "" and v.model_b == "tiny-gpt2"
+    outs = restore(built, encode(v))
+    assert last(outs, c.detail) == own[c.detail] and last(outs, c.pos) == 3 and calls == []
+    assert last(outs, c.summary) == own[c.summary] and 'data-pos="3"' in last(outs, c.heatmap)
+    assert last(outs, p.share.tab_block).selected == "compare" and last(outs, p.share.current) == "compare"
+
+
+def _tool_values(p, compare=(None, "Two models, one text", "Δ logprob (B − A)", 0, "", "", ""), sliders=None,
+                 query="", words=("probability", 0), lens=(None, "", "rank", 0, 1), at=1) -> list:  # fmt: skip
+    s = sliders or {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repetition_penalty": 1.0, "top_n": 15}
+    return [*compare, *s.values(), query, *words, *lens, at]
+
+
+@pytest.mark.parametrize("tab", ["whatif", "lookup", "words", "branch", "lens"])
+def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2, tab):
+    p, _, calls = built
+    t = {"whatif": p.tabs["WhatIfTab"], "lookup": p.tabs["LookupTab"], "words": p.tabs["WordsTab"],
+         "branch": p.tabs["BranchTab"], "lens": p.tabs["LensTab"]}[tab]  # fmt: skip
+    result = _base(p, gpt2)
+    own, tool = {}, _tool_values(p)
+    if tab == "whatif":
+        own, tool = t.run(result, 5, *SLIDERS.values(), None), _tool_values(p, sliders=SLIDERS)
+    elif tab == "lookup":
+        own, tool = t.run(result, " the\n fox"), _tool_values(p, query=" the\n fox")
+    elif tab == "words":
+        own = {**t.show(result, "surprisal"), **t.select(result, 4), **t.restyle(result, "surprisal", 4)}
+        tool = _tool_values(p, words=("surprisal", 4))
+    elif tab == "branch":
+        own, tool = t.pick_position(result, 5), _tool_values(p, at=5)
+    else:
+        g = t.run("tiny-gpt2", "", result, "entropy")[t.state]
+        own, tool = t.show_cell(g, "entropy", 1, 3), _tool_values(p, lens=(g, "", "entropy", 1, 3))
+    values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
+    v = decode(p.share.copy_link(*values, tab, "tiny-gpt2", *tool)[p.share.code])
+    assert v.tab == tab and v.base == "score" and v.text == TEXT and v.selected == 5
+    outs = restore(built, encode(v))
+    assert "lx-note" not in note_of(p, outs[1:]) and calls == []
+    assert last(outs, p.inspector.selected) == 5 and last(outs, p.share.tab_block).selected == tab
+    for component, value in own.items():
+        if component not in (getattr(t, "cache", None), getattr(t, "state", None)):
+            assert _same(last(outs, component), value), component
+
+
+def _same(a, b) -> bool:
+    """Equal views: frames cell by cell, figures by their data, component updates by their choices and value."""
+    if hasattr(a, "equals"):
+        return bool(a.equals(b))
+    if hasattr(a, "to_dict"):
+        return a.to_dict() == b.to_dict()
+    if hasattr(a, "choices"):
+        return (a.choices, a.value) == (b.choices, b.value)
+    return a == b
+
+
+def test_a_link_restores_the_start_menu_and_the_model_status_line(built, gpt2):
+    p = built[0]
+    start = gpt2.special_tokens()[0]
+    outs = restore(built, encode(ViewState(model="tiny-gpt2", text="Hi there", from_start=True, start=start)))
+    menu = last(outs, p.share.score.start)
+    assert menu.value == start and "tiny-gpt2" in last(outs, p.picker.status)
+    assert last(outs, p.share.score.from_start) is True
+
+
+def test_the_session_file_carries_the_selection_now(built, gpt2):
+    from explorer.ui.inspector import View
+
+    p = built[0]
+    result = _base(p, gpt2)
+    view = View(rid="abc123")
+    values = [result, view, 2, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
+    first = json.loads(Path(p.share.prepare_session(*values).value["path"]).read_text())
+    values[2] = 6  # a new selection: the file is written again, its results taken from the run's kept JSON
+    again = json.loads(Path(p.share.prepare_session(*values).value["path"]).read_text())
+    assert first["view"]["selected"] == 2 and again["view"]["selected"] == 6
+    assert again["results"] == first["results"] == json.loads(json.dumps([r.to_dict() for r in result]))
