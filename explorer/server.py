@@ -7,6 +7,7 @@ import sys
 
 from fastapi import FastAPI
 
+from explorer import __version__
 from explorer.errors import ExplorerError
 from explorer.runtime import Models, is_loopback, is_public
 from explorer.settings import Limits
@@ -54,7 +55,7 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     if limits is not None:
         models.limits = limits
     limits = models.limits
-    app = FastAPI(title="logprob-explorer", docs_url=None, redoc_url=None)
+    app = FastAPI(title="logprob-explorer", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(
         token_router(models, limits, root_guard(auth, limits))
     )  # /tokenize, /detokenize, /health, /version
@@ -63,7 +64,9 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     app.state.gate = api.state.gate
     app.mount("/v1", api)
     demo = page_app(models, limits)
-    return gr.mount_gradio_app(
+    if limits.public:
+        app.add_middleware(BodyCap, limit=limits.max_body_bytes)
+    app = gr.mount_gradio_app(
         app,
         demo,
         path="/",
@@ -72,6 +75,51 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
         auth=[auth] if auth else None,
         max_file_size=PUBLIC_UPLOAD if limits.public else None,  # session files opened on the page
     )
+    # Gradio checks that a file input names a file a visitor uploaded only once it counts its Blocks as launched,
+    # which mounting never does: without this, an event called directly could name any file on this machine
+    demo.has_launched = True
+    app.state.demo = demo
+    return app
+
+
+class BodyCap:
+    """ASGI middleware of a public server: a request body over `limit` bytes gets a 413 before the app reads it
+    (uploads excepted: Gradio's `max_file_size` caps those)."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("path", "").endswith("/upload") or scope["method"] in ("GET", "HEAD"):
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > self.limit:
+                return await self._refuse(scope, receive, send)
+            return await self.app(scope, receive, send)
+        body, more = b"", True  # no length given (chunked): read at most the limit, then hand it on
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                return await self._refuse(scope, receive, send)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+    async def _refuse(self, scope, receive, send):
+        from explorer.api.framing import error
+
+        message = f"This request is larger than this server takes ({self.limit:,} bytes, EXPLORER_MAX_BODY_BYTES)."
+        return await error(413, message, None, "request_too_large")(scope, receive, send)
 
 
 def page_app(models: Models, limits: Limits):

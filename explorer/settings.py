@@ -284,15 +284,14 @@ class Limits:
             "workers": self.workers,
         }
 
-    def summary(self) -> str:
-        """One line for people: what a request here may cost."""
+    def summary(self, context: int = 0) -> str:
+        """One line for people: what an action here may cost (input capped at the model's `context` where known)."""
+        most = min(self.max_input_tokens or context, context or self.max_input_tokens)
         parts = [
-            f"texts up to {self.max_input_tokens:,} tokens"
-            if self.max_input_tokens
-            else "texts up to the model's context",
+            f"texts up to {most:,} tokens" if most else None,
             f"up to {self.max_tokens:,} new tokens" if self.max_tokens else None,
-            f"{self.max_seconds:g} s per request" if self.max_seconds else None,
-            f"{self.queue} waiting at most",
+            f"{self.max_seconds:g} s per action" if self.max_seconds else None,
+            f"at most {self.queue} people waiting in line" if self.queue else None,
         ]
         return ", ".join(p for p in parts if p)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import time
 
 import httpx
@@ -264,3 +265,84 @@ def test_a_public_server_refuses_huge_uploads(public):
     assert big.status_code == 413
     small = httpx.post(public.url + "/gradio_api/upload", files={"files": ("s.json", b"{}")}, timeout=60)
     assert small.status_code == 200
+
+
+def call_event(srv, name: str, data: list) -> list[dict]:
+    """Call the page's event whose handler is `name` straight through Gradio's queue, as a stranger could."""
+    import json
+    import uuid
+
+    demo = srv.server.config.app.state.demo
+    index, fn = next((i, f) for i, f in demo.fns.items() if f.name == name)
+    session = uuid.uuid4().hex[:10]
+    body = {"data": data, "fn_index": index, "session_hash": session, "trigger_id": fn.targets[0][0]}
+    assert httpx.post(srv.url + "/gradio_api/queue/join", json=body, timeout=10).status_code == 200
+    out = []
+    with httpx.stream("GET", f"{srv.url}/gradio_api/queue/data?session_hash={session}", timeout=60) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data:"):
+                out.append(json.loads(line[5:]))
+                if out[-1].get("msg") == "process_completed":
+                    break
+    return out
+
+
+def test_a_page_event_cannot_open_a_file_of_the_servers(public, gpt2_dir, tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"format": "logprob-explorer/session", "secret": "TOP-SECRET-42"}')
+    for path in [str(secret), gpt2_dir + "/config.json", "/etc/passwd", str(tmp_path / "missing.json")]:
+        file = {"path": path, "meta": {"_type": "gradio.FileData"}, "orig_name": "a.json"}
+        answer = json.dumps(call_event(public, "open_file", [file, None, "logprob", "1, 10, 100, 1000", 10]))
+        assert "TOP-SECRET" not in answer and "Opened" not in answer and "none of the shapes" not in answer
+        assert str(tmp_path) not in answer.replace(path, "")  # no path of ours beyond what was sent
+    from explorer.ui.share import uploaded
+
+    assert not uploaded(str(secret)) and not uploaded("/etc/passwd")
+
+
+def test_a_public_server_refuses_oversized_bodies_on_every_route(public):
+    big = "x" * (PUBLIC_LIMITS.max_body_bytes + 10)
+    r = httpx.post(public.url + "/gradio_api/queue/join", json={"data": [big], "fn_index": 0}, timeout=30)
+    assert r.status_code == 413 and "EXPLORER_MAX_BODY_BYTES" in r.json()["error"]["message"]
+
+    def chunks():
+        yield b'{"data": ["'
+        for _ in range(300):
+            yield b"y" * 1000
+        yield b'"]}'
+
+    r = httpx.post(public.url + "/gradio_api/queue/join", content=chunks(), timeout=30)  # no Content-Length
+    assert r.status_code == 413
+    ok = httpx.post(public.url + "/gradio_api/queue/join", json={"data": [], "fn_index": -5}, timeout=30)
+    assert ok.status_code != 413  # small bodies reach Gradio
+
+
+def test_compare_and_lens_stop_at_a_page_actions_deadline(gpt2):
+    from explorer import bounds
+    from explorer.engine.compare import compare_prompt_texts, compare_text
+    from explorer.engine.lens import lens_ids
+
+    runs = {
+        "compare": lambda: compare_text(gpt2, gpt2, "the quick brown fox"),
+        "compare prompts": lambda: compare_prompt_texts(gpt2, "a fox", "a dog", " jumps over"),
+        "lens": lambda: lens_ids(gpt2, gpt2.encode("the quick brown fox")),
+    }
+    for what, run in runs.items():
+        run()  # unbounded: fine
+        past = bounds.Bound(PUBLIC_LIMITS, deadline=time.monotonic() - 1)
+        with bounds.within(past), pytest.raises(ExplorerError) as err:
+            run()
+        assert "EXPLORER_MAX_SECONDS" in str(err.value), what
+
+
+def test_the_memory_budget_heeds_a_container_limit(monkeypatch, tmp_path):
+    from explorer.engine import memory
+
+    limit = tmp_path / "memory.max"
+    limit.write_text(str(3 << 30))
+    monkeypatch.setattr(memory, "CGROUP_LIMITS", (str(limit),))
+    assert memory.device_memory_mb("cpu") == 3 << 10
+    limit.write_text("max")
+    assert memory.device_memory_mb("cpu") > 3 << 10
+    limit.write_text(str(3 << 30))
+    assert Models(["m"], device="cpu", loader=lambda spec: None).max_mb == (3 << 10) // 2

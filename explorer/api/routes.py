@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response, StreamingResponse
 
+from explorer import __version__
 from explorer.api import streaming
 from explorer.api.framing import DONE, error, error_event, error_of, json_response, read_json
 from explorer.api.schemas import ChatRequest, CompletionRequest
@@ -276,7 +277,7 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     """The `/v1` sub-application; EXPLORER_API_KEY (or `auth`) guards it."""
     limits = limits or Limits.from_env()
     gate = Gate(limits)
-    api = FastAPI(title="logprob-explorer API", docs_url="/docs", openapi_url="/openapi.json")
+    api = FastAPI(title="logprob-explorer API", version=__version__, docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate
     api.add_middleware(
         GZipMiddleware, minimum_size=1024, compresslevel=1

@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 import torch
 
+from explorer import bounds
 from explorer.compare import Comparison
 from explorer.engine.model import STAT_ROWS, Engine
 from explorer.engine.scoring import Check, _head_block, chunked_rows, score_ids
@@ -147,6 +148,7 @@ def _check_pair(ea: Engine, eb: Engine) -> None:
 
 def compare_ids(ea: Engine, eb: Engine, ids: list[int], k: int = 5, check: Check | None = None) -> Comparison:
     """Models a and b (same tokenizer) on the same `ids`: both results and, per position, KL both ways and JS."""
+    check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
     _check_pair(ea, eb)
     ea.check_ids(ids)
@@ -172,6 +174,7 @@ def compare_prompts(
     check: Check | None = None,
 ) -> Comparison:
     """One model, the same `continuation` after two prompts: its tokens paired, with KL both ways and JS."""
+    check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
     if not prompt_a or not prompt_b:
         raise ExplorerError(
@@ -219,6 +222,7 @@ def encode_with_offsets(engine: Engine, text: str) -> tuple[list[int], np.ndarra
 
 def compare_text(ea: Engine, eb: Engine, text: str, k: int = 5, check: Check | None = None) -> Comparison:
     """Models a and b on `text`: per position (same tokenizer), or per aligned character span (tokenizers differ)."""
+    check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
     if same_tokenizer(ea, eb):
         return compare_ids(ea, eb, ea.encode(text), k, check)
@@ -233,6 +237,7 @@ def compare_prompt_texts(
 ) -> Comparison:
     """`compare_prompts` on texts: each prompt with the tokenizer's special tokens (an empty one is just its BOS),
     the continuation tokenized on its own, without them."""
+    check = bounds.checked(check)  # a page action's deadline too
     for name, value in (("prompt_a", prompt_a), ("prompt_b", prompt_b), ("continuation", continuation)):
         if not isinstance(value, str):
             raise ExplorerError(f"`{name}` must be a text.", param=name, code="invalid_type")

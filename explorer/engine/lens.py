@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 import torch
 
+from explorer import bounds
 from explorer.engine.model import HEAD_MIN_ROWS, Engine
 from explorer.engine.scoring import Check, _head_block
 from explorer.errors import ExplorerError
@@ -148,6 +149,7 @@ def _grid(engine: Engine, ids: list[int], layers: int, rows: Rows | None, k: int
 @torch.inference_mode()
 def lens_ids(engine: Engine, ids: list[int], k: int = 5, check: Check | None = None) -> LensGrid:
     """The logit lens of `ids`: every layer's logprob, rank, entropy and top-k of each actual token."""
+    check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
     if k == -1:  # allowed by a server without a top-k cap; a lens keeps statistics only
         raise ExplorerError(

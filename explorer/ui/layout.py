@@ -31,6 +31,8 @@ What did the model expect at every token? Score a text, generate, or chat, then 
 the model was, in nats). Hover a token for its numbers; click it (or Tab to the text, arrows, Enter) for
 everything the model weighed there."""
 
+CACHE_S = 3600  # Gradio's cache: files older than this go, checked as often
+
 TABS = [  # each: Shared -> its tab, laid out and wired
     ScoreTab,
     GenerateTab,
@@ -57,7 +59,8 @@ class Page:
 
 def page(models: Models) -> Page:
     """Build the page for `models`; each browser session gets its own model name and result."""
-    with gr.Blocks(title="logprob-explorer") as demo:
+    # files the page writes (downloads, sessions) and visitors upload are deleted an hour after they were made
+    with gr.Blocks(title="logprob-explorer", delete_cache=(CACHE_S, CACHE_S)) as demo:
         gr.Markdown(INTRO, elem_classes=["lx-intro", "lx-hide-present"])
         picker = ModelPicker(models)
         inspector = Inspector(models)  # made unrendered: the tabs send outputs to it, it is placed below them

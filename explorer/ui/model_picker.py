@@ -24,28 +24,29 @@ def status_text(engine: Engine) -> str:
 
 
 def memory_text(models: Models) -> str:
-    """Which models are in memory now (most recent last), and the budget they share."""
+    """Which models are in memory now (most recent last), and the room they share."""
     held = models.in_memory()
     if not held:
         return "No model is in memory yet."
     names = ", ".join(f"{html.escape(name)} ({mb:,.0f} MB)" if mb else html.escape(name) for name, mb in held)
-    budget = f" of a {models.max_mb:,} MB budget" if models.max_mb else ""
-    return f"In memory now{budget}: {names}."
+    room = f", with room for {models.max_mb:,} MB of models in all" if models.max_mb else ""
+    return f"In memory now: {names}{room}."
 
 
-def public_text(models: Models) -> str:
-    """On a public server: what a request may cost, and which models it serves (empty elsewhere)."""
+def public_text(models: Models, engine: Engine | None = None) -> str:
+    """On a public server: what an action may cost, and which models it serves (empty elsewhere)."""
     if not models.public:
         return ""
+    context = engine.context if engine is not None else 0
     return (
-        f"This is a public server: {html.escape(models.limits.summary())}. "
+        f"This is a public server: {html.escape(models.limits.summary(context))}. "
         f"Models here: {', '.join(html.escape(n) for n in models.names)}."
     )
 
 
 def status_lines(models: Models, engine: Engine | None, default: str) -> str:
     first = status_text(engine) if engine else f"Model **{html.escape(default)}** loads on the first action."
-    return "  \n".join(x for x in (first, memory_text(models), public_text(models)) if x)
+    return "  \n".join(x for x in (first, memory_text(models), public_text(models, engine)) if x)
 
 
 def model_label(allow_hub: bool) -> str:
@@ -61,7 +62,8 @@ class ModelPicker:
     def __init__(self, models: Models):
         self.models = models
         self.name = gr.State(models.default)
-        with gr.Row(elem_classes=["lx-hide-present", "lx-model"]):
+        only_one = models.public and len(models.names) == 1  # nothing to pick: the status line says which
+        with gr.Row(elem_classes=["lx-hide-present", "lx-model"], visible=not only_one):
             self.choice = gr.Dropdown(
                 models.names,
                 value=models.default,

@@ -16,6 +16,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from explorer.errors import ExplorerError
 from explorer.imports import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
@@ -39,6 +40,13 @@ COPY_JS = """(code) => {
   try { navigator.clipboard.writeText(url).catch(() => {}); } catch (e) {}
   return url;
 }""".replace("KEY", QUERY_KEY)
+
+
+def uploaded(path: str) -> bool:
+    """Whether `path` lies in Gradio's upload folder (where the file control puts a visitor's files)."""
+    root = os.path.realpath(get_upload_folder())
+    real = os.path.realpath(str(path))
+    return os.path.commonpath([real, root]) == root
 
 
 def note_html(*lines: str) -> str:
@@ -190,12 +198,16 @@ class Share:
         if not path:
             return {self.note: ""}
         try:
+            if not uploaded(path):  # only what a visitor uploaded: never a path of this server's choosing
+                raise ExplorerError("This file could not be opened: open it with the *Open a session* control.")
             if os.path.getsize(path) > MAX_FILE_BYTES:
                 raise ExplorerError(f"This file could not be opened: it is larger than {MAX_FILE_BYTES >> 20} MB.")
             with open(path, "rb") as f:
                 opened = open_document(f.read())
-        except (ExplorerError, OSError) as err:
+        except ExplorerError as err:
             return {self.note: note_html(str(err), "The page is as it was.")}
+        except OSError:  # its message would show a path
+            return {self.note: note_html("This file could not be read: upload it again.", "The page is as it was.")}
         return self._show_opened(opened, name, metric, thresholds, k)
 
     def _show_opened(self, o: Opened, name, metric, thresholds, k) -> dict:
