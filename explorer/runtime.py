@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from explorer.engine import DEFAULT_MODEL, Engine
+from explorer.engine import DEFAULT_MODEL, Engine, load_any, plan
 from explorer.errors import ExplorerError
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,7 @@ class Models:
         max_mb: int | None = None,
         allow_hub: bool | None = None,
         loader=None,
+        engine: str | None = None,
     ):
         sources = (
             [m for m in (models or []) if m]
@@ -102,9 +103,16 @@ class Models:
             env = os.environ.get("EXPLORER_ALLOW_HUB_MODELS", "").strip().lower()
             allow_hub = env in ("1", "true", "yes", "on") if env else not os.environ.get("SPACE_ID")
         self.allow_hub = allow_hub
+        self.engine = engine  # auto | torch | llama.cpp (None: EXPLORER_ENGINE, else auto); see engine/select.py
         self._loader = loader or (
-            lambda spec: Engine.load(
-                spec.source, self.device, self.dtype, spec.trust_remote_code, name=spec.name, hub_only=spec.hub_only
+            lambda spec: load_any(
+                spec.source,
+                self.device,
+                self.dtype,
+                spec.trust_remote_code,
+                engine=self.engine,
+                name=spec.name,
+                hub_only=spec.hub_only,
             )
         )
         self._engines: OrderedDict[str, AnyEngine] = OrderedDict()  # least recently used first
@@ -150,6 +158,17 @@ class Models:
         """The engine for `name` when it is in memory now (never loads)."""
         with self._lock:
             return self._engines.get(self.resolve(name).name)
+
+    def engine_of(self, name: str) -> str | None:
+        """Which engine serves `name`: the loaded one's, else the one it would load with (None: cannot say)."""
+        engine = self.loaded(name)
+        if engine is not None:
+            return engine.capabilities.engine
+        try:
+            spec = self.resolve(name)
+            return plan(spec.source, self.engine, self.device, spec.hub_only)[0]
+        except ExplorerError:
+            return None
 
     def add(self, engine: AnyEngine) -> None:
         """Register an already-loaded engine under its name (server start-up, tests)."""

@@ -73,6 +73,7 @@ def serve(
     trust_remote_code: bool = False,
     auth: str | None = None,
     backend: tuple[str, str | None, str | None] | None = None,
+    engine_kind: str | None = None,
 ) -> int:
     """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -81,11 +82,19 @@ def serve(
     if backend:  # every model is served by the backend (see explorer/engine/remote.py)
         registry = remote_models(backend, models)
     else:
-        registry = Models(models, device=device, dtype=dtype, trust_remote_code=trust_remote_code, allow_hub=allow_hub)
+        registry = Models(
+            models,
+            device=device,
+            dtype=dtype,
+            trust_remote_code=trust_remote_code,
+            allow_hub=allow_hub,
+            engine=engine_kind,
+        )
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
     print(
-        f"Loaded {engine.name} on {engine.device} ({engine.dtype}); serving {', '.join(registry.names)}.",
+        f"Loaded {engine.name} with {engine.capabilities.engine} on {engine.device} ({getattr(engine, 'quant', engine.dtype)}); "
+        f"serving {', '.join(registry.names)}.",
         file=sys.stderr,
     )
     if share:
