@@ -378,4 +378,5 @@ def tiny_gguf(tiny_gguf_dir):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
     from explorer.engine.llamacpp import LlamaCppEngine
 
-    return LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "tiny-gguf", device="cpu")
+    path = os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf")
+    return LlamaCppEngine(path, "tiny-gguf", device="cpu", threads=1)  # a tiny model: more threads only wait

@@ -14,6 +14,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 
 from explorer.engine import generate, score_ids
 from explorer.engine.branch import Prefixes, branch
+from explorer.engine.llamacpp import SEQUENCES
 from explorer.settings import SamplerSettings
 
 pytestmark = pytest.mark.slow
@@ -122,7 +123,8 @@ def test_an_older_past_is_trimmed_to_exact_numbers(smollm_gguf):
     ids = smollm_gguf.encode(TEXT)
     _, past_a = smollm_gguf.body(torch.tensor([ids[:20]]))
     b, past_b = smollm_gguf.body(torch.tensor([ids[20:40]]), past_a)
-    smollm_gguf.body(torch.tensor([smollm_gguf.encode("Something else entirely.")]))  # the KV cache now differs
+    for i in range(SEQUENCES):  # every kept KV sequence now holds something else: past_a is decoded again
+        smollm_gguf.body(torch.tensor([smollm_gguf.encode(f"Something else entirely, {i}.")]))
     again, _ = smollm_gguf.body(torch.tensor([ids[20:40]]), past_a)
     np.testing.assert_allclose(again.numpy(), b.numpy(), atol=1e-4)
     cut = copy.deepcopy(past_b)

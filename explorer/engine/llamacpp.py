@@ -6,9 +6,10 @@ How it plugs in:
    position's logits asked (per-token logits flags), and returns those logits rows (T, V) as float32: the head is
    the identity (`split_head` False), so logprob, rank over the full vocabulary, entropy, top-k, raw and processed,
    and the sampler are Engine.stats / sampling.py, exactly as for the transformers engine.
-2. llama.cpp holds one KV cache (sequence 0); `past` (LlamaPast) records the tokens a caller's cache should hold.
-   When it is not what the KV cache holds (a branch resuming an older path, another request in between), the KV
-   cache is cut at the common prefix (llama_memory_seq_rm) and the missing tokens decoded again: results stay exact.
+2. `past` (LlamaPast) records the tokens a caller's KV cache holds. llama.cpp keeps SEQUENCES KV sequences in one
+   pool of cells; a call continues the sequence holding exactly `past` (concurrent requests each keep their own),
+   else the least recently used one is refilled: the cells of the longest shared prefix copied from another
+   sequence (llama_memory_seq_cp: the same values), the rest decoded again. So branches from older paths stay exact.
 3. Token bytes come from the GGUF vocabulary (byte-level BPE `Ġ` and SentencePiece `▁` / `<0xNN>` alike); the
    tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/gguf.py).
 Memory: one llama_decode returns at most n_batch rows; callers (scoring.score_blocks) ask PREFILL positions a call.
@@ -32,6 +33,7 @@ from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
 
 N_BATCH = 512  # positions per llama_decode: its logits buffer holds at most this many rows
+SEQUENCES = 4  # KV sequences kept: concurrent requests and branches each continue their own, never re-decoded
 DEFAULT_CONTEXT = 8192  # KV cache positions when the model was trained on more (EXPLORER_CONTEXT changes it)
 log = logging.getLogger(__name__)
 _init_lock = threading.Lock()
@@ -64,6 +66,15 @@ def _lib():
             llama_cpp.llama_backend_init()
             _backend_ready = True
     return llama_cpp
+
+
+def _common(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Length of the common prefix of two token tuples."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    diff = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(diff[0])
 
 
 class LlamaPast:
@@ -118,7 +129,8 @@ class LlamaCppEngine(Engine):
         self.threads = threads or int(os.environ.get("EXPLORER_THREADS") or 0) or (os.cpu_count() or 1)
         self._ctx = self._new_context(self.context, n_batch, self.threads)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
-        self._held: tuple[int, ...] = ()  # the tokens the KV cache (sequence 0) holds
+        self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
+        self._lru = list(range(SEQUENCES))  # least recently used first
         self.quant = self._describe()
         self.weights_mb = os.path.getsize(path) / 2**20
         self.tokenizer = gguf.tokenizer(path)
@@ -141,7 +153,8 @@ class LlamaCppEngine(Engine):
     def _new_context(self, n_ctx: int, n_batch: int, threads: int):
         lc = self._lc
         cp = lc.llama_context_default_params()
-        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, 1
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, SEQUENCES
+        cp.kv_unified = True  # one pool of n_ctx cells: any sequence may use all of it
         cp.n_threads = cp.n_threads_batch = threads
         ctx = lc.llama_init_from_model(self._model, cp)
         if not ctx:
@@ -200,53 +213,71 @@ class LlamaCppEngine(Engine):
         new = tuple(int(i) for i in ids[0].tolist())
         before = past.tokens if isinstance(past, LlamaPast) else ()
         with self.lock:
-            self._sync(before)
-            logits = self._decode(new, len(before), want=True)
-            self._held = before + new
-        return torch.from_numpy(logits), LlamaPast(self._held)
+            s = self._sequence(before)
+            logits = self._decode(s, new, len(before), want=True)
+            self._seqs[s] = before + new
+        return torch.from_numpy(logits), LlamaPast(self._seqs[s])
 
-    def _sync(self, want: tuple[int, ...]) -> None:
-        """Make the KV cache hold exactly `want`: cut it at the common prefix, decode what is missing."""
-        held = self._held
-        if held is want or held == want:
-            return
-        n = min(len(held), len(want))
-        diff = np.flatnonzero(np.asarray(held[:n]) != np.asarray(want[:n]))
-        common = int(diff[0]) if diff.size else n
-        if common < len(held):
-            mem = self._lc.llama_get_memory(self._ctx)
-            if not self._lc.llama_memory_seq_rm(mem, 0, common, -1):
-                self._lc.llama_memory_clear(mem, True)
-                common = 0
-            self._held = held[:common]
+    def _sequence(self, want: tuple[int, ...]) -> int:
+        """A KV sequence holding exactly `want`: one that does, else the least recently used one, refilled from
+        the sequence sharing the longest prefix with `want` (a copy of its cells, exact) and decoding the rest."""
+        lc, mem = self._lc, self._lc.llama_get_memory(self._ctx)
+        exact = [s for s, held in enumerate(self._seqs) if held == want]
+        if exact:
+            return self._touch(exact[0])
+        dst = self._touch(self._lru[0])
+        src, common = max(((s, _common(held, want)) for s, held in enumerate(self._seqs)), key=lambda x: x[1])
+        if src == dst:
+            lc.llama_memory_seq_rm(mem, dst, common, -1)
+        else:
+            lc.llama_memory_seq_rm(mem, dst, -1, -1)
+            if common:
+                lc.llama_memory_seq_cp(mem, src, dst, 0, common)
+        self._seqs[dst] = want[:common]
         if common < len(want):
-            self._decode(want[common:], common, want=False)
-        self._held = want
+            self._decode(dst, want[common:], common, want=False)
+        self._seqs[dst] = want
+        return dst
 
-    def _decode(self, tokens: tuple[int, ...], start: int, want: bool) -> np.ndarray:
-        """Decode `tokens` at positions start.. in batches of n_batch; with `want`, their logits (T, V) float32."""
-        lc, b = self._lc, self._batch
+    def _touch(self, s: int) -> int:
+        self._lru.remove(s)
+        self._lru.append(s)
+        return s
+
+    def _decode(self, seq: int, tokens: tuple[int, ...], start: int, want: bool) -> np.ndarray:
+        """Decode `tokens` at positions start.. of sequence `seq`, n_batch a call; with `want`, their logits (T, V)."""
+        b = self._batch
         out = np.empty((len(tokens) if want else 0, self.vocab_size), np.float32)
         for a in range(0, len(tokens), self.n_batch):
             part = tokens[a : a + self.n_batch]
             b.n_tokens = len(part)
             for j, t in enumerate(part):
                 b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = t, start + a + j, 1, want
-                b.seq_id[j][0] = 0
+                b.seq_id[j][0] = seq
             if not want:
                 b.logits[len(part) - 1] = True  # llama.cpp wants at least one output row
-            rc = lc.llama_decode(self._ctx, b)
-            if rc != 0:
-                self._held = ()
-                lc.llama_memory_clear(lc.llama_get_memory(self._ctx), True)
-                raise ExplorerError(
-                    f"llama.cpp could not decode {len(part)} tokens at position {start + a} (code {rc}).",
-                    code="engine_error",
-                )
+            self._run(seq, len(part), start + a)
             if want:
-                rows = np.ctypeslib.as_array(lc.llama_get_logits(self._ctx), shape=(len(part), self.vocab_size))
+                rows = np.ctypeslib.as_array(self._lc.llama_get_logits(self._ctx), shape=(len(part), self.vocab_size))
                 out[a : a + len(part)] = rows
         return out
+
+    def _run(self, seq: int, n: int, at: int) -> None:
+        """llama_decode the batch; when the KV cache is full, drop other sequences (least recently used first)."""
+        lc, mem = self._lc, self._lc.llama_get_memory(self._ctx)
+        while True:
+            rc = lc.llama_decode(self._ctx, self._batch)
+            if rc == 0:
+                return
+            others = [s for s in self._lru if s != seq and self._seqs[s]]
+            if rc != 1 or not others:  # 1: no room in the KV cache
+                lc.llama_memory_seq_rm(mem, seq, -1, -1)
+                self._seqs[seq] = ()
+                raise ExplorerError(
+                    f"llama.cpp could not decode {n} tokens at position {at} (code {rc}).", code="engine_error"
+                )
+            lc.llama_memory_seq_rm(mem, others[0], -1, -1)
+            self._seqs[others[0]] = ()
 
     def llama_tokenize(self, text: str, add_special: bool = True) -> list[int]:
         """llama.cpp's own tokenization of `text` (special tokens in the text parsed), for checks and the bench."""
