@@ -155,3 +155,22 @@ def test_capabilities_say_the_lens_is_off(smollm_gguf):
     assert caps.engine == "llama.cpp" and caps.full_vocab and caps.ranks and caps.entropy and caps.chat_template
     with pytest.raises(ExplorerError, match=r"llama\.cpp does not expose"):
         lens_ids(smollm_gguf, smollm_gguf.encode("The sky is"))
+
+
+def test_long_texts_are_decoded_a_block_at_a_time(smollm_gguf, monkeypatch):
+    """Scoring 2,048 tokens never holds more than one block of logits rows ([512, V], not [2048, V])."""
+    from explorer.engine.scoring import PREFILL
+
+    rows = []
+    body = smollm_gguf.body
+
+    def counted(ids, past=None, cache=False):
+        logits, past = body(ids, past, cache)
+        rows.append(logits.shape[0])
+        return logits, past
+
+    monkeypatch.setattr(smollm_gguf, "body", counted)
+    ids = (smollm_gguf.encode(TEXT) * 60)[:2048]
+    r = score_ids(smollm_gguf, ids, k=20)
+    assert r.n == 2048 and np.isfinite(r.logprobs[1:]).all()
+    assert max(rows) <= PREFILL == smollm_gguf.n_batch and sum(rows) == 2047

@@ -2,15 +2,20 @@
 the tiny byte-level BPE tokenizer, written with gguf.GGUFWriter), beside the torch engine on the same weights; then
 a slice of the HTTP API's tests (the real `openai` client) run again with llama.cpp serving.
 
-Not run against it: test_load_loses_nothing_and_mixes_nothing (bit-for-bit equality: llama.cpp's attention sums
-depend on where a sequence's cells lie in its shared KV cache, so a concurrent answer equals the solo one to ~1e-4 here (this tiny model's logits are large);
-test_concurrent_answers_equal_solo_ones below is that test with a tolerance), test_chat_logprobs_true_without_top_logprobs (its byte check assumes the reply is valid UTF-8;
-this tiny model's seeded reply is not), tests that compare with `engine.model` (transformers) directly, the logit lens (no hidden
-states: test_llamacpp.py checks the message) and the browser tier (it drives the same handlers)."""
+Not run against it, and why:
+- test_load_loses_nothing_and_mixes_nothing wants bit-for-bit equality, but llama.cpp's attention sums depend on
+  where a sequence's cells lie in its shared KV cache: a concurrent answer equals the solo one to ~1e-3 here (this
+  tiny model's logits are large, flash attention sums in float16). test_concurrent_answers_equal_solo_ones below
+  is that test with a tolerance.
+- test_chat_logprobs_true_without_top_logprobs: its byte check assumes the reply is valid UTF-8; this tiny model's
+  seeded reply is not.
+- tests comparing with `engine.model` (transformers) directly; the logit lens (no hidden states: test_llamacpp.py
+  checks the message); the browser tier (it drives the same handlers)."""
 
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import openai
@@ -19,13 +24,11 @@ import torch
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
 
-from concurrent.futures import ThreadPoolExecutor
-
 from explorer.engine import Engine, generate, score_ids
 from explorer.export import FORMATS, dumps, export
 from explorer.settings import SamplerSettings
 from tests.conftest import CORPUS, LiveServer
-from tests.test_api import (
+from tests.test_api import (  # noqa: F401 - these tests and fixtures run again here
     client,
     model,
     test_bad_chat_and_unknown_model,
@@ -34,16 +37,6 @@ from tests.test_api import (
     test_streaming_completion,
     test_token_id_prompt_is_scored_as_sent,
 )
-
-REUSED = [
-    client,
-    model,
-    test_bad_chat_and_unknown_model,
-    test_completion_logprobs,
-    test_streaming_chat_equals_non_stream,
-    test_streaming_completion,
-    test_token_id_prompt_is_scored_as_sent,
-]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +107,7 @@ def test_prompt_logprobs_through_the_openai_client(client, model, tiny_gguf):
 
 
 def test_concurrent_answers_equal_solo_ones(client, model):
-    """8 concurrent clients, 80 seeded requests: the same tokens as each request made alone, logprobs to 1e-3."""
+    """8 concurrent clients, 80 seeded requests: the same tokens as each request made alone, logprobs to 1e-2."""
     prompts = ["The quick", "fox jumps", "The capital of", "def add(a, b):", "Grüße aus"]
 
     def ask(i):
@@ -129,4 +122,4 @@ def test_concurrent_answers_equal_solo_ones(client, model):
     for i, text, lps in results:
         want_text, want_lps = alone[(i % 5, i % 7)]
         assert text == want_text
-        np.testing.assert_allclose(lps, want_lps, atol=1e-3)
+        np.testing.assert_allclose(lps, want_lps, atol=1e-2)

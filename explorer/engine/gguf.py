@@ -10,10 +10,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import shutil
 from pathlib import Path
 
-from explorer.engine.loading import GGUF_FILE, GGUF_PACKAGE, cache_dir
+from explorer.engine.loading import GGUF_FILE, GGUF_PACKAGE, cache_dir, save_once
 from explorer.errors import ExplorerError
 
 
@@ -48,9 +47,11 @@ def find(source: str) -> str | None:
 
 
 def _cache_key(path: str) -> str:
-    st = os.stat(path)
-    raw = f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}".encode()
-    return Path(path).stem[:60] + "-" + hashlib.sha1(raw).hexdigest()[:12]
+    """The file's name and a hash of its size and first 4 MB (its metadata, the vocabulary included)."""
+    h = hashlib.sha1(str(os.path.getsize(path)).encode())
+    with open(path, "rb") as f:
+        h.update(f.read(4 << 20))
+    return Path(path).stem[:60] + "-" + h.hexdigest()[:16]
 
 
 def tokenizer(path: str):
@@ -69,12 +70,5 @@ def tokenizer(path: str):
             param="model",
             code="model_load_failed",
         ) from None
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tok.save_pretrained(tmp)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        tmp.rename(dest)
-    except OSError:  # another process saved it first
-        shutil.rmtree(tmp, ignore_errors=True)
+    save_once(dest, tok)
     return tok
