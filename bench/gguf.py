@@ -56,11 +56,14 @@ class LlamaServer:
             self.proc.wait(timeout=10)
 
 
-def _completion(client: httpx.Client, url: str, model: str) -> tuple[list[str], list[float]]:
+def _completion(client: httpx.Client, url: str, model: str) -> tuple[list[int], list[float]]:
+    """(token ids, logprobs) of the greedy completion: our completions shape, or llama.cpp's `logprobs.content`."""
     body = {"model": model, "prompt": PROMPT, "max_tokens": STEPS, "temperature": 0, "logprobs": 20}
-    r = client.post(url + "/completions", json={**body, "ignore_eos": True}).json()
-    lp = r["choices"][0]["logprobs"]
-    return lp["tokens"], lp["token_logprobs"]
+    r = client.post(url + "/completions", json={**body, "ignore_eos": True, "return_token_ids": True}).json()
+    ch = r["choices"][0]
+    if "content" in ch["logprobs"]:  # llama.cpp's server
+        return [e["id"] for e in ch["logprobs"]["content"]], [e["logprob"] for e in ch["logprobs"]["content"]]
+    return ch["token_ids"], ch["logprobs"]["token_logprobs"]
 
 
 def gen_vs_server(file: str, name: str, threads: int, pairs: int, paired_plain, live_server) -> dict:

@@ -123,3 +123,16 @@ def test_concurrent_answers_equal_solo_ones(client, model):
         want_text, want_lps = alone[(i % 5, i % 7)]
         assert text == want_text
         np.testing.assert_allclose(lps, want_lps, atol=1e-2)
+
+
+def test_statistics_thread_leaves_the_cores_to_llamacpp(tiny_gguf):
+    """The per-step statistics run on one torch thread (llama.cpp's threads own the cores); nothing else changes."""
+    import threading
+
+    n = torch.get_num_threads()
+    assert tiny_gguf.background(torch.get_num_threads).result() == 1
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    t.start()
+    t.join()
+    assert seen == [n] and torch.get_num_threads() == n

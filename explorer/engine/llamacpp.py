@@ -21,6 +21,7 @@ import ctypes
 import logging
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -75,6 +76,15 @@ def _common(a: tuple[int, ...], b: tuple[int, ...]) -> int:
         return n
     diff = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
     return int(diff[0])
+
+
+def _one_torch_thread() -> None:
+    """This thread runs torch on one thread; threads started later keep the process's default."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)  # this thread's OpenMP setting, and (in torch) the default of threads not yet started
+    reset = threading.Thread(target=torch.set_num_threads, args=(n,))  # so put the default back, from another thread
+    reset.start()
+    reset.join()
 
 
 class LlamaPast:
@@ -142,7 +152,7 @@ class LlamaCppEngine(Engine):
         self.lock = threading.Lock()
         self.split_head = False
         self._sums_kernel = self._stats_kernel(compile)
-        self._pool = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def _gpu_layers(self, device: str | None) -> int:
         """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""
@@ -183,6 +193,13 @@ class LlamaCppEngine(Engine):
             else:
                 out.append(piece_bytes(text.decode("utf-8", "replace"), byte_level))
         return out
+
+    def background(self, fn, *args) -> Future:
+        """Run fn(*args) beside the caller on this engine's own thread, which computes with one torch thread: the
+        cores are llama.cpp's, and torch's spinning OpenMP workers would slow its next decode step."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, "llamacpp-stats", initializer=_one_torch_thread)
+        return self._pool.submit(fn, *args)
 
     def close(self) -> None:
         """Free llama.cpp's context and model (also when the engine is garbage-collected)."""
