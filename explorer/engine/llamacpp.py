@@ -195,11 +195,15 @@ class LlamaCppEngine(Engine):
         return out
 
     def background(self, fn, *args) -> Future:
-        """Run fn(*args) beside the caller on this engine's own thread, which computes with one torch thread: the
-        cores are llama.cpp's, and torch's spinning OpenMP workers would slow its next decode step."""
+        """Run fn(*args) on this engine's own thread, which computes with one torch thread (torch's spinning OpenMP
+        workers would slow llama.cpp's next step). Beside the caller when llama.cpp leaves a core free; else
+        waited for here, as then nothing is gained by overlapping and the next step's threads would be slowed."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, "llamacpp-stats", initializer=_one_torch_thread)
-        return self._pool.submit(fn, *args)
+        done = self._pool.submit(fn, *args)
+        if self.threads >= (os.cpu_count() or 1):
+            done.result()
+        return done
 
     def close(self) -> None:
         """Free llama.cpp's context and model (also when the engine is garbage-collected)."""
