@@ -41,6 +41,14 @@ _init_lock = threading.Lock()
 _backend_ready = False
 
 
+def cores() -> int:
+    """CPU cores this process may run on (its affinity where the OS says, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def available() -> bool:
     """Whether llama-cpp-python can be imported here."""
     import importlib.util
@@ -136,7 +144,7 @@ class LlamaCppEngine(Engine):
         self.vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
         self.context = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
-        self.threads = threads or int(os.environ.get("EXPLORER_THREADS") or 0) or (os.cpu_count() or 1)
+        self.threads = threads or int(os.environ.get("EXPLORER_THREADS") or 0) or cores()
         self._ctx = self._new_context(self.context, n_batch, self.threads)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
         self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
@@ -201,7 +209,7 @@ class LlamaCppEngine(Engine):
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, "llamacpp-stats", initializer=_one_torch_thread)
         done = self._pool.submit(fn, *args)
-        if self.threads >= (os.cpu_count() or 1):
+        if self.threads >= cores():
             done.result()
         return done
 
