@@ -183,9 +183,11 @@ class LlamaCppEngine(Engine):
         return ctx
 
     def _describe(self) -> str:
+        """The weights' type as the status line shows it, e.g. "GGUF Q4_1"."""
         buf = ctypes.create_string_buffer(256)
         n = self._lc.llama_model_desc(self._model, buf, len(buf))
-        return buf.value[: max(0, n)].decode("utf-8", "replace")
+        parts = buf.value[: max(0, n)].decode("utf-8", "replace").split(" ", 2)  # arch, size class, file type
+        return "GGUF " + parts[-1]
 
     def _vocab_bytes(self) -> list[bytes]:
         """id -> raw bytes from the GGUF vocabulary: control / user-defined tokens as their text, byte-level BPE
