@@ -93,8 +93,8 @@ def serve(
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
     print(
-        f"Loaded {engine.name} with {engine.capabilities.engine} on {engine.device} ({getattr(engine, 'quant', engine.dtype)}); "
-        f"serving {', '.join(registry.names)}.",
+        f"Loaded {engine.name} on {engine.device} ({getattr(engine, 'quant', engine.dtype)}) with "
+        f"{engine.capabilities.engine}; serving {', '.join(registry.names)}.",
         file=sys.stderr,
     )
     if share:

@@ -84,7 +84,7 @@ def test_models_card_and_status_say_which_engine(live, gpt2, gguf_file, no_gpu):
 
     cards = httpx.get(live.url + "/v1/models").json()["data"]
     assert cards[0]["engine"] == "torch" and cards[0]["capabilities"]["engine"] == "local"
-    assert "with torch on cpu (float32)" in status_text(gpt2)
+    assert "on cpu (float32) with torch," in status_text(gpt2)
     models = Models([str(gguf_file), "gpt2"], allow_hub=False)
     assert models.engine_of("m.gguf") == "llama.cpp" and models.engine_of("gpt2") == "torch"  # before loading
     assert Models(["gpt2"], engine="llama.cpp", allow_hub=False).engine_of("gpt2") is None  # cannot be served
