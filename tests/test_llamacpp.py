@@ -119,6 +119,14 @@ def test_tokens_bytes_and_chat_template(smollm, smollm_gguf):
     assert smollm_gguf.eos_ids >= smollm.eos_ids and smollm_gguf.context == 8192
 
 
+def test_another_text_in_between_changes_nothing(smollm_gguf):
+    ids = smollm_gguf.encode(TEXT * 2)
+    a, _ = smollm_gguf.body(torch.tensor([ids]))
+    smollm_gguf.body(torch.tensor([smollm_gguf.encode("Hello there, how are you")]))
+    b, _ = smollm_gguf.body(torch.tensor([ids]))
+    np.testing.assert_allclose(b.numpy(), a.numpy(), atol=1e-4)
+
+
 def test_an_older_past_is_trimmed_to_exact_numbers(smollm_gguf):
     ids = smollm_gguf.encode(TEXT)
     _, past_a = smollm_gguf.body(torch.tensor([ids[:20]]))

@@ -3,10 +3,10 @@ the tiny byte-level BPE tokenizer, written with gguf.GGUFWriter), beside the tor
 a slice of the HTTP API's tests (the real `openai` client) run again with llama.cpp serving.
 
 Not run against it, and why:
-- test_load_loses_nothing_and_mixes_nothing wants bit-for-bit equality, but llama.cpp's attention sums depend on
-  where a sequence's cells lie in its shared KV cache: a concurrent answer equals the solo one to ~1e-3 here (this
-  tiny model's logits are large, flash attention sums in float16). test_concurrent_answers_equal_solo_ones below
-  is that test with a tolerance.
+- test_load_loses_nothing_and_mixes_nothing wants bit-for-bit equality, but the engine's one KV sequence is
+  re-decoded when requests interleave, in other batches than alone: a concurrent answer equals the solo one to
+  ~1e-3 here (this tiny model's logits are large, flash attention sums in float16).
+  test_concurrent_answers_equal_solo_ones below is that test with a tolerance.
 - test_chat_logprobs_true_without_top_logprobs: its byte check assumes the reply is valid UTF-8; this tiny model's
   seeded reply is not.
 - tests comparing with `engine.model` (transformers) directly; the logit lens (no hidden states: test_llamacpp.py

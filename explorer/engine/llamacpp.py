@@ -6,10 +6,10 @@ How it plugs in:
    position's logits asked (per-token logits flags), and returns those logits rows (T, V) as float32: the head is
    the identity (`split_head` False), so logprob, rank over the full vocabulary, entropy, top-k, raw and processed,
    and the sampler are Engine.stats / sampling.py, exactly as for the transformers engine.
-2. `past` (LlamaPast) records the tokens a caller's KV cache holds. llama.cpp keeps SEQUENCES KV sequences in one
-   pool of cells; a call continues the sequence holding exactly `past` (concurrent requests each keep their own),
-   else the least recently used one is refilled: the cells of the longest shared prefix copied from another
-   sequence (llama_memory_seq_cp: the same values), the rest decoded again. So branches from older paths stay exact.
+2. `past` (LlamaPast) records the tokens a caller's KV cache holds. A call continues the KV sequence holding
+   exactly `past`; else the least recently used one is refilled: cut at the longest prefix it shares with `past`
+   (or that prefix's cells copied from another sequence), the rest decoded again. So branches from older paths
+   and requests in between keep their numbers (to float rounding: a re-decode batches positions differently).
 3. Token bytes come from the GGUF vocabulary (byte-level BPE `Ġ` and SentencePiece `▁` / `<0xNN>` alike); the
    tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/gguf.py).
 Memory: one llama_decode returns at most n_batch rows; callers (scoring.score_blocks) ask PREFILL positions a call.
@@ -34,7 +34,10 @@ from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
 
 N_BATCH = 512  # positions per llama_decode: its logits buffer holds at most this many rows
-SEQUENCES = 4  # KV sequences kept: concurrent requests and branches each continue their own, never re-decoded
+# KV sequences kept. One: with several in llama.cpp's unified KV cache, a sequence's logits changed by up to 1.0
+# when another one held cells (llama-cpp-python 0.3.36, flash attention on or off); a split cache is exact but
+# multiplies the KV memory. So one sequence, cut at the common prefix and re-decoded when a call needs another.
+SEQUENCES = 1
 DEFAULT_CONTEXT = 8192  # KV cache positions when the model was trained on more (EXPLORER_CONTEXT changes it)
 log = logging.getLogger(__name__)
 _init_lock = threading.Lock()
@@ -172,7 +175,6 @@ class LlamaCppEngine(Engine):
         lc = self._lc
         cp = lc.llama_context_default_params()
         cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, SEQUENCES
-        cp.kv_unified = True  # one pool of n_ctx cells: any sequence may use all of it
         cp.n_threads = cp.n_threads_batch = threads
         ctx = lc.llama_init_from_model(self._model, cp)
         if not ctx:
