@@ -7,9 +7,9 @@ How it plugs in:
    the identity (`split_head` False), so logprob, rank over the full vocabulary, entropy, top-k, raw and processed,
    and the sampler are Engine.stats / sampling.py, exactly as for the transformers engine.
 2. `past` (LlamaPast) records the tokens a caller's KV cache holds. A call continues the KV sequence holding
-   exactly `past`; else the least recently used one is refilled: cut at the longest prefix it shares with `past`
-   (or that prefix's cells copied from another sequence), the rest decoded again. So branches from older paths
-   and requests in between keep their numbers (to float rounding: a re-decode batches positions differently).
+   exactly `past` (SEQUENCES of them, so two requests decode in turn without re-decoding); else the least recently
+   used one is cut at the longest prefix it shares with `past` and the rest decoded again. So branches from older
+   paths keep their numbers (to float rounding: a re-decode batches positions differently).
 3. Token bytes come from the GGUF vocabulary (byte-level BPE `Ġ` and SentencePiece `▁` / `<0xNN>` alike); the
    tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/gguf.py).
 Memory: one llama_decode returns at most n_batch rows; callers (scoring.score_blocks) ask PREFILL positions a call.
@@ -34,10 +34,10 @@ from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
 
 N_BATCH = 512  # positions per llama_decode: its logits buffer holds at most this many rows
-# KV sequences kept. One: with several in llama.cpp's unified KV cache, a sequence's logits changed by up to 1.0
-# when another one held cells (llama-cpp-python 0.3.36, flash attention on or off); a split cache is exact but
-# multiplies the KV memory. So one sequence, cut at the common prefix and re-decoded when a call needs another.
-SEQUENCES = 1
+# KV sequences kept, each with its own cells (llama.cpp's split KV cache: n_ctx = context x SEQUENCES): two requests
+# decode in turn without re-decoding each other's text. Not its unified cache: there a sequence's logits changed
+# by up to 1.0 while another one held cells (llama-cpp-python 0.3.36, flash attention on or off).
+SEQUENCES = 2
 DEFAULT_CONTEXT = 8192  # KV cache positions when the model was trained on more (EXPLORER_CONTEXT changes it)
 log = logging.getLogger(__name__)
 _init_lock = threading.Lock()
@@ -174,7 +174,8 @@ class LlamaCppEngine(Engine):
     def _new_context(self, n_ctx: int, n_batch: int, threads: int):
         lc = self._lc
         cp = lc.llama_context_default_params()
-        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, SEQUENCES
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx * SEQUENCES, n_batch, n_batch, SEQUENCES
+        cp.kv_unified = False  # each sequence its own n_ctx cells (see SEQUENCES)
         cp.n_threads = cp.n_threads_batch = threads
         ctx = lc.llama_init_from_model(self._model, cp)
         if not ctx:
@@ -252,20 +253,14 @@ class LlamaCppEngine(Engine):
         return torch.from_numpy(logits), LlamaPast(self._seqs[s])
 
     def _sequence(self, want: tuple[int, ...]) -> int:
-        """A KV sequence holding exactly `want`: one that does, else the least recently used one, refilled from
-        the sequence sharing the longest prefix with `want` (a copy of its cells, exact) and decoding the rest."""
-        lc, mem = self._lc, self._lc.llama_get_memory(self._ctx)
+        """A KV sequence holding exactly `want`: one that does, else the least recently used one, cut at the prefix
+        it shares with `want` and the rest decoded."""
         exact = [s for s, held in enumerate(self._seqs) if held == want]
         if exact:
             return self._touch(exact[0])
         dst = self._touch(self._lru[0])
-        src, common = max(((s, _common(held, want)) for s, held in enumerate(self._seqs)), key=lambda x: x[1])
-        if src == dst:
-            lc.llama_memory_seq_rm(mem, dst, common, -1)
-        else:
-            lc.llama_memory_seq_rm(mem, dst, -1, -1)
-            if common:
-                lc.llama_memory_seq_cp(mem, src, dst, 0, common)
+        common = _common(self._seqs[dst], want)
+        self._lc.llama_memory_seq_rm(self._lc.llama_get_memory(self._ctx), dst, common, -1)
         self._seqs[dst] = want[:common]
         if common < len(want):
             self._decode(dst, want[common:], common, want=False)
