@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import statistics
 import subprocess
@@ -128,7 +127,7 @@ def gguf_figures(engine, quick: bool, model: str | None, paired_plain, live_serv
     file = default_file()
     if model not in (None, DEFAULT_MODEL) or file is None or not llamacpp.available():
         return {"gguf_skipped": 1}
-    threads = int(os.environ.get("EXPLORER_THREADS") or 0) or llamacpp.cores()
+    threads = llamacpp.default_threads()  # the engine's default, given to llama.cpp's server too
     pairs = 3 if quick else 7
     out = gen_vs_server(file, engine.name, threads, 2 * pairs, live_server)
     out.update(score_vs_torch(engine, file, threads, pairs, paired_plain, ids_of, rss_peak))

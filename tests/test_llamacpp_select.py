@@ -111,3 +111,13 @@ def test_cli_score_with_llamacpp_equals_the_engine(smollm_gguf):
     assert body["token_ids"] == r.token_ids.tolist()
     got = np.array([np.nan if v is None else v for v in body["logprobs"]], np.float64)
     np.testing.assert_allclose(got[1:], r.logprobs[1:], atol=1e-5)
+
+
+def test_threads_leave_one_core_for_our_side(monkeypatch):
+    monkeypatch.delenv("EXPLORER_THREADS", raising=False)
+    monkeypatch.setattr(llamacpp, "cores", lambda: 2)
+    assert llamacpp.default_threads() == 1
+    monkeypatch.setattr(llamacpp, "cores", lambda: 1)
+    assert llamacpp.default_threads() == 1
+    monkeypatch.setenv("EXPLORER_THREADS", "3")
+    assert llamacpp.default_threads() == 3

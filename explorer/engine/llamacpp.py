@@ -52,6 +52,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_threads() -> int:
+    """EXPLORER_THREADS, else all cores but one: that one runs our side (HTTP, the sampler, the statistics of the
+    previous step, overlapped). Measured on 2 cores: 130-136 tok/s with 1 llama.cpp thread, 85-97 with 2."""
+    return int(os.environ.get("EXPLORER_THREADS") or 0) or max(1, cores() - 1)
+
+
 def available() -> bool:
     """Whether llama-cpp-python can be imported here."""
     import importlib.util
@@ -147,7 +153,7 @@ class LlamaCppEngine(Engine):
         self.vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
         self.context = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
-        self.threads = threads or int(os.environ.get("EXPLORER_THREADS") or 0) or cores()
+        self.threads = threads or default_threads()
         self._ctx = self._new_context(self.context, n_batch, self.threads)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
         self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
