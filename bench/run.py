@@ -6,7 +6,8 @@ Each timed figure alternates A and B after a warm-up and reports the median of
 the per-pair ratios (and the minimum). The `api` group is absolute: the real
 server in a thread of this process, one 64-token full-vocabulary JSON request
 (MB/s, the process's RSS growth) and GET /v1/models latency while one runs.
-`--json` prints one object whose keys are the figure names, each a number.
+`--json` prints one object whose keys are the figure names, each a number. The `gguf` group (bench/gguf_group.py)
+runs the llama.cpp engine against llama.cpp's own server and the torch engine, on the default model only.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from bench.gguf_group import gguf_figures
 from explorer.engine import Engine, generate, score_ids
 from explorer.export import dumps, vllm
 from explorer.export.native import full_vocab_npy
@@ -508,7 +510,7 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--only",
         nargs="*",
-        help="run only these groups: score gen memory chunk full render api lens branch compare remote",
+        help="run only these groups: score gen memory chunk full render api lens branch compare remote gguf",
     )
     ap.add_argument(
         "--backend",
@@ -529,6 +531,7 @@ def main(argv=None) -> int:
         "branch": branch_figures,
         "compare": compare_figures,
         "remote": lambda e, q: remote_figures(e, q, a.backend),
+        "gguf": lambda e, q: gguf_figures(e, q, a.model, paired_plain, LiveServer, ids_of, RssPeak),
     }
     out = {
         "model": engine.name,

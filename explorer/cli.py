@@ -55,6 +55,11 @@ def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
         help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16",
     )
     p.add_argument(
+        "--engine",
+        default=os.environ.get("EXPLORER_ENGINE"),
+        help="auto (default: llama.cpp for a .gguf, and for the default model on a CPU-only machine), torch, llama.cpp",
+    )
+    p.add_argument(
         "--trust-remote-code",
         action="store_true",
         help="run the model repository's own code (only for authors you trust)",
@@ -328,9 +333,9 @@ def load_engine(a, model: str | None):
         from explorer.engine.remote import RemoteEngine
 
         return RemoteEngine(a.backend, model, a.backend_key, a.backend_tokenizer)
-    from explorer.engine import Engine
+    from explorer.engine import load_any
 
-    return Engine.load(model, a.device, a.dtype, a.trust_remote_code)
+    return load_any(model, a.device, a.dtype, a.trust_remote_code, engine=getattr(a, "engine", None))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -352,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 trust_remote_code=a.trust_remote_code,
                 auth=a.auth,
                 public=a.public,
+                engine_kind=a.engine,
             )
         if a.command not in ("score", "generate"):
             body = _commands()[a.command].run(a)

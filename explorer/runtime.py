@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from explorer.engine import DEFAULT_MODEL, Engine
+from explorer.engine import DEFAULT_MODEL, Engine, load_any, plan
 from explorer.engine.memory import device_memory_mb
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
@@ -93,6 +93,7 @@ class Models:
         loader=None,
         public: bool = False,
         limits: Limits | None = None,
+        engine: str | None = None,
     ):
         sources = (
             [m for m in (models or []) if m]
@@ -123,9 +124,16 @@ class Models:
         self.public = public
         self.limits = limits or Limits.from_env(public)  # what one request may cost, on the page and the API
         self.allow_hub = allow_hub and not public  # a public server: the operator's list only
+        self.engine = engine  # auto | torch | llama.cpp (None: EXPLORER_ENGINE, else auto); see engine/select.py
         self._loader = loader or (
-            lambda spec: Engine.load(
-                spec.source, self.device, self.dtype, spec.trust_remote_code, name=spec.name, hub_only=spec.hub_only
+            lambda spec: load_any(
+                spec.source,
+                self.device,
+                self.dtype,
+                spec.trust_remote_code,
+                engine=self.engine,
+                name=spec.name,
+                hub_only=spec.hub_only,
             )
         )
         self._engines: OrderedDict[str, AnyEngine] = OrderedDict()  # least recently used first
@@ -176,6 +184,17 @@ class Models:
         """(name, MB of weights) of each model in memory now, least recently used first (the page shows them)."""
         with self._lock:
             return [(name, _weights_mb(e)) for name, e in self._engines.items()]
+
+    def engine_of(self, name: str) -> str | None:
+        """Which engine serves `name`: the loaded one's, else the one it would load with (None: cannot say)."""
+        engine = self.loaded(name)
+        if engine is not None:
+            return engine.capabilities.engine
+        try:
+            spec = self.resolve(name)
+            return plan(spec.source, self.engine, self.device, spec.hub_only)[0]
+        except ExplorerError:
+            return None
 
     def add(self, engine: AnyEngine) -> None:
         """Register an already-loaded engine under its name (server start-up, tests)."""

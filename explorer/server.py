@@ -145,6 +145,7 @@ def deployment(
     trust_remote_code: bool = False,
     backend: tuple[str, str | None, str | None] | None = None,
     public: bool = False,
+    engine_kind: str | None = None,
 ) -> Models:
     """The registry a server serves: the operator's models (or the backend's), public or not (see `serve`)."""
     public = is_public(public)
@@ -153,7 +154,13 @@ def deployment(
         registry = remote_models(backend, models, public)
     else:
         registry = Models(
-            models, device=device, dtype=dtype, trust_remote_code=trust_remote_code, allow_hub=allow_hub, public=public
+            models,
+            device=device,
+            dtype=dtype,
+            trust_remote_code=trust_remote_code,
+            allow_hub=allow_hub,
+            public=public,
+            engine=engine_kind,
         )
     if public:
         print(f"Public mode: {registry.limits.summary()}; models: {', '.join(registry.names)}.", file=sys.stderr)
@@ -171,6 +178,7 @@ def serve(
     auth: str | None = None,
     backend: tuple[str, str | None, str | None] | None = None,
     public: bool = False,
+    engine_kind: str | None = None,
 ) -> int:
     """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds).
 
@@ -179,11 +187,12 @@ def serve(
     """
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     credentials = parse_auth(auth)
-    registry = deployment(models, device, dtype, host, trust_remote_code, backend, public)
+    registry = deployment(models, device, dtype, host, trust_remote_code, backend, public, engine_kind)
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
     print(
-        f"Loaded {engine.name} on {engine.device} ({engine.dtype}); serving {', '.join(registry.names)}.",
+        f"Loaded {engine.name} on {engine.device} ({getattr(engine, 'quant', engine.dtype)}) with "
+        f"{engine.capabilities.engine}; serving {', '.join(registry.names)}.",
         file=sys.stderr,
     )
     if share:

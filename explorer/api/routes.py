@@ -316,6 +316,7 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
             "object": "model",
             "created": int(time.time()),
             "owned_by": "logprob-explorer",
+            "engine": models.engine_of(name),
             "max_model_len": engine.context if engine else None,
             "vocab_size": engine.vocab_size if engine else None,
             "capabilities": {

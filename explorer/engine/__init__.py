@@ -4,6 +4,7 @@ from explorer.engine.generation import Done, Step, collect, generate, stream, wi
 from explorer.engine.loading import DEFAULT_MODEL
 from explorer.engine.model import Engine
 from explorer.engine.scoring import score_ids, score_text
+from explorer.engine.select import load_any, plan
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -12,6 +13,8 @@ __all__ = [
     "Step",
     "collect",
     "generate",
+    "load_any",
+    "plan",
     "score_ids",
     "score_text",
     "stream",

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class Capabilities:
-    kind: str  # "local" (transformers in this process) | "remote" (an OpenAI/vLLM-compatible server)
+    kind: str  # "local" (transformers in this process) | "llama.cpp" (a GGUF file, here) | "remote" (a server)
     max_logprobs: int  # most top-k a request may ask (-1: no cap)
     full_vocab: bool  # whether whole next-token distributions can be had
     full_vocab_max_prompt_tokens: int  # their cap in prompt tokens per request (0: none allowed)
@@ -21,6 +21,11 @@ class Capabilities:
     @classmethod
     def local(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
         return cls("local", max_logprobs, True, 1 << 30, True, True, chat_template, True)
+
+    @classmethod
+    def llamacpp(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
+        """llama.cpp gives every position's logits (so every number) but not the hidden states."""
+        return cls("llama.cpp", max_logprobs, True, 1 << 30, True, True, chat_template, False)
 
     @classmethod
     def remote(cls, max_logprobs: int, full_vocab_max_prompt_tokens: int) -> Capabilities:
@@ -39,12 +44,19 @@ class Capabilities:
         """One line saying why a view needing `need` (a field name) is off, or None when it is available."""
         if getattr(self, need):
             return None
+        if self.kind == "llama.cpp" and need == "hidden_states":
+            return "needs the model's hidden states, which llama.cpp does not expose: load it with --engine torch"
         return {
             "hidden_states": "needs the model's hidden states and logits, which a remote server does not send",
             "ranks": "generated tokens' ranks beyond the top-k are not sent by an OpenAI-compatible server",
             "entropy": "entropy needs the full distribution, which this server gives only within its cap",
             "full_vocab": "this server gives no full-vocabulary distributions",
         }.get(need, f"this engine has no {need}")
+
+    @property
+    def engine(self) -> str:
+        """Which engine computes: "torch", "llama.cpp" or "remote"."""
+        return "torch" if self.kind == "local" else self.kind
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -113,14 +113,20 @@ def convert_gguf_default() -> Path:
     config._name_or_path = DEFAULT_MODEL
     plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     plain.load_state_dict(model.state_dict())
+    return save_once(dest, plain, tok)
+
+
+def save_once(dest: Path, *parts) -> Path:
+    """`part.save_pretrained` of each part into a temporary folder, then renamed to `dest` (another process may
+    have saved it first: then its copy stays)."""
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    plain.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
+    for part in parts:
+        part.save_pretrained(tmp)
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         tmp.rename(dest)
-    except OSError:  # another process converted it first
+    except OSError:  # another process saved it first
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
 

@@ -1,0 +1,321 @@
+"""A llama.cpp engine: a GGUF model run by llama.cpp (through llama-cpp-python's low-level API), behind Engine's
+interface, so scoring, generation, branches and every view compute their numbers with OUR code.
+
+How it plugs in:
+1. `body(ids, past)` decodes `ids` after the tokens `past` names, n_batch positions per llama_decode, every
+   position's logits asked (per-token logits flags), and returns those logits rows (T, V) as float32: the head is
+   the identity (`split_head` False), so logprob, rank over the full vocabulary, entropy, top-k, raw and processed,
+   and the sampler are Engine.stats / sampling.py, exactly as for the transformers engine.
+2. `past` (LlamaPast) records the tokens a caller's KV cache holds. A call continues the KV sequence holding
+   exactly `past` (SEQUENCES of them, so two requests decode in turn without re-decoding); else the least recently
+   used one is cut at the longest prefix it shares with `past` and the rest decoded again. So branches from older
+   paths keep their numbers (to float rounding: a re-decode batches positions differently).
+3. Token bytes come from the GGUF vocabulary (byte-level BPE `Ġ` and SentencePiece `▁` / `<0xNN>` alike); the
+   tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/gguf.py).
+Memory: one llama_decode returns at most n_batch rows; callers (scoring.score_blocks) ask PREFILL positions a call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from explorer.engine import gguf
+from explorer.engine.capabilities import Capabilities
+from explorer.engine.model import Engine
+from explorer.engine.tokens import piece_bytes
+from explorer.errors import ExplorerError
+from explorer.settings import max_logprobs
+
+N_BATCH = 512  # positions per llama_decode: its logits buffer holds at most this many rows
+# KV sequences kept, each with its own cells (llama.cpp's split KV cache: n_ctx = context x SEQUENCES): two requests
+# decode in turn without re-decoding each other's text. Not its unified cache: there a sequence's logits changed
+# by up to 1.0 while another one held cells (llama-cpp-python 0.3.36, flash attention on or off).
+SEQUENCES = 2
+DEFAULT_CONTEXT = 8192  # KV cache positions when the model was trained on more (EXPLORER_CONTEXT changes it)
+log = logging.getLogger(__name__)
+_init_lock = threading.Lock()
+_backend_ready = False
+
+
+def cores() -> int:
+    """CPU cores this process may run on (its affinity where the OS says, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def default_threads() -> int:
+    """EXPLORER_THREADS, else all cores but one: that one runs our side (HTTP, the sampler, the statistics of the
+    previous step, overlapped). Measured on 2 cores: 130-136 tok/s with 1 llama.cpp thread, 85-97 with 2."""
+    return int(os.environ.get("EXPLORER_THREADS") or 0) or max(1, cores() - 1)
+
+
+def available() -> bool:
+    """Whether llama-cpp-python can be imported here."""
+    import importlib.util
+
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def _lib():
+    """The llama_cpp bindings, the backend initialised once and its log quiet."""
+    global _backend_ready
+    try:
+        import llama_cpp
+        from llama_cpp._logger import set_verbose
+    except ImportError:
+        raise ExplorerError(
+            "The llama.cpp engine needs llama-cpp-python: `pip install llama-cpp-python` (make setup installs it), "
+            "or use --engine torch.",
+            param="engine",
+            code="engine_unavailable",
+        ) from None
+    with _init_lock:
+        if not _backend_ready:
+            set_verbose(os.environ.get("EXPLORER_LLAMA_VERBOSE", "") not in ("", "0"))
+            llama_cpp.llama_backend_init()
+            _backend_ready = True
+    return llama_cpp
+
+
+def _common(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Length of the common prefix of two token tuples."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    diff = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(diff[0])
+
+
+def _one_torch_thread() -> None:
+    """This thread runs torch on one thread; threads started later keep the process's default."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)  # this thread's OpenMP setting, and (in torch) the default of threads not yet started
+    reset = threading.Thread(target=torch.set_num_threads, args=(n,))  # so put the default back, from another thread
+    reset.start()
+    reset.join()
+
+
+class LlamaPast:
+    """The tokens a KV cache holds, as llama.cpp's one cache is shared: the engine syncs to it before decoding.
+
+    Quacks like a transformers cache where branch.py needs it (get_seq_length, crop, deepcopy)."""
+
+    def __init__(self, tokens: tuple[int, ...]):
+        self.tokens = tokens
+
+    def get_seq_length(self) -> int:
+        return len(self.tokens)
+
+    def crop(self, n: int) -> None:
+        """Keep the first n positions (n < 0: drop the last -n), as DynamicCache.crop."""
+        self.tokens = self.tokens[: n if n >= 0 else max(0, len(self.tokens) + n)]
+
+    def __deepcopy__(self, memo) -> LlamaPast:
+        return LlamaPast(self.tokens)
+
+
+class LlamaCppEngine(Engine):
+    """A GGUF file run by llama.cpp; numbers computed by Engine's own code from llama.cpp's logits."""
+
+    def __init__(
+        self,
+        path: str,
+        name: str | None = None,
+        *,
+        device: str | None = None,
+        threads: int | None = None,
+        context: int | None = None,
+        n_batch: int = N_BATCH,
+        compile: bool | None = None,
+    ):
+        lc = self._lc = _lib()
+        self.path, self.name, self.n_batch = path, name or os.path.basename(path), n_batch
+        self.device = torch.device("cpu")  # where the logits rows and the statistics live
+        self.dtype = torch.float32
+        mp = lc.llama_model_default_params()
+        mp.n_gpu_layers = self._gpu_layers(device)
+        self._model = lc.llama_model_load_from_file(path.encode(), mp)
+        if not self._model:
+            raise ExplorerError(
+                f"llama.cpp could not load {os.path.basename(path)!r}: is it a GGUF model file?",
+                code="model_load_failed",
+            )
+        self._vocab = lc.llama_model_get_vocab(self._model)
+        self.vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
+        trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
+        self.context = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
+        self.threads = threads or default_threads()
+        self._ctx = self._new_context(self.context, n_batch, self.threads)
+        self._batch = lc.llama_batch_init(n_batch, 0, 1)
+        self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
+        self._lru = list(range(SEQUENCES))  # least recently used first
+        self.quant = self._describe()
+        self.weights_mb = os.path.getsize(path) / 2**20
+        self.tokenizer = gguf.tokenizer(path)
+        self.vocab = self._vocab_bytes()
+        self.eos_ids = {i for i in range(self.vocab_size) if lc.llama_vocab_is_eog(self._vocab, i)}
+        eos = getattr(self.tokenizer, "eos_token_id", None)
+        self.eos_ids |= {eos} if eos is not None and eos < self.vocab_size else set()
+        self.special_ids = {i for i in self.tokenizer.all_special_ids if i < self.vocab_size} | self.eos_ids
+        self.lock = threading.Lock()
+        self.split_head = False
+        self._sums_kernel = self._stats_kernel(compile)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _gpu_layers(self, device: str | None) -> int:
+        """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""
+        if device in ("cpu",) or not self._lc.llama_supports_gpu_offload():
+            return 0
+        return -1
+
+    def _new_context(self, n_ctx: int, n_batch: int, threads: int):
+        lc = self._lc
+        cp = lc.llama_context_default_params()
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx * SEQUENCES, n_batch, n_batch, SEQUENCES
+        cp.kv_unified = False  # each sequence its own n_ctx cells (see SEQUENCES)
+        cp.n_threads = cp.n_threads_batch = threads
+        ctx = lc.llama_init_from_model(self._model, cp)
+        if not ctx:
+            raise ExplorerError(
+                f"llama.cpp could not make a context of {n_ctx} tokens for {self.name}: lower EXPLORER_CONTEXT.",
+                code="model_load_failed",
+            )
+        return ctx
+
+    def _describe(self) -> str:
+        """The weights' type as the status line shows it, e.g. "GGUF Q4_1"."""
+        buf = ctypes.create_string_buffer(256)
+        n = self._lc.llama_model_desc(self._model, buf, len(buf))
+        parts = buf.value[: max(0, n)].decode("utf-8", "replace").split(" ", 2)  # arch, size class, file type
+        return "GGUF " + parts[-1]
+
+    def _vocab_bytes(self) -> list[bytes]:
+        """id -> raw bytes from the GGUF vocabulary: control / user-defined tokens as their text, byte-level BPE
+        pieces through GPT-2's byte table, SentencePiece `▁` as a space and `<0xNN>` as that byte."""
+        lc = self._lc
+        byte_level = lc.llama_vocab_type(self._vocab) == lc.LLAMA_VOCAB_TYPE_BPE
+        literal = lc.LLAMA_TOKEN_ATTR_CONTROL | lc.LLAMA_TOKEN_ATTR_USER_DEFINED | lc.LLAMA_TOKEN_ATTR_UNKNOWN
+        out = []
+        for i in range(self.vocab_size):
+            text = lc.llama_vocab_get_text(self._vocab, i) or b""
+            if lc.llama_vocab_get_attr(self._vocab, i) & literal:
+                out.append(text)
+            else:
+                out.append(piece_bytes(text.decode("utf-8", "replace"), byte_level))
+        return out
+
+    def background(self, fn, *args) -> Future:
+        """Run fn(*args) on this engine's own thread, which computes with one torch thread (torch's spinning OpenMP
+        workers would slow llama.cpp's next step). Beside the caller when llama.cpp leaves a core free; else
+        waited for here, as then nothing is gained by overlapping and the next step's threads would be slowed."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, "llamacpp-stats", initializer=_one_torch_thread)
+        done = self._pool.submit(fn, *args)
+        if self.threads >= cores():
+            done.result()
+        return done
+
+    def close(self) -> None:
+        """Free llama.cpp's context and model (also when the engine is garbage-collected)."""
+        lc = getattr(self, "_lc", None)
+        if lc is None:
+            return
+        if getattr(self, "_batch", None) is not None:
+            lc.llama_batch_free(self._batch)
+            self._batch = None
+        if getattr(self, "_ctx", None):
+            lc.llama_free(self._ctx)
+            self._ctx = None
+        if getattr(self, "_model", None):
+            lc.llama_model_free(self._model)
+            self._model = None
+
+    def __del__(self):
+        self.close()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Everything from logits (full vocabulary, ranks, entropy); no hidden states (the logit lens)."""
+        return Capabilities.llamacpp(max_logprobs(), bool(getattr(self.tokenizer, "chat_template", None)))
+
+    # ---- the forward pass -----------------------------------------------------------------
+    def body(self, ids: torch.Tensor, past=None, cache: bool = False):
+        """ids (1, T) after the tokens `past` holds -> (logits (T, V) float32, LlamaPast of past + ids)."""
+        new = tuple(int(i) for i in ids[0].tolist())
+        before = past.tokens if isinstance(past, LlamaPast) else ()
+        with self.lock:
+            s = self._sequence(before)
+            logits = self._decode(s, new, len(before), want=True)
+            self._seqs[s] = before + new
+        return torch.from_numpy(logits), LlamaPast(self._seqs[s])
+
+    def _sequence(self, want: tuple[int, ...]) -> int:
+        """A KV sequence holding exactly `want`: one that does, else the least recently used one, cut at the prefix
+        it shares with `want` and the rest decoded."""
+        exact = [s for s, held in enumerate(self._seqs) if held == want]
+        if exact:
+            return self._touch(exact[0])
+        dst = self._touch(self._lru[0])
+        common = _common(self._seqs[dst], want)
+        self._lc.llama_memory_seq_rm(self._lc.llama_get_memory(self._ctx), dst, common, -1)
+        self._seqs[dst] = want[:common]
+        if common < len(want):
+            self._decode(dst, want[common:], common, want=False)
+        self._seqs[dst] = want
+        return dst
+
+    def _touch(self, s: int) -> int:
+        self._lru.remove(s)
+        self._lru.append(s)
+        return s
+
+    def _decode(self, seq: int, tokens: tuple[int, ...], start: int, want: bool) -> np.ndarray:
+        """Decode `tokens` at positions start.. of sequence `seq`, n_batch a call; with `want`, their logits (T, V)."""
+        b = self._batch
+        out = np.empty((len(tokens) if want else 0, self.vocab_size), np.float32)
+        for a in range(0, len(tokens), self.n_batch):
+            part = tokens[a : a + self.n_batch]
+            b.n_tokens = len(part)
+            for j, t in enumerate(part):
+                b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = t, start + a + j, 1, want
+                b.seq_id[j][0] = seq
+            if not want:
+                b.logits[len(part) - 1] = True  # llama.cpp wants at least one output row
+            self._run(seq, len(part), start + a)
+            if want:
+                rows = np.ctypeslib.as_array(self._lc.llama_get_logits(self._ctx), shape=(len(part), self.vocab_size))
+                out[a : a + len(part)] = rows
+        return out
+
+    def _run(self, seq: int, n: int, at: int) -> None:
+        """llama_decode the batch; when the KV cache is full, drop other sequences (least recently used first)."""
+        lc, mem = self._lc, self._lc.llama_get_memory(self._ctx)
+        while True:
+            rc = lc.llama_decode(self._ctx, self._batch)
+            if rc == 0:
+                return
+            others = [s for s in self._lru if s != seq and self._seqs[s]]
+            if rc != 1 or not others:  # 1: no room in the KV cache
+                lc.llama_memory_seq_rm(mem, seq, -1, -1)
+                self._seqs[seq] = ()
+                raise ExplorerError(
+                    f"llama.cpp could not decode {n} tokens at position {at} (code {rc}).", code="engine_error"
+                )
+            lc.llama_memory_seq_rm(mem, others[0], -1, -1)
+            self._seqs[others[0]] = ()
+
+    def llama_tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        """llama.cpp's own tokenization of `text` (special tokens in the text parsed), for checks and the bench."""
+        raw = text.encode("utf-8")
+        buf = (self._lc.llama_token * (len(raw) + 8))()
+        n = self._lc.llama_tokenize(self._vocab, raw, len(raw), buf, len(buf), add_special, True)
+        return list(buf[:n])
