@@ -99,10 +99,15 @@ def gpt2_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def llama_dir(tmp_path_factory):
     """A 2-layer Llama with a SentencePiece-style byte-fallback tokenizer and no chat template."""
+    tok = _byte_fallback_tokenizer()
+    return _save(_tiny_llama(tok, seed=1, context=96), tok, tmp_path_factory.mktemp("llama"))
+
+
+def _tiny_llama(tok, seed: int, context: int):
+    """A random 2-layer Llama for `tok`, its output layer scaled so the distributions are not flat."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tok = _byte_fallback_tokenizer()
-    torch.manual_seed(1)
+    torch.manual_seed(seed)
     cfg = LlamaConfig(
         vocab_size=len(tok),
         hidden_size=32,
@@ -110,7 +115,7 @@ def llama_dir(tmp_path_factory):
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=96,
+        max_position_embeddings=context,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         tie_word_embeddings=False,
@@ -118,7 +123,7 @@ def llama_dir(tmp_path_factory):
     model = LlamaForCausalLM(cfg)
     with torch.no_grad():
         model.lm_head.weight.mul_(30)
-    return _save(model, tok, tmp_path_factory.mktemp("llama"))
+    return model
 
 
 @pytest.fixture(scope="session")
@@ -357,25 +362,8 @@ def write_gguf(model, tok, path) -> str:
 def tiny_gguf_dir(tmp_path_factory):
     """A 2-layer Llama with the tiny byte-level BPE tokenizer and chat template: its HF folder and the same model
     as a GGUF file (float32), so the torch and llama.cpp engines run the same weights."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     tok = _byte_level_tokenizer()
-    torch.manual_seed(5)
-    cfg = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        tie_word_embeddings=False,
-    )
-    model = LlamaForCausalLM(cfg)
-    with torch.no_grad():
-        model.lm_head.weight.mul_(30)
+    model = _tiny_llama(tok, seed=5, context=256)
     root = tmp_path_factory.mktemp("tiny-gguf")
     _save(model, tok, root / "hf")
     (root / "gguf").mkdir()
