@@ -48,7 +48,8 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     import gradio as gr
 
     from explorer.api.framing import error_of
-    from explorer.api.routes import build_api, root_guard
+    from explorer.api.guard import root_guard
+    from explorer.api.routes import build_api
     from explorer.api.tokens import token_router
     from explorer.ui.look import launch_options
 
