@@ -22,8 +22,8 @@ from explorer.words import words
 
 COLOUR_KEYS = {key: label for label, key in COLOURS.items()}
 # what Copy link reads from the tabs, in this order (after the tab now shown and the session's model)
-NAMES = ("compared", "made_from", "colour", "compare_pos", *SLIDERS, "query",
-         "word_metric", "word", "grid", "lens_text", "lens_metric", "layer", "lens_pos", "at")  # fmt: skip
+NAMES = ("compared", "made_from", "colour", "compare_pos", *SLIDERS, "query", "word_metric", "word", "grid",
+         "lens_text", "lens_metric", "layer", "lens_pos", "at")  # fmt: skip
 
 
 def _int(x: Any, default: int = 0) -> int:
@@ -44,8 +44,9 @@ class ToolLinks:
     @property
     def inputs(self) -> list:
         c, w, le = self.cmp, self.wi, self.lens
-        return [self.current, self.model, c.state, c.made_from, c.colour, c.pos, *w.sliders, w.top_n, self.lu.queries, self.wo.metric, self.wo.word, le.state, le.text, le.metric,
-                le.layer, le.pos, self.br.at]  # fmt: skip
+        return [self.current, self.model, c.state, c.made_from, c.colour, c.pos, *w.sliders, w.top_n,
+                self.lu.queries, self.wo.metric, self.wo.word, le.state, le.text, le.metric, le.layer, le.pos,
+                self.br.at]  # fmt: skip
 
     @property
     def outputs(self) -> list:
