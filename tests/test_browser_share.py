@@ -236,6 +236,7 @@ def test_a_compare_link_reopens_the_same_comparison_and_token(browser, live, gpt
     detail = pg.get_by_text("Position 4:", exact=False).first
     detail.wait_for(timeout=30_000)
     before, text = chips_of(pg, "#compare-heatmap"), detail.inner_text()
+    pg.get_by_label("Text to compare").fill("Edited after comparing.")  # the link keeps what was compared
     url = copied_url(pg)
     pg.context.close()
 
