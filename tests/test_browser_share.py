@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from explorer.share import ViewState, encode
 from tests.browser import require_chromium
@@ -235,6 +236,7 @@ def test_a_compare_link_reopens_the_same_comparison_and_token(browser, live, gpt
     detail = pg.get_by_text("Position 4:", exact=False).first
     detail.wait_for(timeout=30_000)
     before, text = chips_of(pg, "#compare-heatmap"), detail.inner_text()
+    pg.get_by_label("Text to compare").fill("Edited after comparing.")  # the link keeps what was compared
     url = copied_url(pg)
     pg.context.close()
 
@@ -311,3 +313,92 @@ def test_a_link_restores_the_document_start_token_and_the_status_line(browser, l
     assert menu.input_value() == "<|system|>" and pg.get_by_label(re.compile("Score from the start")).is_checked()
     assert "tiny-gpt2" in pg.locator("#model-status").inner_text()
     pg.context.close()
+
+
+def notes(pg) -> str:
+    """The Look up tab's notes, one line per query."""
+    return "\n".join(pg.locator("li").filter(has_text=re.compile("is token|the curves show the")).all_inner_texts())
+
+
+def test_a_lookup_link_reopens_the_same_queries_and_numbers(browser, live, gpt2):
+    import numpy as np
+
+    from explorer.engine.lookup import lookup
+
+    queries = " fox\n over the"
+    pg = open_page(browser, live.url)
+    score(pg, TEXT)
+    pg.get_by_role("tab", name="Look up").click()
+    pg.get_by_label("Tokens to look up").fill(queries)
+    pg.get_by_role("button", name="Look up", exact=True).click()
+    pg.get_by_text("the curves show the", exact=False).first.wait_for(timeout=30_000)
+    text = notes(pg)
+    url = copied_url(pg)
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    fresh.get_by_text("the curves show the", exact=False).first.wait_for(timeout=60_000)
+    assert notes(fresh) == text and fresh.get_by_label("Tokens to look up").input_value() == queries
+    found = lookup(gpt2, gpt2.encode(TEXT), queries.split("\n"))  # the engine's own numbers, not the page's
+    shown = [f"{x.joint_logprobs[p]:.3f}" for x in found for p in np.flatnonzero(~np.isnan(x.joint_logprobs))]
+    assert len(shown) == 2 and all(j in text for j in shown), (text, shown)  # " fox" and " over the" both follow
+    assert fresh.get_by_test_id("toast-body").count() == 0
+    fresh.context.close()
+
+
+def test_a_words_link_reopens_the_same_word(browser, live, gpt2):
+    pg = open_page(browser, live.url)
+    score(pg, TEXT)
+    pg.get_by_role("tab", name="Words").click()
+    pg.get_by_label("Colour words by").click()
+    pg.get_by_role("option", name="surprisal").click()
+    pg.get_by_role("button", name="Show words").click()
+    pg.locator("#words-heatmap [data-pos='4']").click()
+    detail = pg.get_by_text("Word 4", exact=False).first
+    detail.wait_for(timeout=30_000)
+    before, text = chips_of(pg, "#words-heatmap"), detail.inner_text()
+    url = copied_url(pg)
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    again = fresh.get_by_text("Word 4", exact=False).first
+    again.wait_for(timeout=60_000)
+    assert again.inner_text() == text and chips_of(fresh, "#words-heatmap") == before
+    assert "sel" in (fresh.locator("#words-heatmap [data-pos='4']").get_attribute("class") or "")
+    assert fresh.get_by_label("Colour words by").input_value() == "surprisal"
+    assert fresh.get_by_test_id("toast-body").count() == 0
+    fresh.context.close()
+
+
+ALT = re.compile(r"·\s+rank \d+")
+
+
+def alternatives(pg) -> list[str]:
+    """The Branch tab's alternatives, as their labels read."""
+    return pg.locator("label").filter(has_text=ALT).all_inner_texts()
+
+
+def test_a_branch_link_reopens_the_same_position_and_alternatives(browser, live, gpt2):
+    pg = open_page(browser, live.url)
+    score(pg, TEXT)
+    pg.locator("#heatmap [data-pos='5']").click()
+    wait_detail(pg, 5)
+    pg.get_by_role("tab", name="Branch", exact=True).click()
+    at = pg.get_by_role("spinbutton", name="Branch at position")
+    at.fill("3")  # a position of the Branch tab's own, not the inspector's
+    at.press("Enter")
+    note = pg.get_by_text("Position 3 of the current result", exact=False).first
+    note.wait_for(timeout=30_000)
+    text, alts = note.inner_text(), alternatives(pg)
+    url = copied_url(pg)
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    again = fresh.get_by_text("Position 3 of the current result", exact=False).first
+    again.wait_for(timeout=60_000)
+    expect(again).to_have_text(text)  # waits out a render in progress
+    assert len(alts) > 1
+    expect(fresh.locator("label").filter(has_text=ALT)).to_have_text(alts)
+    assert fresh.get_by_role("spinbutton", name="Branch at position").input_value() == "3"
+    assert fresh.get_by_test_id("toast-body").count() == 0
+    fresh.context.close()

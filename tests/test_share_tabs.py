@@ -116,7 +116,7 @@ def test_compare_restores_the_same_numbers_and_token(built):
     own = c.compare("Two models, one text", "tiny-gpt2", "tiny-gpt2", TEXT, "", "", "Jensen-Shannon")
     own = {**own, **c.select(own[c.state], 3)}
     values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
-    tool = _tool_values(p, compare=(own[c.state], "Two models, one text", "Jensen-Shannon", 3, TEXT, "", ""))
+    tool = _tool_values(p, compare=(own[c.state], own[c.made_from], "Jensen-Shannon", 3))
     v = decode(p.share.copy_link(*values, "compare", "tiny-gpt2", *tool)[p.share.code])
     assert v.tab == "compare" and v.colour == "js" and v.selected == 3 and v.base == "" and v.model_b == "tiny-gpt2"
     outs = restore(built, encode(v))
@@ -125,7 +125,32 @@ def test_compare_restores_the_same_numbers_and_token(built):
     assert last(outs, p.share.tab_block).selected == "compare" and last(outs, p.share.current) == "compare"
 
 
-def _tool_values(p, compare=(None, "Two models, one text", "Δ logprob (B − A)", 0, "", "", ""), sliders=None,
+def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(built):
+    """Boxes edited after comparing (text, prompts, even the mode) change neither the link nor what it restores."""
+    p, _, calls = built
+    c = p.tabs["CompareTab"]
+    own = c.compare("One model, two prompts", "tiny-gpt2", "", " A fox.", "Q: fox?", "Q: dog?", "Jensen-Shannon")
+    own = {**own, **c.select(own[c.state], 1)}
+    page = {comp: None for comp in p.share.tools.inputs}  # the page's values at *Copy link* time, boxes edited
+    page.update({p.share.current: "compare", p.share.picker.name: "tiny-gpt2", c.state: own[c.state],
+                 c.made_from: own[c.made_from], c.colour: "Jensen-Shannon", c.pos: 1, c.mode: "Two models, one text",
+                 c.text: " A cat, edited.", c.prompt_a: "edited A", c.prompt_b: "edited B"})  # fmt: skip
+    values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
+    v = decode(p.share.copy_link(*values, *(page[comp] for comp in p.share.tools.inputs))[p.share.code])
+    assert (v.compare_mode, v.text, v.prompt_a, v.prompt_b, v.model_b) == (
+        "prompts",
+        " A fox.",
+        "Q: fox?",
+        "Q: dog?",
+        "",
+    )
+    outs = restore(built, encode(v))
+    assert last(outs, c.summary) == own[c.summary] and last(outs, c.detail) == own[c.detail] and calls == []
+    assert last(outs, c.heatmap) == c.restyle(own[c.state], "Jensen-Shannon", 1)[c.heatmap]
+    assert last(outs, c.text) == " A fox." and last(outs, c.prompt_b) == "Q: dog?"
+
+
+def _tool_values(p, compare=(None, None, "Δ logprob (B − A)", 0), sliders=None,
                  query="", words=("probability", 0), lens=(None, "", "rank", 0, 1), at=1) -> list:  # fmt: skip
     s = sliders or {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repetition_penalty": 1.0, "top_n": 15}
     return [*compare, *s.values(), query, *words, *lens, at]

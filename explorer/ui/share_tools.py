@@ -22,8 +22,8 @@ from explorer.words import words
 
 COLOUR_KEYS = {key: label for label, key in COLOURS.items()}
 # what Copy link reads from the tabs, in this order (after the tab now shown and the session's model)
-NAMES = ("compared", "mode", "colour", "compare_pos", "text", "prompt_a", "prompt_b", *SLIDERS, "query",
-         "word_metric", "word", "grid", "lens_text", "lens_metric", "layer", "lens_pos", "at")  # fmt: skip
+NAMES = ("compared", "made_from", "colour", "compare_pos", *SLIDERS, "query", "word_metric", "word", "grid",
+         "lens_text", "lens_metric", "layer", "lens_pos", "at")  # fmt: skip
 
 
 def _int(x: Any, default: int = 0) -> int:
@@ -44,9 +44,9 @@ class ToolLinks:
     @property
     def inputs(self) -> list:
         c, w, le = self.cmp, self.wi, self.lens
-        return [self.current, self.model, c.state, c.mode, c.colour, c.pos, c.text, c.prompt_a, c.prompt_b,
-                *w.sliders, w.top_n, self.lu.queries, self.wo.metric, self.wo.word, le.state, le.text, le.metric,
-                le.layer, le.pos, self.br.at]  # fmt: skip
+        return [self.current, self.model, c.state, c.made_from, c.colour, c.pos, *w.sliders, w.top_n,
+                self.lu.queries, self.wo.metric, self.wo.word, le.state, le.text, le.metric, le.layer, le.pos,
+                self.br.at]  # fmt: skip
 
     @property
     def outputs(self) -> list:
@@ -63,15 +63,15 @@ class ToolLinks:
         """The ViewState of tab `tab` (one of TOOLS) from its controls' `values` (NAMES order)."""
         v = dict(zip(NAMES, values))
         if tab == "compare":
-            c = v["compared"]
-            if c is None:
+            c, made_from = v["compared"], v["made_from"]
+            if c is None or made_from is None:
                 raise ExplorerError("Compare first: then its link can be shared.")
-            prompts = v["mode"] == MODES[1]
+            text, prompt_a, prompt_b = made_from  # what the shown comparison was computed from, not the boxes now
+            prompts = c.kind == "prompts"
             return ViewState(
-                tab="compare", model=c.a.model, model_b="" if prompts else c.b.model, text=str(v["text"] or ""),
-                compare_mode=COMPARE_MODES[prompts], prompt_a=str(v["prompt_a"] or "") if prompts else "",
-                prompt_b=str(v["prompt_b"] or "") if prompts else "", colour=COLOURS.get(v["colour"], "delta"),
-                selected=_int(v["compare_pos"]),
+                tab="compare", model=c.a.model, model_b="" if prompts else c.b.model, text=str(text),
+                compare_mode=COMPARE_MODES[prompts], prompt_a=str(prompt_a), prompt_b=str(prompt_b),
+                colour=COLOURS.get(v["colour"], "delta"), selected=_int(v["compare_pos"]),
             )  # fmt: skip
         made_by = base.tab if base is not None else ""
         if tab == "lens":

@@ -49,6 +49,7 @@ class CompareTab:
                 self.colour = gr.Dropdown(list(COLOURS), value=next(iter(COLOURS)), label="Colour compared tokens by")
                 self.button = gr.Button("Compare", variant="primary")
             self.state = gr.State(None)
+            self.made_from = gr.State(None)  # the shown comparison's inputs: (text, prompt A, prompt B), for its link
             self.legend = gr.HTML("", css_template=CSS)
             self.heatmap = gr.HTML("", css_template=CSS, js_on_load=CLICK_JS, elem_id="compare-heatmap")
             self.summary = gr.Markdown()
@@ -80,6 +81,7 @@ class CompareTab:
     def outputs(self) -> list:
         return [
             self.state,
+            self.made_from,
             self.legend,
             self.heatmap,
             self.summary,
@@ -108,7 +110,8 @@ class CompareTab:
             else:
                 with self.models.use(name_a) as ea, self.models.use(name_b) as eb:
                     c = compare_text(ea, eb, text, K)
-        return self.show(c, COLOURS.get(colour, "delta"))
+        prompts = (prompt_a or "", prompt_b or "") if mode == MODES[1] else ("", "")
+        return {**self.show(c, COLOURS.get(colour, "delta")), self.made_from: (text, *prompts)}
 
     def show(self, c: Comparison, metric: str) -> dict:
         first = 1 if c.kind == "models" and c.m > 1 else 0
