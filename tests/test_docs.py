@@ -21,30 +21,16 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion, vllm, vllm_offline
 from explorer.result import TokenScores
+from tests.repo import ROOT, repo_files
 from tests.samples import generated_chat, scored_prompt
 from tests.test_export import check_completion_logprobs, check_prompt_logprobs
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHAPES = ROOT / "docs" / "shapes.md"
 # the only places a link may leave the repository for: the references the docs cite
 EXTERNAL = ("https://huggingface.co/", "https://docs.vllm.ai/", "https://platform.openai.com/docs/")
 # built here so that this file does not hold the text it looks for
 OUTSIDE = (".." + "/shared", "shared" + "/reference")
-SKIP_DIRS = {
-    ".git",
-    ".venv",
-    "__pycache__",
-    ".pytest_cache",
-    ".hypothesis",
-    ".ruff_cache",
-    ".mypy_cache",
-    ".gradio",
-    "build",
-    "dist",
-    "out",
-    "node_modules",
-}
 
 
 def rel(path: Path) -> str:
@@ -421,9 +407,8 @@ def test_links_stay_in_the_repository(doc):
 def test_nothing_mentions_the_shared_folder():
     """The repository must stand alone: no file names the team's folder outside it."""
     hits = []
-    for path in sorted(ROOT.rglob("*")):
-        parts = path.relative_to(ROOT).parts
-        if not path.is_file() or any(p in SKIP_DIRS or p.endswith(".egg-info") for p in parts):
+    for path in repo_files():
+        if not path.is_file():
             continue
         if path.stat().st_size > 2_000_000:
             continue

@@ -12,21 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SKIP_DIRS = {
-    ".git",
-    ".venv",
-    "__pycache__",
-    ".pytest_cache",
-    ".hypothesis",
-    ".ruff_cache",
-    ".mypy_cache",
-    ".gradio",
-    "build",
-    "dist",
-    "out",
-    "node_modules",
-}
+from tests.repo import ROOT, repo_files
+
 EXEMPT = ("tests/", "bench/")  # tests and benchmarks may import anything
 ENGINE_ONLY = ("torch", "transformers")
 PRESENTERS = ("explorer/export/", "explorer/render/")
@@ -47,12 +34,7 @@ RESULT_LAYER = (
 
 def python_files() -> list[str]:
     """Every .py file of the repository (no virtualenv, caches or build output), as paths from the root."""
-    out = []
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT).parts
-        if not any(p in SKIP_DIRS or p.endswith(".egg-info") for p in parts):
-            out.append(path.relative_to(ROOT).as_posix())
-    return out
+    return [path.relative_to(ROOT).as_posix() for path in repo_files("*.py")]
 
 
 def _package(rel: str) -> str:
