@@ -261,12 +261,14 @@ class Limits:
                 code="input_tokens_above_cap",
             )
 
-    def check_new_tokens(self, n: int, param: str = "max_tokens") -> None:
-        """Refuse asking for more than `max_tokens` new tokens."""
-        if self.max_tokens and n > self.max_tokens:
+    def check_new_tokens(self, n: int, param: str = "max_tokens", context: int = 0) -> None:
+        """Refuse asking for more than `max_tokens` new tokens (where unset: more than the model's `context`, when
+        given)."""
+        cap = self.max_tokens or context
+        if cap and n > cap:
             raise ExplorerError(
-                f"`{param}` (={n}) is more than this server generates per choice ({self.max_tokens}, "
-                "EXPLORER_MAX_TOKENS): ask for fewer.",
+                f"`{param}` (={n}) is more than this server generates per choice ({cap}"
+                f"{', EXPLORER_MAX_TOKENS' if self.max_tokens else ': the model context'}): ask for fewer.",
                 param=param,
                 code="integer_above_max_value",
             )

@@ -61,17 +61,6 @@ def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
             )
 
 
-def check_max_tokens(value: int, param: str, limits: Limits, engine) -> None:
-    cap = limits.max_tokens or engine.context
-    if value > cap:
-        raise ExplorerError(
-            f"`{param}` (={value}) is more than this server generates per choice ({cap}"
-            f"{', EXPLORER_MAX_TOKENS' if limits.max_tokens else ': the model context'}): ask for fewer.",
-            param=param,
-            code="integer_above_max_value",
-        )
-
-
 def prompts_of(engine, prompt) -> list[list[int]]:
     """Token ids of each prompt: text is tokenized, ids are taken exactly as sent."""
     if isinstance(prompt, str):
@@ -93,7 +82,7 @@ def completion_setup(engine, req: CompletionRequest, limits: Limits):
     s = req.to_settings()
     prompts = prompts_of(engine, req.prompt)
     check_size(req, prompts, limits, engine)
-    check_max_tokens(s.max_tokens, "max_tokens", limits, engine)
+    limits.check_new_tokens(s.max_tokens, "max_tokens", engine.context)
     return prompts, s
 
 
@@ -153,7 +142,7 @@ def chat_setup(engine, req: ChatRequest, limits: Limits):
     check_size(req, [ids], limits, engine)
     s = req.to_settings(limits.max_new_tokens(engine.context, len(ids)))
     if req.limit_given():
-        check_max_tokens(s.max_tokens, req.limit_param(), limits, engine)
+        limits.check_new_tokens(s.max_tokens, req.limit_param(), engine.context)
     return ids, s, messages
 
 
