@@ -13,7 +13,7 @@ import logging
 import os
 
 from explorer.engine import gguf, llamacpp
-from explorer.engine.loading import DEFAULT_MODEL
+from explorer.engine.loading import DEFAULT_MODEL, pick_device
 from explorer.engine.model import Engine
 from explorer.errors import ExplorerError
 
@@ -31,11 +31,11 @@ def engine_choice(engine: str | None) -> str:
 
 
 def _has_gpu(device: str | None) -> bool:
-    if device not in (None, "", "auto"):
-        return device != "cpu"
-    import torch
-
-    return torch.cuda.is_available() or bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+    """Whether models would load on an accelerator (loading.pick_device's choice)."""
+    try:
+        return pick_device(device).type != "cpu"
+    except ExplorerError:  # a device that cannot be had: the torch engine's load says what is wrong with it
+        return True
 
 
 def plan(source: str | None, engine: str | None = None, device: str | None = None, hub_only: bool = False):
