@@ -61,13 +61,16 @@ def bounded(fn: Callable, limits: Limits) -> Callable:
             bound = bounds.start(limits)
             with bounds.within(bound):
                 gen = fn(*args, **kwargs)
-            while True:
-                with bounds.within(bound):  # Gradio may run each step on another thread
-                    try:
-                        item = next(gen)
-                    except StopIteration:
-                        return
-                yield item
+            try:
+                while True:
+                    with bounds.within(bound):  # Gradio may run each step on another thread
+                        try:
+                            item = next(gen)
+                        except StopIteration:
+                            return
+                    yield item
+            finally:  # Stop pressed: the handler's own cleanup (the model's pin) runs now, not at garbage collection
+                gen.close()
 
         return steps
 
