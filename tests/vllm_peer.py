@@ -116,3 +116,35 @@ class VllmServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, 9)
                 self.proc.wait()
+
+
+def answer(base: str, req) -> tuple[int, object]:
+    """(HTTP status, body) of one request of tests/vllm_requests.py: JSON, or a stream's events in order (each
+    JSON, the last one the string "[DONE]" when sent)."""
+    import json
+
+    import httpx
+
+    url = base.rstrip("/") + req.path
+    if req.method == "GET":
+        r = httpx.get(url, timeout=300)
+        return r.status_code, r.json()
+    raw = req.body.get("__raw__")
+    content = raw.encode() if raw is not None else json.dumps(req.body).encode()
+    headers = {"Content-Type": "application/json"}
+    if not req.stream:
+        r = httpx.post(url, content=content, headers=headers, timeout=300)
+        try:
+            return r.status_code, r.json()
+        except ValueError:
+            return r.status_code, r.text
+    events: list = []
+    with httpx.stream("POST", url, content=content, headers=headers, timeout=300) as r:
+        if r.status_code != 200:
+            r.read()
+            return r.status_code, r.json()
+        for line in r.iter_lines():
+            if line.startswith("data:"):
+                data = line[5:].strip()
+                events.append(data if data == "[DONE]" else json.loads(data))
+    return r.status_code, events

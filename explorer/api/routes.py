@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from contextlib import AsyncExitStack
 
 import anyio.to_thread
@@ -34,6 +35,24 @@ from explorer.runtime import Models
 from explorer.settings import Limits, max_logprobs
 
 log = logging.getLogger(__name__)
+
+
+def permission(created: int) -> dict:
+    """The one `permission` object vLLM lists on each model card (fixed values: it grants what the API does)."""
+    return {
+        "id": f"modelperm-{uuid.uuid4().hex[:16]}",
+        "object": "model_permission",
+        "created": created,
+        "allow_create_engine": False,
+        "allow_sampling": True,
+        "allow_logprobs": True,
+        "allow_search_indices": False,
+        "allow_view": True,
+        "allow_fine_tuning": False,
+        "organization": "*",
+        "group": None,
+        "is_blocking": False,
+    }
 
 
 def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
@@ -89,10 +108,13 @@ def completion_setup(engine, req: CompletionRequest, limits: Limits):
 def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
     listed = req.prompt_logprob_token_ids
     width = listed_width(listed) if listed else None
+    echo_k = req.logprobs if req.echo else None
     return openai_completion.Options(
         echo=req.echo,
         logprobs=(len(s.logprob_ids) if s.logprob_ids else req.logprobs) if req.logprobs is not None else None,
-        prompt_logprobs=width if listed else req.prompt_logprobs,
+        # echo with logprobs fills prompt_logprobs too (vLLM), with the prompt_logprobs k where both are asked
+        prompt_logprobs=width if listed else req.prompt_logprobs if req.prompt_logprobs is not None else echo_k,
+        echo_k=req.prompt_logprobs if echo_k is not None else None,
         return_token_ids=bool(req.return_token_ids),
         tokens_as_ids=bool(req.return_tokens_as_token_ids),
         n=s.n,
@@ -224,13 +246,17 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
 
     def card(name: str) -> dict:
         engine = models.loaded(name)
+        created = int(time.time())
         return {
             "id": name,
             "object": "model",
-            "created": int(time.time()),
+            "created": created,
             "owned_by": "logprob-explorer",
-            "engine": models.engine_of(name),
+            "root": name,  # vLLM: the folder it loaded; here the served name (no server path is shown)
+            "parent": None,
             "max_model_len": engine.context if engine else None,
+            "permission": [permission(created)],
+            "engine": models.engine_of(name),
             "vocab_size": engine.vocab_size if engine else None,
             "capabilities": {
                 "full_vocab_max_prompt_tokens": limits.full_vocab_max_prompt_tokens,

@@ -164,10 +164,6 @@ class CompletionRequest(_Base):
                 param="max_tokens",
                 code="invalid_value",
             )
-        if self.stream and self.echo:
-            raise ExplorerError(
-                "`echo` cannot be combined with `stream: true` here.", param="echo", code="invalid_value"
-            )
         if self.logprob_token_ids is not None:
             if self.logprobs is None:
                 raise ExplorerError(

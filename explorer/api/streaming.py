@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from explorer.api.framing import sse
-from explorer.engine import Done, stream
-from explorer.engine.generation import step_scores
+from explorer.engine import Done, score_ids, stream
+from explorer.engine.generation import collect, step_scores
+from explorer.result import TokenScores
 from explorer.export import openai_chat, openai_completion
-from explorer.export.common import envelope, usage_chunk, usage_of
+from explorer.export.common import envelope, last_chunk, usage_chunk, usage_of
 
 
 def _tokens(engine, ids, s, sample, check):
@@ -49,43 +50,73 @@ def _scores(engine, step, s, done, wanted: bool):
     return replace(r, stop_token=done.stop_token) if done is not None else r
 
 
+def _ended(chunks: Iterator[dict]) -> Iterator[dict]:
+    """The chunks, the final one marked with `system_fingerprint` (vLLM's), held back one chunk to know it."""
+    held = None
+    for c in chunks:
+        if held is not None:
+            yield held
+        held = c
+    if held is not None:
+        yield last_chunk(held)
+
+
+def _echoed(engine, ids, s, step, done, prompt: TokenScores):
+    """The first chunk's result with `echo`: the scored prompt and the first token in one TokenScores."""
+    steps = [step] if step is not None else []
+    end = done or Done("length", step.text if step else "", None)
+    return collect(engine, ids, s, steps, replace(end, prompt_rows=prompt.rows.sliced(slice(1, None))))
+
+
 def completion_events(engine, req, limits, check) -> Iterator[bytes]:
-    """Completions chunks for every prompt x n sample."""
+    """Completions chunks for every prompt x n sample; with `echo`, each choice's first chunk leads with its prompt."""
     from explorer.api.routes import completion_options, completion_setup
 
     prompts, s = completion_setup(engine, req, limits)
     o = completion_options(req, s)
     head = envelope("text_completion", engine.name, None, None, "cmpl")
+    pk = o.prompt_logprobs if o.prompt_logprobs is not None else (o.logprobs or 0)
 
     def gen():
         index, n_prompt, n_out = 0, 0, 0
         for ids in prompts:
             n_prompt += len(ids)
+            prompt = score_ids(engine, ids, k=pk, check=check) if req.echo else None
             for sample in range(s.n):
                 first = True
                 for step, done in _tokens(engine, ids, s, sample, check):
                     n_out += step is not None
+                    echo = first and prompt is not None
+                    if echo:
+                        r = _echoed(engine, ids, s, step, done, prompt) if o.logprobs is not None else None
+                        text = prompt.prompt_text + (step.text if step else "")
+                    else:
+                        r = _scores(engine, step, s, done, o.logprobs is not None)
+                        text = step.text if step else ""
                     c = openai_completion.chunk(
                         head,
                         index,
-                        _scores(engine, step, s, done, o.logprobs is not None),
-                        step.text if step else "",
-                        step.start if step else 0,
+                        r,
+                        text,
+                        (len(prompt.prompt_text) if prompt is not None and not echo else 0)
+                        + (step.start if step and not echo else 0),
                         done.finish_reason if done else None,
                         done.stop_reason if done else None,
                         [step.token_id] if step and o.return_token_ids else None,
                         o.tokens_as_ids,
-                        ids if first and o.return_token_ids else None,
+                        ids if first and (o.return_token_ids or echo) else None,
+                        echo=echo,
+                        prompt_k=pk,
                     )
                     first = False
                     if req.continuous_usage():
-                        c["usage"] = usage_of(n_prompt, n_out)
+                        c["usage"] = usage_of(n_prompt, n_out, details=False)
                     yield c
                 index += 1
         if req.include_usage():
             yield usage_chunk(head, n_prompt, n_out)
 
-    return sse(gen())
+    return sse(_ended(gen()))
 
 
 def chat_events(engine, req, limits, check) -> Iterator[bytes]:
@@ -115,9 +146,9 @@ def chat_events(engine, req, limits, check) -> Iterator[bytes]:
                     o.tokens_as_ids,
                 )
                 if req.continuous_usage():
-                    c["usage"] = usage_of(len(ids), n_out)
+                    c["usage"] = usage_of(len(ids), n_out, details=False)
                 yield c
         if req.include_usage():
             yield usage_chunk(head, len(ids), n_out)
 
-    return sse(gen())
+    return sse(_ended(gen()))

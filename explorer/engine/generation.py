@@ -7,7 +7,8 @@ early stops the work at once. `generate` collects it into TokenScores.
 A generation ends (vLLM's rules) on: EOS (unless `ignore_eos`) or a `stop_token_ids`
 id, which is kept as the last token (in token_ids and logprobs; its text is empty when
 it is a special token and `skip_special_tokens`); a stop string, cut from the text
-(kept with `include_stop_str_in_output`); or `max_tokens`. Before `min_tokens` tokens,
+(kept with `include_stop_str_in_output`) while every token generated up to the one that
+completed it stays in token_ids and logprobs, as vLLM keeps them; or `max_tokens`. Before `min_tokens` tokens,
 EOS and the stop ids are masked out of the distribution the sampler draws from.
 """
 
@@ -68,6 +69,11 @@ def _held(text: str, stops: tuple[str, ...]) -> int:
                 best = n
                 break
     return best
+
+
+def _clipped(step: Step, end: int) -> Step:
+    """`step` with its text cut at character `end` of the generated text (a stop string starts there)."""
+    return replace(step, text=step.text[: max(0, end - step.start)], start=min(step.start, end))
 
 
 def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int, ids: torch.Tensor | None) -> Rows:
@@ -131,7 +137,11 @@ def stream(
     k = s.logprobs or 0
     enders = set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids)
     masked = _ids_tensor(enders, engine.device)
-    wanted = _ids_tensor(dict.fromkeys(s.logprob_ids), engine.device) if s.logprob_ids else None
+    wanted = (  # in the order asked: vLLM answers them so
+        torch.tensor(list(dict.fromkeys(s.logprob_ids)), dtype=torch.long, device=engine.device)
+        if s.logprob_ids
+        else None
+    )
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     if resume is None:
         hidden, past = engine.body(x, cache=True)  # (T, H)
@@ -169,11 +179,13 @@ def stream(
                 done, finish_reason="stop", stop_token=piece == "", stop_reason=tid if tid in s.stop_token_ids else None
             )
             break
-        if cut >= 0:
+        if cut >= 0:  # every generated token stays, the one that completed the stop string too (vLLM)
             end = cut + len(hit) if s.include_stop_str_in_output else cut
             text = text[:end]
-            yield from (p for p in pending if p.start < end)
-            pending, done = [], replace(done, finish_reason="stop", stop_reason=hit)
+            kept = [_clipped(p, end) for p in pending]
+            yield from kept
+            silent = kept[-1].text == ""
+            pending, done = [], replace(done, finish_reason="stop", stop_reason=hit, stop_token=silent)
             break
         safe = len(text) - _held(text, s.stop) if s.stop else len(text) + 1
         while pending and pending[0].start < safe:

@@ -5,7 +5,7 @@ Steps, per block of positions (c, V):
 2. log_softmax of the block in float32;
 3. the listed ids' logprobs by gather (c, q), and each one's rank as a count of entries
    >= it, one listed id at a time (never a (c, q, V) tensor);
-4. the listed entries sorted by descending logprob, their true ranks kept beside them.
+4. the listed entries in the order asked (as vLLM answers them), their true ranks kept beside them.
 """
 
 from __future__ import annotations
@@ -26,13 +26,6 @@ def listed_rows(engine, logits: torch.Tensor, targets: torch.Tensor, listed: tor
     lp = torch.log_softmax(logits.float(), -1)  # (c, V)
     vals = lp.gather(-1, listed)  # (c, q)
     ranks = torch.stack([(lp >= vals[:, j : j + 1]).sum(-1) for j in range(listed.shape[1])], -1)  # (c, q)
-    order = vals.argsort(dim=-1, descending=True, stable=True)  # (c, q)
     return Rows(
-        base.logprobs,
-        base.ranks,
-        base.entropy,
-        listed.gather(-1, order).cpu().numpy(),
-        vals.gather(-1, order).cpu().numpy(),
-        None,
-        ranks.gather(-1, order).cpu().numpy(),
+        base.logprobs, base.ranks, base.entropy, listed.cpu().numpy(), vals.cpu().numpy(), None, ranks.cpu().numpy()
     )

@@ -48,13 +48,39 @@ def envelope(kind: str, model: str, created: int | None, id_: str | None, prefix
     }
 
 
-def usage_of(prompt_tokens: int, completion_tokens: int) -> dict:
-    """OpenAI's `usage` object."""
+def fingerprint() -> str:
+    """`system_fingerprint`: which server wrote the body (vLLM writes `vllm-<version>-<hash>`)."""
+    from explorer import __version__
+
+    return f"logprob-explorer-{__version__}"
+
+
+def response(head: dict, choices: list, usage: dict, **middle) -> dict:
+    """A whole response body in vLLM 0.32's key order: head, choices, the fixed keys, usage, `middle` (chat's
+    prompt_logprobs, prompt_token_ids, prompt_text), then the keys vLLM always sends as null."""
     return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
+        **head,
+        "choices": choices,
+        "service_tier": None,
+        "system_fingerprint": fingerprint(),
+        "usage": usage,
+        **middle,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
     }
+
+
+def usage_of(prompt_tokens: int, completion_tokens: int, details: bool = True) -> dict:
+    """`usage` in vLLM's key order; `details=False`: without the (null) token details, as vLLM's stream chunks."""
+    out = {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+    }
+    if details:
+        out |= {"prompt_tokens_details": None, "completion_tokens_details": None}
+    return out
 
 
 def usage(results: list[TokenScores], n: int = 1) -> dict:
@@ -65,7 +91,12 @@ def usage(results: list[TokenScores], n: int = 1) -> dict:
 
 def usage_chunk(head: dict, prompt_tokens: int, completion_tokens: int) -> dict:
     """The last chunk of a stream when `stream_options.include_usage` asks for it."""
-    return {**head, "choices": [], "usage": usage_of(prompt_tokens, completion_tokens)}
+    return {**head, "choices": [], "usage": usage_of(prompt_tokens, completion_tokens, details=False)}
+
+
+def last_chunk(chunk: dict) -> dict:
+    """The stream's final chunk carries `system_fingerprint` at its end, as vLLM's does."""
+    return {**chunk, "system_fingerprint": fingerprint()}
 
 
 def as_list(results: TokenScores | list[TokenScores]) -> list[TokenScores]:

@@ -13,8 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.export import vllm
-from explorer.export.common import as_list, envelope, num, token_str, usage
+from explorer.export.common import as_list, envelope, num, response, token_str, usage
 from explorer.result import TokenScores
+
+
+MESSAGE_NULLS = {"annotations": None, "audio": None, "function_call": None, "reasoning": None}  # vLLM sends these
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,10 @@ def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bo
     for pos in range(r.n_prompt, end):
         tid = int(r.token_ids[pos])
         e = entry(r.token_bytes[pos], r.logprobs[pos], tid if tokens_as_ids else None)
-        e["top_logprobs"] = [
-            entry(r.pieces[i], lp, i if tokens_as_ids else None) for i, lp in r.top(pos, top_logprobs or 0)
-        ]
+        top = r.top(pos, top_logprobs or 0)
+        if r.top_ranks is not None:  # listed ids (logprob_token_ids): the sampled token first, then those asked (vLLM)
+            top = [(tid, float(r.logprobs[pos])), *r.top(pos)]
+        e["top_logprobs"] = [entry(r.pieces[i], lp, i if tokens_as_ids else None) for i, lp in top]
         out.append(e)
     return out
 
@@ -53,13 +57,14 @@ def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bo
 def choice(r: TokenScores, index: int, o: Options) -> dict:
     return {
         "index": index,
-        "message": {"role": "assistant", "content": o.echo_text + r.completion_text, "refusal": None},
+        "message": {"role": "assistant", "content": o.echo_text + r.completion_text, "refusal": None, **MESSAGE_NULLS},
         "logprobs": {"content": content_logprobs(r, o.top_logprobs, o.tokens_as_ids), "refusal": None}
         if o.logprobs
         else None,
         "finish_reason": r.finish_reason or "length",
         "stop_reason": r.stop_reason,
         "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
+        "routed_experts": None,
     }
 
 
@@ -77,35 +82,28 @@ def export(
         from dataclasses import replace
 
         o = replace(o, top_logprobs=results[0].output_k or 0)
-    body = envelope("chat.completion", results[0].model, created, id_, "chatcmpl")
-    body["choices"] = [choice(r, i, o) for i, r in enumerate(results)]
-    body["usage"] = usage(results, len(results))  # n samples of one conversation: its prompt counts once
+    head = envelope("chat.completion", results[0].model, created, id_, "chatcmpl")
     r0 = results[0]
-    body["prompt_logprobs"] = (
-        vllm.prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None
+    return response(
+        head,
+        [choice(r, i, o) for i, r in enumerate(results)],
+        usage(results, len(results)),  # n samples of one conversation: its prompt counts once
+        prompt_logprobs=vllm.prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
+        prompt_token_ids=r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None,
+        prompt_text=None,  # vLLM: the templated prompt, with `return_prompt_text`-like options only (null here)
     )
-    body["prompt_token_ids"] = r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None
-    return body
 
 
 def role_chunk(head: dict, index: int, echo_text: str = "", prompt_token_ids: list[int] | None = None) -> dict:
     """The first chunk of a streamed choice (with `echo`, the echoed text; with return_token_ids, the prompt ids)."""
-    c = {
+    return {
         **head,
         "choices": [
-            {
-                "index": index,
-                "delta": {"role": "assistant", "content": echo_text},
-                "logprobs": None,
-                "finish_reason": None,
-                "stop_reason": None,
-                "token_ids": None,
-            }
+            {"index": index, "delta": {"role": "assistant", "content": echo_text}, "logprobs": None, "finish_reason": None}
         ],
+        "prompt_token_ids": prompt_token_ids,
+        "prompt_text": None,
     }
-    if prompt_token_ids is not None:
-        c["prompt_token_ids"] = prompt_token_ids
-    return c
 
 
 def chunk(
@@ -122,16 +120,7 @@ def chunk(
     """A stream chunk: the generated token(s) of `r` with their entries (None: no logprobs), and the finish on the last."""
     lp = {"content": content_logprobs(r, top_logprobs, tokens_as_ids), "refusal": None} if r is not None else None
     delta = {"content": text} if text is not None else {}
-    return {
-        **head,
-        "choices": [
-            {
-                "index": index,
-                "delta": delta,
-                "logprobs": lp,
-                "finish_reason": finish_reason,
-                "stop_reason": stop_reason,
-                "token_ids": token_ids,
-            }
-        ],
-    }
+    c = {"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish_reason}
+    if finish_reason is not None:  # vLLM: stop_reason on the choice's last chunk only
+        c["stop_reason"] = stop_reason
+    return {**head, "choices": [{**c, "token_ids": token_ids}]}

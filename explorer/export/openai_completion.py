@@ -1,8 +1,10 @@
 """TokenScores -> OpenAI / vLLM Completions body (`logprobs: int`), echo form for scoring, and stream chunks.
 
-Keys and their order follow vLLM's `CompletionResponseChoice`: index, text, logprobs, finish_reason,
-stop_reason, token_ids, prompt_logprobs, prompt_token_ids (the last four always present, null
-unless asked). `top_logprobs[i]` holds the actual token first, then the top-k (vLLM's order).
+Keys and their order are a real vLLM 0.32 server's (checked key by key in the `vllm` test tier): a choice is
+index, text, logprobs, finish_reason, stop_reason, token_ids, prompt_logprobs, prompt_token_ids, routed_experts
+(the last five always present, null unless asked); its logprobs are text_offset, token_logprobs, tokens,
+top_logprobs. `top_logprobs[i]` holds the actual token first, then the top-k (vLLM's order). A token that
+ended the generation (EOS, a stop id) is written as its token text, as vLLM does, though it adds no text.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.export import vllm
-from explorer.export.common import as_list, envelope, num, token_str, usage
+from explorer.export.common import as_list, envelope, num, response, token_str, usage
 from explorer.result import TokenScores
 
 
@@ -21,17 +23,16 @@ class Options:
     echo: bool = False
     logprobs: int | None = None  # k of each position's top_logprobs; None: no logprobs
     prompt_logprobs: int | None = None  # vLLM: the prompt's entries beside each choice
+    echo_k: int | None = None  # with echo: the prompt_logprobs k the echoed entries are cut from (vLLM)
     return_token_ids: bool = False  # vLLM: token_ids and prompt_token_ids
     tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`: "token_id:{id}" for every token string
     n: int = 1  # choices per prompt (usage counts each prompt once)
 
 
 def token_label(r: TokenScores, pos: int, token_id: int, tokens_as_ids: bool) -> str:
-    """How a token is written in logprobs: its text ('' for the stop token that ended the text), or token_id:N."""
+    """How a token is written in logprobs: its text, or token_id:N."""
     if tokens_as_ids:
         return f"token_id:{token_id}"
-    if r.stop_token and pos == r.n - 1 and token_id == int(r.token_ids[pos]):
-        return ""
     return token_str(r.pieces.get(token_id, b"") if token_id != int(r.token_ids[pos]) else r.token_bytes[pos])
 
 
@@ -45,11 +46,18 @@ def top_dict(r: TokenScores, pos: int, k: int, tokens_as_ids: bool = False) -> d
 
 
 def completion_logprobs(
-    r: TokenScores, echo: bool, k: int | None = None, offset: int = 0, tokens_as_ids: bool = False
+    r: TokenScores,
+    echo: bool,
+    k: int | None = None,
+    offset: int = 0,
+    tokens_as_ids: bool = False,
+    prompt_k: int | None = None,
 ) -> dict:
     """The four parallel lists; offsets count characters from the start of the returned text (vLLM), plus `offset`.
 
-    k: alternatives per position (default: as asked when the result was made).
+    k: alternatives per position (default: as asked when the result was made); prompt_k: the `prompt_logprobs`
+    k when both it and `logprobs` are asked: an echoed position then holds the first k + 1 keys of its
+    `prompt_logprobs` entry, as vLLM builds it.
     """
     start = 0 if echo else r.n_prompt
     base = 0 if echo else int(r.offsets[r.n_prompt]) if r.n > r.n_prompt else 0
@@ -65,8 +73,12 @@ def completion_logprobs(
             tops.append(None)
             continue
         lps.append(num(r.logprobs[pos]))
-        tops.append(top_dict(r, pos, r.top_k(pos) if k is None else k, tokens_as_ids))
-    return {"tokens": tokens, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs}
+        if pos < r.n_prompt and prompt_k is not None and k is not None:
+            # vLLM: the position's prompt_logprobs entry (actual first, then the top prompt_k), cut to k + 1 keys
+            tops.append(dict(list(top_dict(r, pos, prompt_k, tokens_as_ids).items())[: k + 1]))
+        else:
+            tops.append(top_dict(r, pos, r.top_k(pos) if k is None else k, tokens_as_ids))
+    return {"text_offset": offs, "token_logprobs": lps, "tokens": tokens, "top_logprobs": tops}
 
 
 def choice(r: TokenScores, index: int, o: Options) -> dict:
@@ -75,7 +87,9 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
     return {
         "index": index,
         "text": text,
-        "logprobs": completion_logprobs(r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids)
+        "logprobs": completion_logprobs(
+            r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids, prompt_k=o.echo_k
+        )
         if o.logprobs is not None
         else None,
         "finish_reason": r.finish_reason or "length",
@@ -83,6 +97,7 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
         "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
         "prompt_logprobs": vllm.prompt_logprobs_value(r, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
         "prompt_token_ids": r.token_ids[: r.n_prompt].tolist() if o.return_token_ids else None,
+        "routed_experts": None,  # vLLM: the experts a mixture-of-experts model routed through (null for others)
     }
 
 
@@ -103,10 +118,8 @@ def export(
     if options is None:
         echo = results[0].output_k is None if echo is None else echo
         options = Options(echo=echo, logprobs=_k(results[0], logprobs), n=len(results))  # n samples of one prompt
-    body = envelope("text_completion", results[0].model, created, id_, "cmpl")
-    body["choices"] = [choice(r, i, options) for i, r in enumerate(results)]
-    body["usage"] = usage(results, options.n)
-    return body
+    head = envelope("text_completion", results[0].model, created, id_, "cmpl")
+    return response(head, [choice(r, i, options) for i, r in enumerate(results)], usage(results, options.n))
 
 
 def _k(r: TokenScores, logprobs: int | str | None) -> int | None:
@@ -126,9 +139,16 @@ def chunk(
     token_ids: list[int] | None = None,
     tokens_as_ids: bool = False,
     prompt_token_ids: list[int] | None = None,
+    echo: bool = False,
+    prompt_k: int | None = None,
 ) -> dict:
-    """A stream chunk: the generated token(s) of `r` (None: no logprobs), its text starting at `offset`."""
-    lp = completion_logprobs(r, echo=False, offset=offset, tokens_as_ids=tokens_as_ids) if r is not None else None
+    """A stream chunk: the generated token(s) of `r` (None: no logprobs), its text starting at `offset`;
+    `echo`: `r` is the prompt and the first token, whose entries come first (prompt_k alternatives each)."""
+    lp = (
+        completion_logprobs(r, echo=echo, offset=offset, tokens_as_ids=tokens_as_ids, prompt_k=prompt_k)
+        if r is not None
+        else None
+    )
     return {
         **head,
         "choices": [

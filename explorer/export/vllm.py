@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.export.common import Deferred, as_list, envelope, nums, token_str, usage
+from explorer.export.common import Deferred, as_list, envelope, nums, response, token_str, usage
 from explorer.result import TokenScores
 
 
@@ -18,11 +18,8 @@ def position_entry(
     texts = texts if texts is not None else {}
 
     actual = int(r.token_ids[pos])
-    silent = actual if r.stop_token and pos == r.n - 1 else None  # the EOS that ended the text decodes to ''
 
-    def text(i: int) -> str:
-        if i == silent:
-            return ""
+    def text(i: int) -> str:  # the token's own text, the EOS's too ("<|im_end|>"), as vLLM writes it
         t = texts.get(i)
         if t is None:
             t = texts[i] = token_str(r.pieces[i])
@@ -75,7 +72,7 @@ def export(
     from explorer.export import openai_completion
 
     results = as_list(results)
-    body = envelope("text_completion", results[0].model, created, id_, "cmpl")
+    head = envelope("text_completion", results[0].model, created, id_, "cmpl")
     choices = []
     for i, r in enumerate(results):
         wl = r.output_k is not None if with_logprobs is None else with_logprobs
@@ -83,6 +80,4 @@ def export(
         c = openai_completion.choice(r, i, o)
         c["prompt_logprobs"] = prompt_logprobs(r)
         choices.append(c)
-    body["choices"] = choices
-    body["usage"] = usage(results, len(results))  # n samples of one prompt
-    return body
+    return response(head, choices, usage(results, len(results)))  # n samples of one prompt
