@@ -72,7 +72,12 @@ def _untie(ours: list, theirs: list) -> list:
     ours = list(ours)
     for i in range(len(ours) - 1):
         a, b = _value(ours[i]), _value(ours[i + 1])
-        if a is not None and b is not None and abs(a - b) <= TOL and _tok(ours[i + 1]) == _tok(theirs[i]) != _tok(ours[i]):
+        if (
+            a is not None
+            and b is not None
+            and abs(a - b) <= TOL
+            and _tok(ours[i + 1]) == _tok(theirs[i]) != _tok(ours[i])
+        ):
             ours[i], ours[i + 1] = ours[i + 1], ours[i]
     return ours
 

@@ -79,7 +79,12 @@ REQUESTS = [
     _chat("chat-logprobs-alone", logprobs=True),
     _chat("chat-top-logprobs-0", logprobs=True, top_logprobs=0),
     _chat("chat-prompt-logprobs", logprobs=True, top_logprobs=2, prompt_logprobs=2),
-    _chat("chat-utf8", messages=[{"role": "user", "content": "Write 東京 課 👋 in Japanese"}], logprobs=True, top_logprobs=1),
+    _chat(
+        "chat-utf8",
+        messages=[{"role": "user", "content": "Write 東京 課 👋 in Japanese"}],
+        logprobs=True,
+        top_logprobs=1,
+    ),
     _chat("chat-return-token-ids", return_token_ids=True),
     _chat("chat-tokens-as-ids", logprobs=True, top_logprobs=2, return_tokens_as_token_ids=True),
     _chat("chat-logprob-token-ids", logprobs=True, top_logprobs=1, logprob_token_ids=[260, 13, 29]),

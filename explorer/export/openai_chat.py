@@ -16,7 +16,6 @@ from explorer.export import vllm
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
 from explorer.result import TokenScores
 
-
 MESSAGE_NULLS = {"annotations": None, "audio": None, "function_call": None, "reasoning": None}  # vLLM sends these
 
 
@@ -99,7 +98,12 @@ def role_chunk(head: dict, index: int, echo_text: str = "", prompt_token_ids: li
     return {
         **head,
         "choices": [
-            {"index": index, "delta": {"role": "assistant", "content": echo_text}, "logprobs": None, "finish_reason": None}
+            {
+                "index": index,
+                "delta": {"role": "assistant", "content": echo_text},
+                "logprobs": None,
+                "finish_reason": None,
+            }
         ],
         "prompt_token_ids": prompt_token_ids,
         "prompt_text": None,

@@ -87,9 +87,7 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
     return {
         "index": index,
         "text": text,
-        "logprobs": completion_logprobs(
-            r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids, prompt_k=o.echo_k
-        )
+        "logprobs": completion_logprobs(r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids, prompt_k=o.echo_k)
         if o.logprobs is not None
         else None,
         "finish_reason": r.finish_reason or "length",
