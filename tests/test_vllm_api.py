@@ -49,6 +49,7 @@ def test_completion_keys_in_vllm_order_always_present(live):
         "token_ids",
         "prompt_logprobs",
         "prompt_token_ids",
+        "routed_experts",
     ]
     ch = r.json()["choices"][0]
     assert ch["token_ids"] is None and ch["prompt_token_ids"] is None and ch["prompt_logprobs"] is None
@@ -64,7 +65,7 @@ def test_chat_prompt_logprobs_at_the_top_level(live, gpt2):
         "chat/completions",
         {"messages": USER, "max_tokens": 2, "prompt_logprobs": 2, "return_token_ids": True},
     )
-    assert keys(r.text)[-2:] == ["prompt_logprobs", "prompt_token_ids"]
+    assert keys(r.text)[-7:-3] == ["usage", "prompt_logprobs", "prompt_token_ids", "prompt_text"]
     body = r.json()
     assert [k for k, _ in json.loads(r.text, object_pairs_hook=lambda p: p)[4][1][0]] == [
         "index",
@@ -73,6 +74,7 @@ def test_chat_prompt_logprobs_at_the_top_level(live, gpt2):
         "finish_reason",
         "stop_reason",
         "token_ids",
+        "routed_experts",
     ]
     assert body["prompt_token_ids"] == gpt2.encode_chat(USER) and body["prompt_logprobs"][0] is None
     assert "prompt_logprobs" not in body["choices"][0]
@@ -125,7 +127,8 @@ def test_eos_counts_in_ids_logprobs_and_usage_not_text(live, gpt2, eos_soon):
     r = raw(live.url, "completions", body).json()
     ch = r["choices"][0]
     assert ch["token_ids"] == expected and ch["finish_reason"] == "stop" and ch["stop_reason"] is None
-    assert len(ch["logprobs"]["tokens"]) == len(expected) and ch["logprobs"]["tokens"][-1] == ""
+    eos_text = gpt2.vocab[expected[-1]].decode("utf-8", "backslashreplace")  # written as its token text (vLLM)
+    assert len(ch["logprobs"]["tokens"]) == len(expected) and ch["logprobs"]["tokens"][-1] == eos_text
     assert r["usage"]["completion_tokens"] == len(expected)
     assert ch["text"] == gpt2.tokenizer.decode(expected[:-1]) or ch["text"].encode() == b"".join(
         gpt2.vocab[i] for i in expected[:-1]
@@ -211,7 +214,10 @@ def test_logprob_token_ids_equal_the_full_row(live, gpt2):
     full = chat_ids = gpt2.encode_chat(USER) + c["token_ids"]
     lp = ref_logprobs(gpt2.model, full)
     for j, e in enumerate(c["logprobs"]["content"]):
-        got = {tuple(t["bytes"]): t["logprob"] for t in e["top_logprobs"]}
+        first, *rest = e["top_logprobs"]  # the sampled token first, then the ids in the order asked (vLLM)
+        assert (first["bytes"], first["logprob"]) == (e["bytes"], e["logprob"])
+        assert [t["bytes"] for t in rest] == [list(gpt2.vocab[i]) for i in wanted]
+        got = {tuple(t["bytes"]): t["logprob"] for t in rest}
         assert len(got) == len(wanted)
         for i in wanted:
             assert abs(got[tuple(gpt2.vocab[i])] - float(lp[len(chat_ids) - len(c["token_ids"]) + j - 1, i])) < 1e-5
@@ -384,3 +390,53 @@ def test_sampling_extensions_reach_the_sampler(live, gpt2):
         assert int((logits[len(ch["prompt_token_ids"]) + j - 1] - 1.5 * counts).argmax()) == out[j]
     r = httpx.post(live.url + "/v1/completions", json={"prompt": "x", "min_tokens": 5, "max_tokens": 2})
     assert r.status_code == 400 and r.json()["error"]["param"] == "min_tokens"
+
+
+def _events(url: str, body: dict) -> list[dict]:
+    with httpx.stream("POST", f"{url}/v1/completions", json={**body, "stream": True}, timeout=60) as r:
+        assert r.status_code == 200
+        data = [line[5:].strip() for line in r.iter_lines() if line.startswith("data:")]
+    assert data[-1] == "[DONE]"
+    return [json.loads(d) for d in data[:-1]]
+
+
+def test_a_stop_string_keeps_the_token_that_completed_it(live, gpt2):
+    """vLLM keeps every generated token up to the one that completed the stop string in the logprobs lists and
+    in usage (the text is cut before it); streamed, that token comes last, with the finish."""
+    free = raw(live.url, "completions", {"prompt": "The quick", "max_tokens": 8, "temperature": 0}).json()
+    text = free["choices"][0]["text"]
+    stop = text.strip()[:2] if len(text.strip()) >= 2 else text.strip()
+    assert stop, "the tiny model generated only spaces"
+    body = {"prompt": "The quick", "max_tokens": 8, "temperature": 0, "logprobs": 1, "stop": [stop]}
+    body["return_token_ids"] = True
+    ch = raw(live.url, "completions", body).json()
+    c = ch["choices"][0]
+    assert c["finish_reason"] == "stop" and c["stop_reason"] == stop and stop not in c["text"]
+    def decoded(ids):
+        return b"".join(gpt2.vocab[i] for i in ids).decode("utf-8", "replace")
+
+    assert stop in decoded(c["token_ids"]) and stop not in decoded(c["token_ids"][:-1])  # the last one completed it
+    assert len(c["logprobs"]["tokens"]) == len(c["token_ids"]) == ch["usage"]["completion_tokens"]
+    events = _events(live.url, body)
+    streamed = [e["choices"][0] for e in events if e["choices"]]
+    assert [s["token_ids"][0] for s in streamed] == c["token_ids"]
+    assert streamed[-1]["finish_reason"] == "stop" and "".join(s["text"] for s in streamed) == c["text"]
+    assert events[-1]["system_fingerprint"].startswith("logprob-explorer-")
+
+
+def test_echo_streams_the_prompt_first_and_fills_prompt_logprobs(live):
+    body = {"prompt": "The lazy dog", "max_tokens": 3, "temperature": 0, "logprobs": 2, "echo": True}
+    whole = raw(live.url, "completions", body).json()["choices"][0]
+    n = len(whole["logprobs"]["tokens"]) - 3  # echo with logprobs fills prompt_logprobs too (vLLM)
+    assert whole["prompt_logprobs"][0] is None and len(whole["prompt_logprobs"]) == n
+    events = [e["choices"][0] for e in _events(live.url, body)]
+    assert events[0]["prompt_token_ids"] is not None and events[0]["logprobs"]["token_logprobs"][0] is None
+    joined = {k: sum((e["logprobs"][k] for e in events), []) for k in ("tokens", "token_logprobs", "text_offset")}
+    assert joined["tokens"] == whole["logprobs"]["tokens"]
+    assert joined["text_offset"] == whole["logprobs"]["text_offset"]
+    assert "".join(e["text"] for e in events) == whole["text"]
+    assert all(
+        a == b or abs(a - b) < 1e-5
+        for a, b in zip(joined["token_logprobs"], whole["logprobs"]["token_logprobs"])
+        if a is not None
+    )
