@@ -412,6 +412,7 @@ def test_a_stop_string_keeps_the_token_that_completed_it(live, gpt2):
     ch = raw(live.url, "completions", body).json()
     c = ch["choices"][0]
     assert c["finish_reason"] == "stop" and c["stop_reason"] == stop and stop not in c["text"]
+
     def decoded(ids):
         return b"".join(gpt2.vocab[i] for i in ids).decode("utf-8", "replace")
 
@@ -431,7 +432,7 @@ def test_echo_streams_the_prompt_first_and_fills_prompt_logprobs(live):
     assert whole["prompt_logprobs"][0] is None and len(whole["prompt_logprobs"]) == n
     events = [e["choices"][0] for e in _events(live.url, body)]
     assert events[0]["prompt_token_ids"] is not None and events[0]["logprobs"]["token_logprobs"][0] is None
-    joined = {k: sum((e["logprobs"][k] for e in events), []) for k in ("tokens", "token_logprobs", "text_offset")}
+    joined = {k: [x for e in events for x in e["logprobs"][k]] for k in ("tokens", "token_logprobs", "text_offset")}
     assert joined["tokens"] == whole["logprobs"]["tokens"]
     assert joined["text_offset"] == whole["logprobs"]["text_offset"]
     assert "".join(e["text"] for e in events) == whole["text"]
