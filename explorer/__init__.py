@@ -2,6 +2,6 @@
 
 from explorer.errors import ExplorerError
 from explorer.result import TokenScores
+from explorer.settings import VERSION as __version__
 
-__all__ = ["ExplorerError", "TokenScores"]
-__version__ = "0.2.0"
+__all__ = ["ExplorerError", "TokenScores", "__version__"]

@@ -12,6 +12,7 @@ from typing import Any, overload
 
 from explorer.errors import ExplorerError
 
+VERSION = "0.2.0"  # the package's version (explorer.__version__; pyproject.toml says the same)
 MAX_K = 20  # the default cap on top-k alternatives per position (vLLM's default --max-logprobs)
 MAX_STOP = 4
 MAX_STOP_CHARS = 256  # longer stop strings would cost a scan of their length every step

@@ -87,7 +87,7 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
                 for step, done in _tokens(engine, ids, s, sample, check):
                     n_out += step is not None
                     echo = first and prompt is not None
-                    if echo:
+                    if echo and prompt is not None:
                         r = _echoed(engine, ids, s, step, done, prompt) if o.logprobs is not None else None
                         text = prompt.prompt_text + (step.text if step else "")
                     else:

@@ -11,6 +11,7 @@ import numpy as np
 import orjson
 
 from explorer.result import TokenScores
+from explorer.settings import VERSION
 
 NEG_INF_JSON = -9999.0  # how OpenAI and vLLM write -inf
 
@@ -50,9 +51,7 @@ def envelope(kind: str, model: str, created: int | None, id_: str | None, prefix
 
 def fingerprint() -> str:
     """`system_fingerprint`: which server wrote the body (vLLM writes `vllm-<version>-<hash>`)."""
-    from explorer import __version__
-
-    return f"logprob-explorer-{__version__}"
+    return f"logprob-explorer-{VERSION}"
 
 
 def response(head: dict, choices: list, usage: dict, **middle) -> dict:
@@ -73,7 +72,7 @@ def response(head: dict, choices: list, usage: dict, **middle) -> dict:
 
 def usage_of(prompt_tokens: int, completion_tokens: int, details: bool = True) -> dict:
     """`usage` in vLLM's key order; `details=False`: without the (null) token details, as vLLM's stream chunks."""
-    out = {
+    out: dict[str, int | None] = {
         "prompt_tokens": prompt_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
         "completion_tokens": completion_tokens,
