@@ -89,7 +89,8 @@ TOKENIZE_NOTES = {
     "add_generation_prompt": "with `messages`: end with the assistant's turn marker",
     "continue_final_message": "with `messages`: continue the last message",
     "chat_template_kwargs": "with `messages`: extra variables for the chat template",
-    "return_token_strs": "also return each token's text in `token_strs` (bytes that are not UTF-8 alone as `\\xNN`)",
+    "return_token_strs": 'also return each token\'s vocabulary string in `token_strs`, as vLLM (`"Ġsky"` for `" sky"` '
+    "in a byte-level BPE)",
 }
 DETOKENIZE_NOTES = {
     "model": "one of the served models; missing: the default",

@@ -20,6 +20,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion, vllm, vllm_offline
+from explorer.export.common import envelope, fingerprint, last_chunk, usage_chunk
 from explorer.result import TokenScores
 from tests.repo import ROOT, repo_files
 from tests.samples import generated_chat, scored_prompt
@@ -165,14 +166,26 @@ def same_keys(example: dict, reference: dict, where: str) -> None:
     assert list(example) == list(reference), f"{where}: keys {list(example)}, the exporter writes {list(reference)}"
 
 
-def check_usage(body: dict, generated: int | None = None) -> None:
+USAGE = ["prompt_tokens", "total_tokens", "completion_tokens"]  # vLLM's order; stream usage chunks stop there
+DETAILS = ["prompt_tokens_details", "completion_tokens_details"]  # null, after them in a whole body
+ALWAYS_NULL = ["service_tier", "kv_transfer_params", "ec_transfer_params", "metrics"]  # vLLM sends them as null
+
+
+def check_usage(body: dict, generated: int | None = None, details: bool = True) -> None:
     u = body["usage"]
-    assert list(u) == ["prompt_tokens", "completion_tokens", "total_tokens"]
+    assert list(u) == USAGE + (DETAILS if details else []), f"usage keys {list(u)}"
+    assert all(u[k] is None for k in DETAILS if k in u), "the token details are null"
     assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
     if generated is not None:
         assert u["completion_tokens"] == generated, (
             "usage.completion_tokens counts every token_ids entry (EOS included)"
         )
+
+
+def check_response(body: dict) -> None:
+    """A whole body's vLLM keys: the always-null ones null, `system_fingerprint` naming this server's version."""
+    assert all(body[k] is None for k in ALWAYS_NULL), f"{ALWAYS_NULL} are null"
+    assert body["system_fingerprint"] == fingerprint(), f"system_fingerprint is {fingerprint()!r}"
 
 
 def check_entry_ranks(entry: dict, actual_id: int | None) -> None:
@@ -193,9 +206,11 @@ def check_entry_ranks(entry: dict, actual_id: int | None) -> None:
 def check_openai_completion(body: dict, k: int, echo: bool = False, prompt_k: int | None = None) -> None:
     ref = openai_completion.export(generated_chat(), options=openai_completion.Options(logprobs=2))
     same_keys(body, ref, "body")
+    check_response(body)
     assert body["object"] == "text_completion"
     for ch in body["choices"]:
         same_keys(ch, ref["choices"][0], "choice")
+        assert ch["routed_experts"] is None
         lp = ch["logprobs"]
         if lp is not None:
             same_keys(lp, ref["choices"][0]["logprobs"], "logprobs")
@@ -212,6 +227,7 @@ def check_openai_completion(body: dict, k: int, echo: bool = False, prompt_k: in
 def check_vllm_completion(body: dict, k: int) -> None:
     ref = vllm.export(scored_prompt())
     same_keys(body, ref, "body")
+    check_response(body)
     for ch in body["choices"]:
         same_keys(ch, ref["choices"][0], "choice")
         check_prompt_logprobs(ch["prompt_logprobs"], ch["prompt_token_ids"], k)
@@ -221,15 +237,20 @@ def check_vllm_completion(body: dict, k: int) -> None:
     check_usage(body)
 
 
-def check_vllm_listed(body: dict) -> None:
-    """prompt_logprob_token_ids: the actual token, then the listed ids most likely first, each with its true rank."""
+def check_vllm_listed(body: dict, ids: str) -> None:
+    """prompt_logprob_token_ids `ids` ("11,574"): the actual token, then the listed ids in the order asked (vLLM's),
+    each with its true rank."""
+    asked = [int(i) for i in str(ids).split(",")]
+    same_keys(body, vllm.export(scored_prompt()), "body")
+    check_response(body)
     for ch in body["choices"]:
-        entries, ids = ch["prompt_logprobs"], ch["prompt_token_ids"]
-        assert entries[0] is None and len(entries) == len(ids) == body["usage"]["prompt_tokens"]
+        entries, prompt = ch["prompt_logprobs"], ch["prompt_token_ids"]
+        assert entries[0] is None and len(entries) == len(prompt) == body["usage"]["prompt_tokens"]
         for pos, e in enumerate(entries[1:], 1):
-            check_entry_ranks(e, ids[pos])
-            listed = [v["logprob"] for v in e.values()][1:]
-            assert listed == sorted(listed, reverse=True), "the listed ids come most likely first"
+            check_entry_ranks(e, prompt[pos])
+            assert list(e)[1:] == [str(i) for i in asked if i != prompt[pos]], (
+                f"position {pos}: the listed ids {list(e)[1:]} come in the order asked, {asked}"
+            )
     check_usage(body)
 
 
@@ -237,9 +258,15 @@ def check_openai_chat(body: dict, k: int, prompt_k: int | None = None) -> None:
     ChatCompletion.model_validate(body)
     ref = openai_chat.export(generated_chat())
     same_keys(body, ref, "body")
+    check_response(body)
+    assert body["prompt_text"] is None
     for ch in body["choices"]:
         same_keys(ch, ref["choices"][0], "choice")
         same_keys(ch["message"], ref["choices"][0]["message"], "message")
+        assert all(v is None for k, v in ch["message"].items() if k not in ("role", "content")), (
+            "message: refusal and vLLM's annotations, audio, function_call, reasoning are null"
+        )
+        assert ch["routed_experts"] is None
         if ch["logprobs"] is None:
             continue
         same_keys(ch["logprobs"], ref["choices"][0]["logprobs"], "logprobs")
@@ -271,20 +298,36 @@ def check_openai_chat_stream(text: str, k: int) -> None:
     lines = [ln for ln in text.split("\n") if ln.strip()]
     assert all(ln.startswith("data: ") for ln in lines) and lines[-1] == "data: [DONE]"
     chunks = [strict_json(ln[len("data: ") :]) for ln in lines[:-1]]
-    ref = openai_chat.role_chunk({}, 0)  # a chunk's choice keys (the same on every chunk)
+    head = envelope("chat.completion.chunk", "demo", 0, "x", "chatcmpl")
+    role = openai_chat.role_chunk(head, 0)  # a choice's first chunk
+    token = openai_chat.chunk(head, 0, None, "", None, None)  # a token's chunk; the last one of a choice:
+    final = openai_chat.chunk(head, 0, None, "", None, "stop")  # `stop_reason` before `token_ids`
+    usage = usage_chunk(head, 0, 0)
     ref_entry = openai_chat.export(generated_chat())["choices"][0]["logprobs"]["content"][0]
+    n = sum(1 for c in chunks if c["choices"])  # one choice's chunks, then at most the usage chunk
+    assert all(c["choices"] for c in chunks[:n]) and len(chunks) - n <= 1, "the usage chunk comes last, once"
     for i, c in enumerate(chunks):
         ChatCompletionChunk.model_validate(c)
         assert c["object"] == "chat.completion.chunk"
+        last = i == len(chunks) - 1
+        if i >= n:
+            same_keys(c, last_chunk(usage), "usage chunk")
+            check_usage(c, details=False)
+            continue
+        assert [ch["index"] for ch in c["choices"]] == [0], "an example of one choice"
+        ref = role if i == 0 else final if i == n - 1 else token
+        same_keys(c, last_chunk(ref) if last else ref, "chunk")
         choice = c["choices"][0]
         same_keys(choice, ref["choices"][0], "chunk choice")
         if i == 0:
             assert choice["delta"].get("role") == "assistant" and choice["logprobs"] is None
+            assert c["prompt_text"] is None
         else:
             check_chat_entries(choice["logprobs"]["content"], k, ref_entry)
-            content = b"".join(bytes(e["bytes"]) for e in choice["logprobs"]["content"])
-            assert content == choice["delta"]["content"].encode()
-        assert (choice["finish_reason"] is not None) == (i == len(chunks) - 1), "finish_reason on the last chunk only"
+            text = b"".join(bytes(e["bytes"]) for e in choice["logprobs"]["content"])
+            assert text == choice["delta"]["content"].encode()
+        assert (choice["finish_reason"] is not None) == (i == n - 1), "finish_reason on the last chunk only"
+    assert chunks[-1]["system_fingerprint"] == fingerprint()
 
 
 def check_vllm_offline(body: dict, k: int, prompt_k: int | None = None) -> None:
@@ -323,6 +366,12 @@ def check_models(body: dict) -> None:
     live = TestClient(build_api(models, Limits())).get("/models").json()
     same_keys(body, live, "body")
     same_keys(body["data"][0], live["data"][0], "model")
+    assert len(body["data"][0]["permission"]) == len(live["data"][0]["permission"]) == 1
+    same_keys(body["data"][0]["permission"][0], live["data"][0]["permission"][0], "permission")
+    assert {k: v for k, v in body["data"][0]["permission"][0].items() if k not in ("id", "created")} == {
+        k: v for k, v in live["data"][0]["permission"][0].items() if k not in ("id", "created")
+    }, "the permission object's fixed values"
+    assert body["data"][0]["root"] == body["data"][0]["id"], "root is the served name"
     same_keys(body["data"][0]["capabilities"], live["data"][0]["capabilities"], "capabilities")
     same_keys(body["limits"], live["limits"], "limits")
     assert body["limits"] == live["limits"], "the example shows the default limits"
@@ -486,5 +535,38 @@ def test_example_checks_catch_a_wrong_example():
     bad["choices"][0]["logprobs"]["top_logprobs"][1][" sky"] = -1.0  # disagrees with token_logprobs
     with pytest.raises(AssertionError):
         check_openai_completion(bad, k=2, echo=True)
+    old_usage = json.loads(json.dumps(good))
+    old_usage["usage"] = {k: good["usage"][k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    stale = json.loads(json.dumps(good)) | {"system_fingerprint": "logprob-explorer-0.0.0"}
+    for wrong in (old_usage, stale):
+        with pytest.raises(AssertionError):
+            check_openai_completion(wrong, k=2, echo=True)
     with pytest.raises(ValueError):
         strict_json('{"logprob": NaN}')
+
+
+def _shown(kind: str) -> Block:
+    return next(b for b in DOC_BLOCKS if b.kind == kind)
+
+
+def test_stream_and_listed_checks_catch_a_wrong_example():
+    stream = _shown("openai-chat-stream")
+    check_openai_chat_stream(stream.text, **stream.params)
+    mistakes = [
+        ('"finish_reason":null}]', '"finish_reason":null,"stop_reason":null,"token_ids":null}]'),  # old role chunk
+        ('"finish_reason":"stop","stop_reason":null,', '"finish_reason":"stop",'),  # last chunk without stop_reason
+        (',"system_fingerprint":"' + fingerprint() + '"', ""),  # the final chunk unmarked
+    ]
+    for old, new in mistakes:
+        assert old in stream.text
+        with pytest.raises(AssertionError):
+            check_openai_chat_stream(stream.text.replace(old, new, 1), **stream.params)
+    listed = _shown("vllm-listed")
+    body = strict_json(listed.text)
+    check_vllm_listed(body, **listed.params)
+    for e in body["choices"][0]["prompt_logprobs"][1:]:  # most likely first: the order before vLLM's was checked
+        actual, *rest = e.items()
+        e.clear()
+        e.update([actual, *sorted(rest, key=lambda kv: -kv[1]["logprob"])])
+    with pytest.raises(AssertionError):
+        check_vllm_listed(body, **listed.params)
