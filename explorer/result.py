@@ -27,7 +27,7 @@ class Rows:
     logprobs: np.ndarray  # (m,) float32, logprob of the actual token
     ranks: np.ndarray  # (m,) int64, 1-based
     entropy: np.ndarray  # (m,) float32, nats
-    top_ids: np.ndarray  # (m, k) int64, descending logprob
+    top_ids: np.ndarray  # (m, k) int64, descending logprob (listed ids: in the order asked)
     top_logprobs: np.ndarray  # (m, k) float32
     full: np.ndarray | None = None  # (m, V) float32 logprobs in vocabulary order, only for k = -1
     top_ranks: np.ndarray | None = None  # (m, k) int64 ranks of the listed entries; None: they are the top-k (1..k)
@@ -160,7 +160,7 @@ class TokenScores:
     logprobs: np.ndarray  # (n,) float32, logprob of the actual token; NaN where unscored
     ranks: np.ndarray  # (n,) int64, 1-based count of entries >= the actual; 0 where unscored
     entropy: np.ndarray  # (n,) float32, nats; NaN where unscored
-    top_ids: np.ndarray  # (n, K) int64, descending logprob; -1 padding where a row has fewer
+    top_ids: np.ndarray  # (n, K) int64, descending logprob (listed ids: in the order asked); -1 padding
     top_logprobs: np.ndarray  # (n, K) float32; -inf padding
     pieces: dict[int, bytes]  # raw bytes of every id in token_ids and top_ids (all ids for k=-1)
     mode: str = "raw"  # "raw": the model's distribution; "processed": after the sampler
