@@ -203,7 +203,10 @@ class BranchTab:
             tree, prefixes, after, made_by = self._start(
                 engine, result, tree, prefixes, int(node if node is not None else -1), at
             )
-            s = SamplerSettings.from_dict(made_by) if source == SOURCES[0] and made_by else settings(*controls)
+            if source == SOURCES[0] and made_by:  # its top-k counts give way to the tree's own (page_k)
+                s = SamplerSettings.from_dict({**made_by, "logprobs": None, "prompt_logprobs": None})
+            else:
+                s = settings(*controls)
             for tok in tokens:
                 tree, _ = grow(engine, prefixes, tree, after, tok, s)
         first = tree.branches[-len(tokens)]["first_node"]
