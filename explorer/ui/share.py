@@ -148,7 +148,7 @@ class Share:
             messages=tuple(msgs) if tab == "chat" else (),
             metric=metric,
             thresholds=parse_thresholds(thresholds),
-            k=int(k),
+            k=max(int(k), 1),  # a cap of 0 fixes the slider at 0; a link keeps 1..20 (the opener shows what it allows)
             sampler={**base.sampler, **sampler_of(r)} if tab != "score" else base.sampler,
             score_prompt=r.prompt_k is not None if tab != "score" else True,
             from_start=bool(from_start) and tab == "score",
