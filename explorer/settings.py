@@ -32,6 +32,15 @@ def max_logprobs() -> int:
     return value
 
 
+def page_k(want: int = MAX_K) -> int:
+    """Top-k the web page computes per position: `want` (20), or the server's cap where that is lower (0: none).
+
+    Read when called (a page is built, a request runs), never at import: `--max-logprobs` sets the cap after the
+    page modules are imported."""
+    cap = max_logprobs()
+    return want if cap < 0 else min(want, cap)
+
+
 @overload
 def check_k(value: int, param: str, *, allow_full: bool) -> int: ...
 @overload

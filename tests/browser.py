@@ -4,7 +4,7 @@ Use in a test module:
     from tests.browser import CHROMIUM, FLAGS, require_chromium
     require_chromium()
     pytestmark = pytest.mark.browser
-and the session-wide `browser` fixture from conftest.
+and the session-wide `browser` fixture from conftest; `open_page` and `score` drive the page as a person would.
 """
 
 from __future__ import annotations
@@ -33,3 +33,25 @@ def require_chromium() -> None:
             f"BROWSER TESTS SKIPPED: no Chromium at {CHROMIUM} (apt-get install -y chromium; .ci/run does this)",
             allow_module_level=True,
         )
+
+
+SIZES = {"wide": {"width": 1400, "height": 1000}, "phone": {"width": 420, "height": 860}}
+
+
+def open_page(browser, url, size="wide", **ctx):
+    """A new page at `url` in a `size` viewport, once the page's Text box is there; dialogs dismissed and kept."""
+    c = browser.new_context(viewport=SIZES[size], **ctx)
+    pg = c.new_page()
+    pg.dialogs = []
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.goto(url)
+    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+    return pg
+
+
+def score(page, text, done=True):
+    """Type `text` into the Score tab and press Score (`done`: wait for the finished result's numbers)."""
+    page.get_by_label("Text", exact=True).fill(text)
+    page.get_by_role("button", name="Score", exact=True).click()
+    if done:
+        page.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)

@@ -224,9 +224,9 @@ class LiveServer:
 
 class ServerProcess:
     """`python -m explorer serve` on a model folder in a second process, on a free loopback port, ready when made;
-    `app=True`: `python app.py` as a Space starts it; `env`: more environment."""
+    `app=True`: `python app.py` as a Space starts it; `env`: more environment; `args`: more command-line flags."""
 
-    def __init__(self, model_dir: str, env: dict | None = None, app: bool = False):
+    def __init__(self, model_dir: str, env: dict | None = None, app: bool = False, args: tuple[str, ...] = ()):
         import socket
         import subprocess
         import sys
@@ -245,7 +245,7 @@ class ServerProcess:
             **(env or {}),
         }
         entry = [str(ROOT / "app.py")] if app else ["-m", "explorer", "serve"]
-        cmd = [sys.executable, *entry, "--model", model_dir, "--device", "cpu", "--port", str(port)]
+        cmd = [sys.executable, *entry, "--model", model_dir, "--device", "cpu", "--port", str(port), *args]
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{port}"
         for _ in range(600):

@@ -11,24 +11,13 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import require_chromium
+from tests.browser import SIZES, open_page, require_chromium, score
 from tests.reference import ref_logprobs
 
 require_chromium()
 pytestmark = pytest.mark.browser
 
-SIZES = {"wide": {"width": 1400, "height": 1000}, "phone": {"width": 420, "height": 860}}
 TEXT = "The quick brown fox jumps over the lazy dog. The capital of France is Paris."
-
-
-def open_page(browser, url, size="wide", **ctx):
-    c = browser.new_context(viewport=SIZES[size], **ctx)
-    pg = c.new_page()
-    pg.dialogs = []
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-    pg.goto(url)
-    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
-    return pg
 
 
 @pytest.fixture(params=list(SIZES))
@@ -41,13 +30,6 @@ def page(browser, live, size):
     pg = open_page(browser, live.url, size, accept_downloads=True)
     yield pg
     pg.context.close()
-
-
-def score(page, text, done=True):
-    page.get_by_label("Text", exact=True).fill(text)
-    page.get_by_role("button", name="Score", exact=True).click()
-    if done:
-        page.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)
 
 
 def detail_pos(page) -> int:

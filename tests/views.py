@@ -28,6 +28,16 @@ def build_tab(cls, *engines):
             return cls(Shared(models, gr.State(engines[0].name), inspector))
 
 
+def whole_page(*engines):
+    """The whole page over these loaded engines, built now (so under the environment's cap); nothing else loads."""
+    from explorer.ui.layout import page
+
+    models = Models([e.name for e in engines], allow_hub=False, loader=no_hub)
+    for e in engines:
+        models.add(e)
+    return page(models)
+
+
 @pytest.fixture(scope="session")
 def gpt2_b_dir(gpt2, tmp_path_factory):
     """A second tiny GPT-2 saved to a folder: the same tokenizer as `gpt2`, other weights (import it into a test module)."""

@@ -190,9 +190,7 @@ def detail_html(r: TokenScores, pos: int, k: int, step: StepView | None = None, 
                 body.append(_sampler_note(step))
             ids, lps = r.rows.top(pos, k) if k else (np.zeros(0, np.int64), np.zeros(0))
             shown = len([x for x in lps.tolist() if x != -math.inf])
-            body.append(
-                alternatives_table(
-                    r, pos, ids.tolist(), lps.tolist(), f"Top {shown} alternatives ({_mode(r, pos)}) and the rest"
-                )
-            )
+            mode = _mode(r, pos)
+            title = f"Top {shown} alternatives ({mode}) and the rest" if shown else f"No alternatives recorded ({mode})"
+            body.append(alternatives_table(r, pos, ids.tolist(), lps.tolist(), title))
     return f'<div class="td" data-pos="{pos}">{"".join(body)}</div>'

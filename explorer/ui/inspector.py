@@ -30,7 +30,7 @@ from explorer.render.page_data import data_html, page_data
 from explorer.render.tables import summary_markdown, surprising_html, table_view
 from explorer.render.text import escape
 from explorer.result import TokenScores
-from explorer.settings import MAX_K
+from explorer.settings import page_k
 from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import Downloads
 from explorer.ui.errors import error
@@ -39,6 +39,7 @@ from explorer.ui.look import HEATMAP_JS, JUMP_JS, PRESENT_JS
 DEFAULT_THRESHOLDS_TEXT = ", ".join(map(str, DEFAULT_THRESHOLDS))
 SKIP = '<a class="lx-skip" href="#token-detail">Skip the tokens: go to the selected token</a>'
 SPAN = '<div class="lx-span" hidden aria-live="polite"></div>'
+DEFAULT_K = 10  # alternatives shown at first
 
 
 def parse_thresholds(text: str) -> tuple[int, ...]:
@@ -62,6 +63,22 @@ def progress_html(done: int, total: int, what: str = "Scoring") -> str:
         f'<div class="lx-progress"><label>{escape(what)}: {done:,} of {total:,} positions'
         f' <progress value="{done}" max="{max(total, 1)}"></progress></label></div>'
     )
+
+
+def shown_k(k) -> int:
+    """Alternatives the detail shows for the slider's `k`: 1 up to the page's top-k (0 where the server allows none)."""
+    return min(max(int(k or DEFAULT_K), 1), page_k())
+
+
+def k_slider() -> gr.Slider:
+    """The "Alternatives shown (k)" slider, up to the page's top-k; fixed, saying why, where the cap leaves 0 or 1."""
+    top = page_k()  # when the page is built: after --max-logprobs set the cap
+    if top <= 1:  # a slider needs two values: fixed at the one the cap leaves
+        why = f"This server runs with --max-logprobs {top}: " + (
+            "no alternatives are computed (each token's own logprob and rank are)." if top == 0 else "one per token."
+        )
+        return gr.Slider(0, 1, value=top, step=1, label="Alternatives shown (k)", info=why, interactive=False, scale=2)
+    return gr.Slider(1, top, value=min(DEFAULT_K, top), step=1, label="Alternatives shown (k)", scale=2)
 
 
 @dataclass(frozen=True)
@@ -93,7 +110,7 @@ class Inspector:
                 self.thresholds = gr.Textbox(
                     DEFAULT_THRESHOLDS_TEXT, label="Rank buckets (GLTR), Enter applies", visible=False, scale=1
                 )
-                self.k = gr.Slider(1, MAX_K, value=10, step=1, label="Alternatives shown (k)", scale=2)
+                self.k = k_slider()
             self._main()
             with gr.Accordion(
                 "Every token: a sortable table (click a column's header)", open=False, elem_classes=["lx-hide-present"]
@@ -253,7 +270,7 @@ class Inspector:
             return None
 
     def _detail(self, r: TokenScores, pos: int, k, view: View | None = None) -> dict:
-        k = max(1, min(int(k or 10), MAX_K))
+        k = shown_k(k)
         view = view if isinstance(view, View) else View()
         html = detail_html(r, pos, k, self._step(r, pos, k, bool(view.imported)), role_at(view.marks, pos))
         return {self.detail: html, self.selected: pos}

@@ -12,11 +12,10 @@ from explorer.engine import Done, Engine, Step, stream, with_seed
 from explorer.engine.generation import collect
 from explorer.render.heatmap import Marks
 from explorer.runtime import Models
-from explorer.settings import MAX_K, SamplerSettings
+from explorer.settings import SamplerSettings, page_k
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
 
-UI_K = MAX_K  # compute the top-20 once; the k slider only slices it
 MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperature / top-k / top-p"]
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
 
@@ -98,13 +97,14 @@ def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prom
         )
     except (ValueError, TypeError) as err:  # a number field that is not a number
         raise error(f"Check the sampler settings: {err}.") from None
+    k = page_k()  # compute the top-k once (at most the server's cap); the k slider only slices it
     with user_errors():
         return with_seed(
             SamplerSettings(
                 **numbers,
                 stop=stops,
-                logprobs=UI_K,
-                prompt_logprobs=UI_K if score_prompt else None,
+                logprobs=k,
+                prompt_logprobs=k if score_prompt else None,
                 mode="processed" if str(mode).startswith("processed") else "raw",
             )
         )

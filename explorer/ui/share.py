@@ -26,7 +26,7 @@ from explorer.runtime import Models
 from explorer.share import QUERY_KEY, TOOLS, ViewState, decode, encode
 from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
-from explorer.ui.inspector import Inspector, View, parse_thresholds
+from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
 from explorer.ui.model_picker import status_lines
 from explorer.ui.sampler import MODE_CHOICES
 from explorer.ui.share_tools import ToolLinks
@@ -148,7 +148,7 @@ class Share:
             messages=tuple(msgs) if tab == "chat" else (),
             metric=metric,
             thresholds=parse_thresholds(thresholds),
-            k=int(k),
+            k=max(int(k), 1),  # a cap of 0 fixes the slider at 0; a link keeps 1..20 (the opener shows what it allows)
             sampler={**base.sampler, **sampler_of(r)} if tab != "score" else base.sampler,
             score_prompt=r.prompt_k is not None if tab != "score" else True,
             from_start=bool(from_start) and tab == "score",
@@ -248,7 +248,7 @@ class Share:
             self.tab_block: gr.Tabs(selected=v.tab),
             self.inspector.metric: v.metric,
             self.inspector.thresholds: gr.Textbox(", ".join(map(str, v.thresholds)), visible=v.metric == "rank"),
-            self.inspector.k: v.k,
+            self.inspector.k: shown_k(v.k),  # a link made under a higher cap shows what this one allows
         }
         if v.base == "score":
             out.update({self.score.text: v.text, self.score.from_start: v.from_start})

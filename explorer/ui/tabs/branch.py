@@ -13,11 +13,11 @@ from explorer.engine.branch import Prefixes, grow, plant
 from explorer.render.text import visible
 from explorer.render.tree import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
 from explorer.result import TokenScores
-from explorer.settings import SamplerSettings
+from explorer.settings import SamplerSettings, page_k
 from explorer.tree import BranchTree
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
-from explorer.ui.sampler import UI_K, sampler_controls, settings
+from explorer.ui.sampler import sampler_controls, settings
 from explorer.ui.tabs import Shared
 
 SOURCES = ["the settings that made the text", "the settings below"]
@@ -139,6 +139,8 @@ class BranchTab:
             if top
             else "Position 0 has no context, so no alternatives: pick a later token."
             if pos == 0
+            else "No alternatives: this server runs with --max-logprobs 0, so there is no other token to branch to."
+            if page_k() == 0
             else f"No alternatives were recorded at position {pos} (the prompt was not scored): pick a generated token."
         )
         return {
@@ -185,7 +187,8 @@ class BranchTab:
         if not 1 <= pos < r.n:
             raise error(f"Branch at a position from 1 to {r.n - 1} (position 0 has no context).")
         if tree is None or tree.model != engine.name or tree.seed_ids() != r.token_ids.tolist():
-            tree = plant(engine, prefixes, r.token_ids.tolist(), r.n_prompt, r.sampler, k=UI_K)  # one pass, cache kept
+            ids = r.token_ids.tolist()
+            tree = plant(engine, prefixes, ids, r.n_prompt, r.sampler, k=page_k())  # one pass, cache kept
         return tree, prefixes, pos - 1, r.sampler  # on the seed path, node i is position i
 
     @uses_model
@@ -200,7 +203,10 @@ class BranchTab:
             tree, prefixes, after, made_by = self._start(
                 engine, result, tree, prefixes, int(node if node is not None else -1), at
             )
-            s = SamplerSettings.from_dict(made_by) if source == SOURCES[0] and made_by else settings(*controls)
+            if source == SOURCES[0] and made_by:  # its top-k counts give way to the tree's own (page_k)
+                s = SamplerSettings.from_dict({**made_by, "logprobs": None, "prompt_logprobs": None})
+            else:
+                s = settings(*controls)
             for tok in tokens:
                 tree, _ = grow(engine, prefixes, tree, after, tok, s)
         first = tree.branches[-len(tokens)]["first_node"]

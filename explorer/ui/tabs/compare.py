@@ -7,6 +7,7 @@ import gradio as gr
 from explorer.compare import Comparison
 from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
+from explorer.settings import page_k
 from explorer.ui.bounds import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.errors import error, user_errors
@@ -14,7 +15,7 @@ from explorer.ui.tabs import Shared
 
 MODES = ["Two models, one text", "One model, two prompts"]
 COLOURS = {"Δ logprob (B − A)": "delta", "Jensen-Shannon": "js"}
-K = 10  # top-k computed per side; the detail shows them all
+K = 10  # top-k computed per side (at most the server's cap: page_k); the detail shows them all
 
 
 class CompareTab:
@@ -106,10 +107,10 @@ class CompareTab:
         with user_errors():
             if mode == MODES[1]:
                 with self.models.use(name_a) as engine:
-                    c = compare_prompt_texts(engine, prompt_a or "", prompt_b or "", text, K)
+                    c = compare_prompt_texts(engine, prompt_a or "", prompt_b or "", text, page_k(K))
             else:
                 with self.models.use(name_a) as ea, self.models.use(name_b) as eb:
-                    c = compare_text(ea, eb, text, K)
+                    c = compare_text(ea, eb, text, page_k(K))
         prompts = (prompt_a or "", prompt_b or "") if mode == MODES[1] else ("", "")
         return {**self.show(c, COLOURS.get(colour, "delta")), self.made_from: (text, *prompts)}
 

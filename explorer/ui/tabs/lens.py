@@ -7,12 +7,12 @@ import gradio as gr
 from explorer.engine.lens import lens_ids
 from explorer.lens import LensGrid
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
+from explorer.settings import page_k
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
-from explorer.ui.sampler import UI_K
 from explorer.ui.tabs import Shared
 
-LENS_K = min(10, UI_K)  # top-k kept per cell
+LENS_K = 10  # top-k kept per cell (at most the server's cap: page_k)
 MAX_LENS_TOKENS = 512  # the page draws (layers + 1) x tokens cells; the CLI has no such cap
 INTRO = """The **plain logit lens**: the residual stream after each layer, read through the model's own final norm and
 output layer, as if the model stopped there. Layer 0 is the embeddings; the top row is the model's real output (the
@@ -93,7 +93,7 @@ class LensTab:
                     f"The text is {len(ids)} tokens; the page draws the lens of at most {MAX_LENS_TOKENS}. Shorten it, "
                     "or use the command line: logprob-explorer lens."
                 )
-            g = lens_ids(engine, ids, k=LENS_K)
+            g = lens_ids(engine, ids, k=page_k(LENS_K))
         layer, pos = g.n_layers, max(g.n - 1, 0)
         return {
             self.state: g,

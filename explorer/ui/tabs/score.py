@@ -14,13 +14,13 @@ import gradio as gr
 from explorer.engine import Engine
 from explorer.engine.scoring import score_blocks
 from explorer.result import Rows, assemble
+from explorer.settings import page_k
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import new_rid, parse_thresholds, progress_html
 from explorer.ui.marks import marks_of
 from explorer.ui.tabs import Shared
 
-UI_K = 20  # compute the top-20 once; the k slider only slices it
 UI_PREFILL = 256  # positions per block: progress and Stop every block (a couple of seconds on a small CPU)
 EXAMPLES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -115,6 +115,7 @@ class ScoreTab:
         if not text or not text.strip():
             raise error("The text is empty: type or paste some text to score.")
         t, rid = parse_thresholds(thresholds_text), new_rid()
+        top = page_k()  # compute the top-k once (at most the server's cap); the k slider only slices it
         with user_errors(), self.models.use(name) as engine:
             prefix = engine.context_start_ids(start or "eos") if from_start else []
             ids = prefix + engine.encode(text)
@@ -123,10 +124,10 @@ class ScoreTab:
 
             def scores(rows: Rows):
                 return assemble(
-                    engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=UI_K, context_start=len(prefix)
+                    engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=top, context_start=len(prefix)
                 )
 
-            for done, rows in score_blocks(engine, ids, UI_K, prefill=UI_PREFILL):
+            for done, rows in score_blocks(engine, ids, top, prefill=UI_PREFILL):
                 parts.append(rows)
                 progress((done, max(total, 1)), desc="Scoring", unit="positions")
                 if done < total:
@@ -139,5 +140,5 @@ class ScoreTab:
                         note=progress_html(done, total),
                         first=len(parts) == 1,
                     )
-            r = scores(Rows.concat(parts) if parts else Rows.empty(UI_K, engine.vocab_size))
+            r = scores(Rows.concat(parts) if parts else Rows.empty(top, engine.vocab_size))
         yield self.inspector.show(r, metric, thresholds_text, k, marks, rid)

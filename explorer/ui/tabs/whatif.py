@@ -64,7 +64,7 @@ class WhatIfTab:
         if not state or state[0].output_k is None:
             raise error("The current result was scored, not generated: it has no sampler settings.")
         s = state[0].sampler
-        defaults = SamplerSettings()
+        defaults = SamplerSettings(logprobs=None)  # no top-k: the server's cap may be below the default's
         return {c: s.get(name, getattr(defaults, name)) for c, name in zip(self.sliders, SLIDERS)}
 
     def _row(self, r, pos: int, cache: dict | None) -> tuple[np.ndarray, Sequence[bytes], dict]:
@@ -97,6 +97,7 @@ class WhatIfTab:
                 top_p=float(top_p),
                 min_p=float(min_p),
                 repetition_penalty=float(repetition),
+                logprobs=None,  # the what-if draws from the whole row: no top-k to ask of the server's cap
             )
         row, vocab, cache = self._row(r, pos, cache)
         prompt, output = context_of(r, pos)
