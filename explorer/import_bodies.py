@@ -20,6 +20,7 @@ MAX_ENTRIES = 8_000_000  # alternatives read over the whole body (a full-vocabul
 MAX_NAME = 200
 _HEX_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 _TOKEN_ID = re.compile(r"^token_id:(\d{1,9})$")
+UNKNOWN = b"[?]"  # the text shown for a token the body names neither by id nor by text
 
 
 def bad(why: str) -> ExplorerError:
@@ -108,12 +109,16 @@ def build(model: object, items: list[Position], n_prompt: int, finish_reason: ob
         if e.id is not None:
             pieces.setdefault(e.id, _unknown_piece(e.id))
             return e.id
-        piece = e.piece or b""
-        i = by_piece.get(piece)
-        if i is None:
-            i, nxt[0] = nxt[0], nxt[0] + 1
-            pieces[i], by_piece[piece] = piece, i
-        return i
+        if e.piece is None:  # neither id nor text: a stand-in id of its own, shown as UNKNOWN
+            fresh, nxt[0] = nxt[0], nxt[0] + 1
+            pieces[fresh] = UNKNOWN
+            return fresh
+        known = by_piece.get(e.piece)
+        if known is not None:
+            return known
+        fresh, nxt[0] = nxt[0], nxt[0] + 1
+        pieces[fresh], by_piece[e.piece] = e.piece, fresh
+        return fresh
 
     n = len(items)
     ids, lps, ranks = np.zeros(n, np.int64), np.full(n, np.nan, np.float32), np.zeros(n, np.int64)
@@ -204,21 +209,47 @@ def _vllm_entries(d: object, tid: int) -> Position:
     return Position(own, top)
 
 
-def _vllm_prompt(out: Positions, ids: list[int], logprobs: object) -> None:
+def _ids_of_prompt_logprobs(logprobs: list) -> list[int | None]:
+    """The prompt's ids as `prompt_logprobs` gives them: each entry's first key (the actual token, as vLLM writes
+    it); None where the entry is null (entry 0 always: nothing scores the first token)."""
+    ids: list[int | None] = []
+    for d in logprobs:
+        if d is None:
+            ids.append(None)
+        elif isinstance(d, dict) and d and isinstance(key := next(iter(d)), str) and key.isdigit():
+            ids.append(int(key))
+        else:
+            raise bad("each `prompt_logprobs` entry must be null or an object of token id -> {logprob, rank, ...}")
+    return ids
+
+
+def _vllm_prompt(out: Positions, ids: list[int | None], logprobs: object, first: bytes | None = None) -> None:
+    """The prompt's positions; `first`: the first token's text where the body gives it apart (an echo)."""
     if not isinstance(logprobs, list) or len(logprobs) != len(ids):
         raise bad("`prompt_logprobs` must have one entry per prompt token")
-    for i, d in zip(ids, logprobs):
-        out.add(Position(Entry(i, None, None), []) if d is None else _vllm_entries(d, i))  # type: ignore[arg-type]
+    for j, (i, d) in enumerate(zip(ids, logprobs)):
+        if d is None:
+            out.add(Position(Entry(i, first if j == 0 else None, None), []))
+        elif i is None:
+            raise bad("a scored `prompt_logprobs` entry needs its token id")
+        else:
+            out.add(_vllm_entries(d, i))
 
 
-def _completion_logprobs(out: Positions, lp: object, ids: list[int] | None) -> None:
-    """OpenAI completions `logprobs`: tokens, token_logprobs, top_logprobs (text -> logprob)."""
+def _completion_lists(lp: object) -> tuple[list, list, list]:
+    """OpenAI completions `logprobs` as its lists tokens, token_logprobs, top_logprobs (checked: one per token)."""
     if not isinstance(lp, dict):
         raise bad("`logprobs` must be an object with tokens, token_logprobs and top_logprobs")
     tokens, values, tops = lp.get("tokens"), lp.get("token_logprobs"), lp.get("top_logprobs")
     if not isinstance(tokens, list) or not isinstance(values, list) or len(values) != len(tokens):
         raise bad("`logprobs.tokens` and `logprobs.token_logprobs` must be lists of the same length")
-    tops = tops if isinstance(tops, list) else [None] * len(tokens)
+    return tokens, values, tops if isinstance(tops, list) else [None] * len(tokens)
+
+
+def _completion_logprobs(out: Positions, lp: object, ids: list[int | None] | None, skip: int = 0) -> None:
+    """OpenAI completions `logprobs`: tokens, token_logprobs, top_logprobs (text -> logprob); the first `skip`
+    positions (an echoed prompt that `prompt_logprobs` gives already) left out."""
+    tokens, values, tops = (v[skip:] for v in _completion_lists(lp))
     if len(tops) != len(tokens) or (ids is not None and len(ids) != len(tokens)):
         raise bad("`logprobs.top_logprobs` (and `token_ids`) must have one entry per token")
     for j, (t, v, top) in enumerate(zip(tokens, values, tops)):
@@ -252,48 +283,87 @@ def _chat_entry(e: object, id_: int | None) -> Entry:
     return entry
 
 
-def _prompt_part(out: Positions, ids: object, logprobs: object) -> None:
-    """vLLM's prompt: its ids, scored by `prompt_logprobs` when the body has them."""
+def _prompt_part(out: Positions, ids: object, logprobs: object, first: bytes | None = None) -> list[str]:
+    """vLLM's prompt: its ids, scored by `prompt_logprobs` when the body has them; notes on what it lacks.
+
+    Without `prompt_token_ids` (vLLM sends them only with `return_token_ids: true`) the ids are read off
+    `prompt_logprobs`; its entry 0 is null, so the first token is known by its text `first` (an echo) or not at all.
+    """
     if logprobs is None:
         for i in _ids(ids, "prompt_token_ids"):
             out.add(Position(Entry(i, None, None), []))
-    elif isinstance(logprobs, list):
-        _vllm_prompt(out, _ids(ids, "prompt_token_ids"), logprobs)
+        return []
+    if not isinstance(logprobs, list):
+        raise bad("`prompt_logprobs` must be a list with one entry per prompt token")
+    if ids is not None:
+        _vllm_prompt(out, _ids(ids, "prompt_token_ids"), logprobs, first)  # type: ignore[arg-type]
+        return []
+    read = _ids_of_prompt_logprobs(logprobs)
+    _vllm_prompt(out, read, logprobs, first)
+    if read and read[0] is None:
+        how = "its text is the echoed one, its id numbered here by that text" if first is not None else "shown as [?]"
+        return [
+            "The body has no `prompt_token_ids` (vLLM sends them with `return_token_ids: true`): the prompt's tokens "
+            f"are read from `prompt_logprobs`, which has no entry for the first one ({how})."
+        ]
+    return []
 
 
 def _gen_ids(v: object) -> list[int] | None:
     return _ids(v, "token_ids") if isinstance(v, list) and v else None
 
 
+def _echoed(lp: object, n_prompt: int) -> int:
+    """How many positions at the head of vLLM's completions `logprobs` are the echoed prompt (`echo: true`): its
+    `n_prompt` when the first logprob is null (only an echoed first prompt token has none), else 0."""
+    if lp is None or n_prompt == 0:
+        return 0
+    tokens, values, _ = _completion_lists(lp)
+    return n_prompt if len(tokens) >= n_prompt and values[0] is None else 0
+
+
 def completion_body(doc: dict) -> tuple[TokenScores, str, list[str]]:
-    """A completions body: vLLM's (prompt_logprobs beside the choice) or OpenAI's (logprobs, maybe echoed)."""
+    """A completions body: vLLM's (prompt_logprobs beside the choice) or OpenAI's (logprobs, maybe echoed).
+
+    vLLM's prompt comes from `prompt_logprobs` (ids, ranks) when the body has them, the echoed head of `logprobs`
+    then left out; a streamed echo has `prompt_token_ids` and the echoed `logprobs` only, read together."""
     c, out = doc["choices"][0], Positions()
-    vllm = isinstance(c.get("prompt_logprobs"), list) or isinstance(c.get("prompt_token_ids"), list)
-    if vllm:
-        _prompt_part(out, c.get("prompt_token_ids"), c.get("prompt_logprobs"))
-    n_prompt = len(out.items)
-    if c.get("logprobs") is None and not vllm:
+    lp, prompt_lp, prompt_ids = c.get("logprobs"), c.get("prompt_logprobs"), c.get("prompt_token_ids")
+    vllm = isinstance(prompt_lp, list) or isinstance(prompt_ids, list)
+    if lp is None and not vllm:
         raise bad("the body carries no logprobs (ask the server with `logprobs` or `prompt_logprobs`)")
-    if c.get("logprobs") is not None:
-        _completion_logprobs(out, c.get("logprobs"), _gen_ids(c.get("token_ids")))
+    notes, skip, gen_ids = [], 0, _gen_ids(c.get("token_ids"))
+    ids: list[int | None] | None = list(gen_ids) if gen_ids else None
+    if isinstance(prompt_lp, list):
+        skip = _echoed(lp, len(prompt_lp))
+        first = piece_of(_completion_lists(lp)[0][0]) if skip else None
+        notes = _prompt_part(out, prompt_ids, prompt_lp, first)
+    elif vllm and (echo := _echoed(lp, len(_ids(prompt_ids, "prompt_token_ids")))):
+        rest: list[int | None] = list(gen_ids) if gen_ids else [None] * (len(_completion_lists(lp)[0]) - echo)
+        ids = [*prompt_ids, *rest]
+    elif vllm:
+        _prompt_part(out, prompt_ids, None)
+    n_prompt = len(prompt_ids) if vllm and not isinstance(prompt_lp, list) else len(out.items)
+    if lp is not None:
+        _completion_logprobs(out, lp, ids, skip=skip)
     if not vllm:
         first_unscored = bool(out.items) and out.items[0].token.logprob is None
         n_prompt = _n_prompt_of_echo(doc, len(out.items), first_unscored)
     r = build(doc.get("model"), out.items, n_prompt, c.get("finish_reason"))
     shape = "vllm" if vllm else "openai-completion"
-    return r, shape, notes_for(r, openai=not vllm or n_prompt < r.n)
+    return r, shape, notes + notes_for(r, openai=not vllm or n_prompt < r.n)
 
 
 def chat_body(doc: dict) -> tuple[TokenScores, str, list[str]]:
     """A chat body: `logprobs.content` of the reply, and vLLM's top-level `prompt_logprobs` of the prompt."""
     c, out = doc["choices"][0], Positions()
-    vllm = isinstance(doc.get("prompt_logprobs"), list)
-    if vllm:
-        _prompt_part(out, doc.get("prompt_token_ids"), doc.get("prompt_logprobs"))
+    prompt_lp, prompt_ids = doc.get("prompt_logprobs"), doc.get("prompt_token_ids")
+    vllm = isinstance(prompt_lp, list) or isinstance(prompt_ids, list)
+    notes = _prompt_part(out, prompt_ids, prompt_lp) if vllm else []
     n_prompt = len(out.items)
     lp = c.get("logprobs")
     content = lp.get("content") if isinstance(lp, dict) else None
-    if not isinstance(content, list) and not vllm:
+    if not isinstance(content, list) and not isinstance(prompt_lp, list):
         raise bad("the chat body carries no `logprobs.content` (ask the server with `logprobs: true`)")
     ids = _gen_ids(c.get("token_ids"))
     if ids is not None and len(ids) != len(content or []):
@@ -308,13 +378,13 @@ def chat_body(doc: dict) -> tuple[TokenScores, str, list[str]]:
         ]
         out.add(Position(own, alts, exact_top=True))
     r = build(doc.get("model"), out.items, n_prompt, c.get("finish_reason"))
-    return r, "vllm-chat" if vllm else "openai-chat", notes_for(r, openai=n_prompt < r.n)
+    return r, "vllm-chat" if vllm else "openai-chat", notes + notes_for(r, openai=n_prompt < r.n)
 
 
 def offline_body(doc: dict) -> tuple[TokenScores, str, list[str]]:
     """vLLM's offline RequestOutput: prompt ids and prompt_logprobs, then the first output's ids and logprobs."""
     out = Positions()
-    _prompt_part(out, doc.get("prompt_token_ids"), doc.get("prompt_logprobs"))
+    notes = _prompt_part(out, doc.get("prompt_token_ids"), doc.get("prompt_logprobs"))
     n_prompt = len(out.items)
     first = doc["outputs"][0] if doc["outputs"] else {}
     if not isinstance(first, dict):
@@ -325,7 +395,7 @@ def offline_body(doc: dict) -> tuple[TokenScores, str, list[str]]:
     for j, i in enumerate(ids):
         out.add(_vllm_entries(logprobs[j], i) if logprobs is not None else Position(Entry(i, None, None), []))
     r = build(doc.get("model") or "imported", out.items, n_prompt, first.get("finish_reason"))
-    return r, "vllm-offline", notes_for(r, openai=False)
+    return r, "vllm-offline", notes + notes_for(r, openai=False)
 
 
 def notes_for(r: TokenScores, openai: bool) -> list[str]:

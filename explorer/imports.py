@@ -1,6 +1,7 @@
 """Open a JSON document as results, without a model: our session file, our native JSON, and the response bodies of
 a vLLM or OpenAI server (vLLM `prompt_logprobs` completions and chat bodies, vLLM offline outputs, OpenAI
-completions `logprobs` and chat `logprobs.content`), detected by their shape.
+completions `logprobs` and chat `logprobs.content`), detected by their shape; a streamed answer as its SSE text or
+a JSON list of its chunks (explorer/import_stream.py merges them into one body); any of them gzipped.
 
 Numbers a body does not carry stay unknown (entropy NaN, rank 0) and `Opened.notes` says so. Token ids a body does
 not carry (OpenAI's shapes name tokens by text only) are numbered here, after the largest real id. Everything is
@@ -10,16 +11,19 @@ bounded (bytes, positions, alternatives) and anything wrong is one ExplorerError
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.import_bodies import MAX_NAME, MAX_POSITIONS, bad, chat_body, completion_body, is_int, offline_body
+from explorer.import_stream import is_sse, merged, sse_chunks
 from explorer.result import TokenScores
 
 SESSION_FORMAT = "logprob-explorer/session"
-MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_FILE_BYTES = 32 * 1024 * 1024  # read, and once decompressed
+GZIP_MAGIC = b"\x1f\x8b"
 SHAPES = {
     "session": "a logprob-explorer session",
     "native": "logprob-explorer native JSON",
@@ -55,16 +59,53 @@ def open_document(data: bytes | str) -> Opened:
         raise bad("it is not a file")
     if len(data) > MAX_FILE_BYTES:
         raise bad(f"it is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+    if data[:2] == GZIP_MAGIC:
+        data = gunzip(data)
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise bad("it is not JSON (UTF-8)") from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise bad("it is not text (UTF-8)") from None
+    stream = is_sse(text)
     try:
-        return _open(doc)
+        doc = None if stream else json.loads(text)
+    except (ValueError, RecursionError):
+        raise bad("it is not JSON (nor a stream's server-sent events, `data: {...}` lines)") from None
+    try:
+        doc = merged(sse_chunks(text)) if stream else doc
+        opened = _open_list(doc) if isinstance(doc, list) else _open(doc)
     except ExplorerError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as err:
         raise bad(f"a field has the wrong type or shape ({type(err).__name__})") from None
+    if stream:
+        opened.notes.insert(0, "It is a stream (server-sent events), read as the one body its chunks make.")
+    return opened
+
+
+def gunzip(data: bytes) -> bytes:
+    """A gzip file's content, at most MAX_FILE_BYTES of it."""
+    z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = z.decompress(data, MAX_FILE_BYTES + 1)
+    except zlib.error:
+        raise bad("it starts like gzip but does not decompress") from None
+    if len(out) > MAX_FILE_BYTES or z.unconsumed_tail:
+        raise bad(f"it is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB once decompressed")
+    return out
+
+
+def _open_list(doc: list) -> Opened:
+    """A JSON list: a stream's chunks (as a client collected them) or vLLM offline outputs (`LLM.generate`)."""
+    if doc and all(isinstance(x, dict) and isinstance(x.get("outputs"), list) for x in doc):
+        opened = _open(doc[0])
+        if len(doc) > 1:
+            opened.notes.append(f"The file holds {len(doc)} outputs: the first is shown.")
+        return opened
+    if doc and all(isinstance(x, dict) and ("choices" in x or "error" in x) for x in doc):
+        opened = _open(merged(doc))
+        opened.notes.insert(0, f"It is a stream's {len(doc)} chunks, read as the one body they make.")
+        return opened
+    raise bad("a JSON list must hold a stream's chunks or vLLM offline outputs (`LLM.generate`)")
 
 
 def _open(doc: object) -> Opened:
@@ -80,6 +121,10 @@ def _open(doc: object) -> Opened:
         if not isinstance(samples, list) or not samples or len(samples) > 64:
             raise bad("`samples` must be a list of 1 to 64 results")
         return Opened([native(s) for s in samples], "native")
+    if "error" in doc and "choices" not in doc:
+        err = doc["error"]
+        msg = err.get("message") if isinstance(err, dict) else err
+        raise bad(f"it is an error answer from the server, not a body with logprobs ({str(msg)[:300]})")
     if isinstance(doc.get("outputs"), list) and "prompt_logprobs" in doc:
         r, shape, notes = offline_body(doc)
         return Opened([r], shape, notes=notes)

@@ -170,6 +170,40 @@ def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path
     pg.context.close()
 
 
+def test_a_body_recorded_from_vllm_with_default_options_shows_every_prompt_token(browser, live, tmp_path, screens):
+    """vLLM's completions body with `prompt_logprobs` and no `return_token_ids` (so no `prompt_token_ids`): every
+    prompt token in the heatmap, the first as [?]; then its stream, saved as the SSE text (.txt), opens too."""
+    from tests.recorded import positions, raw
+
+    name = "completions.prompt-logprobs.json"
+    want, n_prompt = positions(name)
+    path = tmp_path / "vllm-prompt-logprobs.json"
+    path.write_bytes(raw(name))
+    pg = open_page(browser, live.url, size="wide")
+    pg.locator("#open-session input[type=file]").set_input_files(str(path))
+    wait_result(pg)
+    note = pg.locator("#share-note").inner_text()
+    assert "vLLM completions body" in note and "return_token_ids" in note, note
+    chips = pg.locator("#heatmap [data-pos]")
+    assert chips.count() == len(want) and n_prompt == 5
+    texts = [chips.nth(i).inner_text() for i in range(n_prompt)]
+    assert texts[0] == "[?]"
+    assert [t.replace("·", " ") for t in texts[1:]] == [w.text for w in want[1:n_prompt]], texts
+    pg.locator("#heatmap [data-pos='3']").click()
+    wait_detail(pg, 3)
+    assert want[3].text.strip() in pg.locator("#token-detail").inner_text()
+    pg.locator("#heatmap").scroll_into_view_if_needed()
+    pg.screenshot(path=str(screens / "share-vllm-recorded-wide.png"), full_page=False)
+    pg.context.close()
+    stream = tmp_path / "vllm-stream.txt"
+    stream.write_bytes(raw("completions.stream.sse"))
+    pg = open_page(browser, live.url, size="wide")
+    pg.locator("#open-session input[type=file]").set_input_files(str(stream))
+    pg.locator("#share-note").filter(has_text="It is a stream").wait_for(timeout=60_000)
+    assert pg.locator("#heatmap [data-pos]").count() == len(positions("completions.stream.sse")[0])
+    pg.context.close()
+
+
 @pytest.mark.parametrize("code", ["garbage", "1.AAAA", "1." + "A" * 9000, "<script>alert(1)</script>"])
 def test_a_garbage_link_shows_a_message_and_the_default_page(browser, live, code):
     import urllib.parse

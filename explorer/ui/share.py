@@ -100,8 +100,9 @@ class Share:
                 self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=2)
                 self.code = gr.Textbox(visible=False)
             self.upload = gr.File(
-                label="Open a session (drop a session file or a captured vLLM / OpenAI response, .json)",
-                file_types=[".json"],
+                label="Open a session (drop a session file or a captured vLLM / OpenAI response: .json, a "
+                "stream's text .txt / .sse, or either gzipped)",
+                file_types=[".json", ".txt", ".sse", ".gz"],
                 type="filepath",
                 height=110,
                 scale=2,
