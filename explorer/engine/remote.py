@@ -17,7 +17,6 @@ same interface as the local one, so every view, the CLI and our own /v1 run on i
 
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np
@@ -26,6 +25,7 @@ from explorer.engine.capabilities import Capabilities
 from explorer.engine.listed import listed_width
 from explorer.engine.model import Engine
 from explorer.engine.remote_http import Backend, error_message
+from explorer.engine.remote_stream import generation_body, listed_row, num, top_row
 from explorer.engine.remote_vocab import RemoteVocab
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
@@ -284,7 +284,7 @@ class RemoteEngine(Engine):
             lps[lps <= -9999.0] = -np.inf  # the JSON clamp of -inf
             ranks = np.fromiter((v["rank"] for v in values), np.int64, len(values))
             mine = entry[str(t)]
-            lp[j], rank[j] = _num(mine["logprob"]), int(mine["rank"])
+            lp[j], rank[j] = num(mine["logprob"]), int(mine["rank"])
             if full:
                 p = np.exp(lps)
                 ent[j] = float(-np.sum(np.where(p > 0, p * lps, 0.0)))
@@ -322,7 +322,7 @@ class RemoteEngine(Engine):
             prompt_rows = self.score_ids(ids, s.prompt_logprobs, check).rows
             prompt_rows = prompt_rows.sliced(slice(1, None))
         text, finish, stop_reason, steps, piece = "", "length", None, [], ""
-        with self.backend.events("/v1/completions", _generation_body(self.model_id, ids, s, sample)) as events:
+        with self.backend.events("/v1/completions", generation_body(self.model_id, ids, s, sample)) as events:
             for event in events:
                 if check is not None:
                     check()
@@ -353,85 +353,10 @@ class RemoteEngine(Engine):
             return
         for j, (tok, value, top) in enumerate(zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"])):
             tid = int(tok.removeprefix("token_id:"))
-            pairs = {int(key.removeprefix("token_id:")): _num(v) for key, v in (top or {}).items()}
-            row = _listed_row(tid, value, pairs, s.logprob_ids) if s.logprob_ids else _top_row(tid, value, pairs, s)
+            pairs = {int(key.removeprefix("token_id:")): num(v) for key, v in (top or {}).items()}
+            row = listed_row(tid, value, pairs, s.logprob_ids) if s.logprob_ids else top_row(tid, value, pairs, s)
             piece = ch.get("text", "") if j == len(lp["tokens"]) - 1 else ""
             yield Step(tid, row, piece, start)
-
-
-def _top_row(tid: int, value, pairs: dict[int, float], s: SamplerSettings) -> Rows:
-    """A generated token's row from vLLM's entries (the sampled token first, then the top-k: k or k + 1 of them)."""
-    k = s.logprobs or 0
-    ranked = sorted(pairs.items(), key=lambda x: -x[1])
-    alts = ranked[:k] if k > 0 else []
-    rank = next((n for n, (i, _) in enumerate(ranked, start=1) if i == tid), 0) if k > 0 else 0
-    return Rows(
-        np.array([_num(value)], np.float32),
-        np.array([rank if rank <= k else 0], np.int64),  # beyond the top-k: not known
-        np.array([np.nan], np.float32),
-        np.array([[i for i, _ in alts] + [-1] * (k - len(alts))], np.int64),
-        np.array([[v for _, v in alts] + [-np.inf] * (k - len(alts))], np.float32),
-    )
-
-
-def _listed_row(tid: int, value, pairs: dict[int, float], listed: tuple[int, ...]) -> Rows:
-    """A generated token's row for `logprob_token_ids`: every asked id (vLLM sends the sampled token first, then
-    each asked id once), by descending logprob as the local engine orders them; their ranks are not sent (0)."""
-    asked = sorted(dict.fromkeys(listed))
-    missing = [i for i in asked if i not in pairs]
-    if missing:
-        raise ExplorerError(
-            f"The backend sent no logprob for the asked token id {missing[0]}.", code="backend_bad_answer"
-        )
-    values = np.array([pairs[i] for i in asked], np.float32)
-    order = np.argsort(-values, kind="stable")
-    return Rows(
-        np.array([_num(value)], np.float32),
-        np.zeros(1, np.int64),
-        np.array([np.nan], np.float32),
-        np.array([asked], np.int64)[:, order],
-        values[None, order],
-        None,
-        np.zeros((1, len(asked)), np.int64),
-    )
-
-
-def _num(v) -> float:
-    v = float(v)
-    return -math.inf if v <= -9999.0 else v
-
-
-def _generation_body(model: str, ids: list[int], s: SamplerSettings, sample: int) -> dict:
-    body = {
-        "model": model,
-        "prompt": list(ids),
-        "max_tokens": s.max_tokens,
-        "temperature": s.temperature,
-        "top_p": s.top_p,
-        "top_k": s.top_k,
-        "min_p": s.min_p,
-        "repetition_penalty": s.repetition_penalty,
-        "frequency_penalty": s.frequency_penalty,
-        "presence_penalty": s.presence_penalty,
-        "stream": True,
-        "logprobs": 0 if s.logprob_ids else (s.logprobs or 0),  # vLLM: listed ids need `logprobs` set
-        "return_tokens_as_token_ids": True,
-        "return_token_ids": True,
-        "n": 1,
-        "ignore_eos": s.ignore_eos,
-        "min_tokens": s.min_tokens,
-        "skip_special_tokens": s.skip_special_tokens,
-        "include_stop_str_in_output": s.include_stop_str_in_output,
-    }
-    if s.seed is not None:
-        body["seed"] = (s.seed + sample) % 2**63
-    if s.stop:
-        body["stop"] = list(s.stop)
-    if s.stop_token_ids:
-        body["stop_token_ids"] = list(s.stop_token_ids)
-    if s.logprob_ids:
-        body["logprob_token_ids"] = list(s.logprob_ids)
-    return body
 
 
 def _local_tokenizer(source: str):
