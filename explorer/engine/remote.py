@@ -105,8 +105,15 @@ class RemoteEngine(Engine):
         return None
 
     def _agrees(self, tok) -> bool:
+        """Whether `tok` tokenizes a probe text as the server does (True where the server has no /tokenize)."""
         here = list(tok(PROBE_TEXT, add_special_tokens=True)["input_ids"])
-        return here == self.backend.post("/tokenize", {"model": self.model_id, "prompt": PROBE_TEXT})["tokens"]
+        try:
+            there = self.backend.post("/tokenize", {"model": self.model_id, "prompt": PROBE_TEXT})
+        except ExplorerError as err:
+            if err.code in ("backend_unreachable", "backend_timeout", "backend_unauthorized"):
+                raise
+            return True  # an OpenAI-compatible server without vLLM's /tokenize: nothing to check against
+        return here == there.get("tokens")
 
     def _vocabulary_and_caps(self, card: dict) -> tuple[int, int, int]:
         """(vocabulary size or 0, most top-k per request (-1: no cap), full-vocabulary cap in prompt tokens).
@@ -236,6 +243,12 @@ class RemoteEngine(Engine):
             check()
         body, full = self.score_body(ids, k, listed)
         entries = self.backend.post("/v1/completions", body)["choices"][0].get("prompt_logprobs")
+        if listed is None and not entries:
+            raise ExplorerError(
+                f"The backend {self.backend.shown} sent no `prompt_logprobs`: scoring needs a vLLM-compatible "
+                "logprobs server.",
+                code="backend_bad_answer",
+            )
         if listed is not None and not entries:
             raise ExplorerError(
                 f"The backend {self.backend.shown} ignored `prompt_logprob_token_ids` (vLLM's /v1/completions does "
