@@ -350,6 +350,17 @@ def test_429_is_retried(faulty):
     assert Faulty.hits == 2 and abs(r.logprobs[1] + 0.5) < 1e-6
 
 
+def test_a_backend_gone_before_a_stream_is_a_message(faulty):
+    server, url = faulty
+    Faulty.mode = "ok"
+    engine = RemoteEngine(url)
+    server.shutdown()
+    server.server_close()  # nothing listens there now
+    with pytest.raises(ExplorerError, match=r"Cannot reach the backend") as err:
+        generate(engine, [0, 1], SamplerSettings(max_tokens=2, temperature=0, logprobs=1))
+    assert err.value.code == "backend_unreachable"
+
+
 def test_a_stream_cut_short_is_a_message(faulty):
     _, url = faulty
     Faulty.mode = "cut"

@@ -44,10 +44,7 @@ class Backend:
             try:
                 r = self.http.request(method, url, json=body)
             except httpx.TimeoutException:
-                raise ExplorerError(
-                    f"The backend {self.shown} did not answer within {self.http.timeout.read:g} s.",
-                    code="backend_timeout",
-                ) from None
+                raise self.late() from None
             except httpx.HTTPError as err:
                 if attempt < RETRIES:
                     time.sleep(0.2 * 2**attempt)
@@ -67,12 +64,22 @@ class Backend:
 
     @contextmanager
     def events(self, path: str, body: dict):
-        """The JSON events of a streamed POST (see `sse`)."""
-        with self.http.stream("POST", route(self.base, path), json=body) as r:
-            if r.status_code != 200:
-                r.read()
-                json_of(r, self.shown)
-            yield sse(r)
+        """The JSON events of a streamed POST (see `sse`); not reaching the server is an ExplorerError too."""
+        try:
+            with self.http.stream("POST", route(self.base, path), json=body) as r:
+                if r.status_code != 200:
+                    r.read()
+                    json_of(r, self.shown)
+                yield sse(r, self.http.timeout.read)
+        except httpx.TimeoutException:
+            raise self.late() from None
+        except httpx.HTTPError as err:
+            raise ExplorerError(f"Cannot reach the backend {self.shown}: {err}.", code="backend_unreachable") from None
+
+    def late(self) -> ExplorerError:
+        return ExplorerError(
+            f"The backend {self.shown} did not answer within {self.http.timeout.read:g} s.", code="backend_timeout"
+        )
 
 
 def route(base: str, path: str) -> str:
@@ -122,8 +129,9 @@ def _code(err) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def sse(r: httpx.Response) -> Iterator[dict]:
-    """The JSON events of a server-sent-events body until `[DONE]`; an error event or a cut stream is an ExplorerError."""
+def sse(r: httpx.Response, waited: float | None = None) -> Iterator[dict]:
+    """The JSON events of a server-sent-events body until `[DONE]`; an error event, a silence longer than `waited`
+    seconds or a cut stream is an ExplorerError."""
     done = False
     try:
         for line in r.iter_lines():
@@ -139,6 +147,8 @@ def sse(r: httpx.Response) -> Iterator[dict]:
                     f"The backend stopped the stream: {event['error'].get('message')}", code="backend_error"
                 )
             yield event
+    except httpx.TimeoutException:
+        raise ExplorerError(f"The backend stopped answering for {waited or 0:g} s.", code="backend_timeout") from None
     except (httpx.HTTPError, json.JSONDecodeError) as err:
         raise ExplorerError(f"The backend's stream broke off ({type(err).__name__}).", code="backend_error") from None
     if not done:
