@@ -51,7 +51,6 @@ class RemoteEngine(Engine):
         name: str | None = None,
     ):
         self.backend = Backend(base_url, key, timeout)
-        self.base = self.backend.base
         card = self._card(model)
         self.model_id = card.get("id") or model or "remote"
         self.name = name or self.model_id
