@@ -464,7 +464,7 @@ def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
     srv = None if backend else LiveServer(engine)
     try:
         url = backend or srv.url  # the bench server's url is its /v1 base
-        remote = RemoteEngine(url, None if backend else engine.name, tokenizer=None if backend else engine.name)
+        remote = RemoteEngine(url, None if backend else engine.name)  # its tokenizer: the model id's, when it loads
         ids = ids_of(engine, 64)
         body, _ = remote.score_body(ids, 5)
         client = httpx.Client(timeout=600)

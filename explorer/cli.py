@@ -75,7 +75,9 @@ def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     p.add_argument(
         "--backend-tokenizer",
         default=os.environ.get("EXPLORER_BACKEND_TOKENIZER"),
-        help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the model id)",
+        help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the folder the "
+        "server names as the model's root, else the model id, when either loads here), or `server`: tokenize on the "
+        "server (its /tokenize and /detokenize)",
     )
     p.add_argument(
         "--max-logprobs",

@@ -124,7 +124,7 @@ class Models:
         self.public = public
         self.limits = limits or Limits.from_env(public)  # what one request may cost, on the page and the API
         self.allow_hub = allow_hub and not public  # a public server: the operator's list only
-        self.engine = engine  # auto | torch | llama.cpp (None: EXPLORER_ENGINE, else auto); see engine/select.py
+        self.engine = engine  # auto | torch | llama.cpp (None: EXPLORER_ENGINE, else auto: engine/select.py) | remote
         self._loader = loader or (
             lambda spec: load_any(
                 spec.source,
@@ -190,6 +190,8 @@ class Models:
         engine = self.loaded(name)
         if engine is not None:
             return engine.capabilities.engine
+        if self.engine == "remote":  # a backend's models (explorer/server.py remote_models)
+            return "remote"
         try:
             spec = self.resolve(name)
             return plan(spec.source, self.engine, self.device, spec.hub_only)[0]

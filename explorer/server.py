@@ -28,16 +28,19 @@ def parse_auth(value: str | None) -> tuple[str, str] | None:
 
 def remote_models(backend: tuple[str, str | None, str | None], names: list[str] | None, public: bool = False) -> Models:
     """A registry whose models are the backend's (all of them, or those named), each a RemoteEngine."""
-    from explorer.engine.remote import RemoteEngine
+    from explorer.engine.remote import SERVER, RemoteEngine
 
     url, key, tokenizer = backend
     first = RemoteEngine(url, names[0] if names else None, key, tokenizer)
-    served = names or [m["id"] for m in first.get("/v1/models").get("data", [])] or [first.model_id]
+    served = names or [m["id"] for m in first.backend.get("/v1/models").get("data", [])] or [first.model_id]
     registry = Models(
         served,
         allow_hub=False,
         public=public,
-        loader=lambda spec: RemoteEngine(url, spec.source, key, tokenizer if spec.name == first.name else None),
+        engine="remote",
+        loader=lambda spec: RemoteEngine(
+            url, spec.source, key, tokenizer if spec.name == first.name or tokenizer == SERVER else None
+        ),
     )
     registry.add(first)
     return registry
@@ -205,8 +208,7 @@ def serve(
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.get()
     print(
-        f"Loaded {engine.name} on {engine.device} ({getattr(engine, 'quant', engine.dtype)}) with "
-        f"{engine.capabilities.engine}; serving {', '.join(registry.names)}.",
+        f"Loaded {engine.name} on {engine.placement()}; serving {', '.join(registry.names)}.",
         file=sys.stderr,
     )
     if share:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate, score_ids
-from explorer.engine.remote import RemoteEngine
+from explorer.engine.branch import generate_then_branch
+from explorer.engine.remote import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 from tests.conftest import ServerProcess
@@ -82,6 +83,100 @@ def test_chat_equals_the_local_engine(remote, gpt2):
     assert b.token_ids.tolist() == a.token_ids.tolist()
 
 
+def test_no_local_tokenizer_tokenizes_on_the_server(backend, gpt2):
+    """Tokens, text and bytes from the server. (The exact bytes of tokens that split a character come from the
+    vocabulary strings of /tokenize: vLLM's, checked in tests/test_vllm_remote.py.)"""
+    bare = RemoteEngine(backend, tokenizer=SERVER)
+    text = "The quick brown fox, 東京 👋"
+    ids = gpt2.encode(text)
+    assert bare.tokenizer is None and bare.vocab_size == gpt2.vocab_size  # the size from the server, not 0
+    assert bare.encode(text) == ids and bare.tokenize(text, add_special_tokens=False) == gpt2.tokenize(text, False)
+    assert bare.detokenize(ids) == gpt2.detokenize(ids) == text
+    whole = [i for i in ids if "\ufffd" not in gpt2.vocab[i].decode("utf-8", "replace")]
+    assert len(whole) < len(ids) and [bare.vocab[i] for i in whole] == [gpt2.vocab[i] for i in whole]
+    plain = gpt2.encode("The quick brown fox jumps")
+    r, local = score_ids(bare, plain, k=3), score_ids(gpt2, plain, k=3)
+    assert r.token_bytes == local.token_bytes and r.text == local.text
+    lossy = {i: p.decode("utf-8", "replace").encode() for i, p in local.pieces.items()}  # what /detokenize can say
+    assert {i: bare.vocab[i] for i in r.pieces} == lossy and lossy != local.pieces  # alternatives split characters
+
+
+def test_our_api_on_a_remote_engine_without_a_tokenizer(backend, gpt2):
+    """/tokenize was a 500, /detokenize said 'outside the vocabulary (0..-1)', /v1/models 'vocab_size: 0'."""
+    import httpx
+
+    from tests.conftest import LiveServer
+
+    srv = LiveServer(RemoteEngine(backend, tokenizer=SERVER))
+    try:
+        ids = gpt2.encode("fox jumps")
+        assert httpx.post(srv.url + "/tokenize", json={"prompt": "fox jumps"}).json()["tokens"] == ids
+        assert httpx.post(srv.url + "/detokenize", json={"tokens": ids}).json()["prompt"] == "fox jumps"
+        bad = httpx.post(srv.url + "/detokenize", json={"tokens": [gpt2.vocab_size]})
+        assert bad.status_code == 400 and f"(0..{gpt2.vocab_size - 1})" in bad.json()["error"]["message"]
+        card = httpx.get(srv.url + "/v1/models").json()["data"][0]
+        assert card["vocab_size"] == gpt2.vocab_size and card["engine"] == "remote"
+    finally:
+        srv.stop()
+
+
+def test_a_stop_token_ending_is_one_answer_with_and_without_a_tokenizer(backend, remote, gpt2):
+    ids = gpt2.encode("The capital of")
+    probe = generate(gpt2, ids, SamplerSettings(max_tokens=6, temperature=0, logprobs=2))[0]
+    s = SamplerSettings(max_tokens=6, temperature=0, logprobs=2, stop_token_ids=(int(probe.token_ids[-3]),))
+    a = generate(gpt2, ids, s)[0]
+    assert (a.finish_reason, a.stop_reason, a.stop_token) == ("stop", s.stop_token_ids[0], True)
+    for engine in (remote, RemoteEngine(backend, tokenizer=SERVER)):
+        b = generate(engine, ids, s)[0]
+        assert b.token_ids.tolist() == a.token_ids.tolist()
+        for field in ("finish_reason", "stop_reason", "stop_token", "completion_text", "token_bytes"):
+            assert getattr(b, field) == getattr(a, field), field
+        np.testing.assert_allclose(b.logprobs[a.n_prompt :], a.logprobs[a.n_prompt :], atol=1e-5)
+
+
+def test_listed_ids_all_come_back(remote, gpt2):
+    """`logprob_token_ids` lost the least likely asked id at every position (the sampled token took its place)."""
+    ids = gpt2.encode("The capital of")
+    asked = (3, 17, 40, 41)
+    s = SamplerSettings(max_tokens=5, temperature=0, logprob_ids=asked)
+    a, b = generate(gpt2, ids, s)[0], generate(remote, ids, s)[0]
+    n = a.n_prompt
+    assert b.token_ids.tolist() == a.token_ids.tolist()
+    assert all(sorted(row) == sorted(asked) for row in b.top_ids[n:].tolist())
+    assert b.top_ids[n:].tolist() == a.top_ids[n:].tolist()  # by descending logprob, as the local engine orders them
+    np.testing.assert_allclose(b.top_logprobs[n:], a.top_logprobs[n:], atol=1e-5)
+
+
+def test_a_branch_on_a_remote_engine_equals_the_local_one(remote, gpt2):
+    """`generate --branch-at` on a remote engine crashed (a fake device in torch.tensor)."""
+    ids = gpt2.encode("The quick brown")
+    s = SamplerSettings(max_tokens=5, temperature=0, logprobs=2)
+    (ra, a), (rb, b) = generate_then_branch(gpt2, ids, s, 4, 17), generate_then_branch(remote, ids, s, 4, 17)
+    assert rb.token_ids.tolist() == ra.token_ids.tolist() and b.token_ids.tolist() == a.token_ids.tolist()
+    assert int(b.token_ids[4]) == 17
+    np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
+    np.testing.assert_allclose(b.top_logprobs[a.scored], a.top_logprobs[a.scored], atol=1e-5)
+    assert b.finish_reason == a.finish_reason and b.completion_text == a.completion_text
+
+
+def test_processed_logprobs_are_refused_not_mislabelled(remote, gpt2):
+    s = SamplerSettings(max_tokens=3, temperature=0.7, seed=1, mode="processed")
+    with pytest.raises(ExplorerError, match=r"--logprobs-mode raw") as err:
+        generate(remote, gpt2.encode("fox"), s)
+    assert err.value.code == "not_available_remote"
+    with pytest.raises(ExplorerError, match=r"--logprobs-mode raw"):
+        generate_then_branch(remote, gpt2.encode("fox jumps"), s, 2, 17)
+
+
+def test_the_status_line_names_the_server(remote, backend):
+    from explorer.ui.model_picker import status_text
+
+    line = status_text(remote)
+    assert f"on a remote server ({backend})" in line and "namespace" not in line
+    with pytest.raises(ExplorerError, match=r"remote backend"):
+        remote.device  # noqa: B018 - there is none, and it says so
+
+
 def test_what_a_remote_server_cannot_give_says_so(remote):
     from explorer.engine.lens import lens_ids
 
@@ -139,14 +234,29 @@ class Faulty(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        card = {"id": "m", "max_model_len": 64, "capabilities": {"max_logprobs": 5, "full_vocab_max_prompt_tokens": 0}}
+        if type(self).mode == "vllm":  # vLLM's card: no capabilities, no vocabulary size
+            return self._send(
+                200, json.dumps({"data": [{"id": "m", "root": "/nowhere/m", "max_model_len": 64}]}).encode()
+            )
+        card = {
+            "id": "m",
+            "max_model_len": 64,
+            "vocab_size": 50000,
+            "capabilities": {"max_logprobs": 5, "full_vocab_max_prompt_tokens": 0},
+        }
         self._send(200, json.dumps({"data": [card]}).encode())
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
-        self.rfile.read(length)
+        asked = json.loads(self.rfile.read(length) or b"{}")
         if self.path.endswith("/detokenize"):  # the remote vocabulary learning a token's text
-            return self._send(200, b'{"prompt": "a"}')
+            from tests.samples import scored_prompt
+
+            pieces = scored_prompt().pieces
+            text = b"".join(pieces.get(i, b"a") for i in asked["tokens"]).decode()
+            return self._send(200, json.dumps({"prompt": text}).encode())
+        if self.path.endswith("/tokenize"):  # no separator to decode many ids at once: one id per call
+            return self._send(200, b'{"tokens": []}')
         type(self).hits += 1
         mode = type(self).mode
         if mode == "slow":
@@ -162,6 +272,9 @@ class Faulty(BaseHTTPRequestHandler):
             from pathlib import Path
 
             self._send(200, (Path(__file__).parent / "golden" / "scored.vllm.json").read_bytes())
+        elif mode == "vllm" and asked.get("prompt_logprobs") == -1:  # vLLM 0.32's refusal, as it words it
+            msg = "Requested prompt logprobs of 50000, which is greater than max allowed: 7 (parameter=prompt_logprobs, value=50000)"
+            self._send(400, json.dumps({"error": {"message": msg, "type": "BadRequestError", "code": 400}}).encode())
         elif mode == "cut":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -203,7 +316,31 @@ def test_a_recorded_vllm_body_parses_into_the_same_result(faulty):
     got = score_ids(RemoteEngine(url), want.token_ids.tolist(), k=2)
     np.testing.assert_allclose(got.logprobs[1:], want.logprobs[1:], atol=1e-6)
     assert got.ranks.tolist() == want.ranks.tolist() and got.top_ids.tolist() == want.top_ids.tolist()
-    assert got.token_bytes[1:] == want.token_bytes[1:]  # the decoded tokens the body carries
+    assert got.token_bytes == want.token_bytes  # from the server's /detokenize
+
+
+def test_a_vllm_server_tells_its_vocabulary_and_caps_by_refusing(faulty):
+    """vLLM's card names neither: its refusal of a full-vocabulary request does; our /v1/models passes them on."""
+    import httpx
+
+    from tests.conftest import LiveServer
+
+    _, url = faulty
+    Faulty.mode = "vllm"
+    engine = RemoteEngine(url)
+    assert engine.vocab_size == 50000 and engine.tokenizer is None
+    caps = engine.capabilities
+    assert (caps.max_logprobs, caps.full_vocab, caps.full_vocab_max_prompt_tokens) == (7, False, 0)
+    with pytest.raises(ExplorerError, match=r"no full-vocabulary distributions") as err:
+        score_ids(engine, [0, 1], k=-1)
+    assert err.value.code == "full_vocab_unavailable"
+    srv = LiveServer(engine)
+    try:
+        card = httpx.get(srv.url + "/v1/models").json()["data"][0]
+        assert card["vocab_size"] == 50000
+        assert card["capabilities"]["full_vocab_max_prompt_tokens"] == 0 and card["capabilities"]["max_logprobs"] == 7
+    finally:
+        srv.stop()
 
 
 def test_429_is_retried(faulty):
@@ -211,6 +348,17 @@ def test_429_is_retried(faulty):
     Faulty.mode = "busy-once"
     r = score_ids(RemoteEngine(url), [0, 1], k=0)
     assert Faulty.hits == 2 and abs(r.logprobs[1] + 0.5) < 1e-6
+
+
+def test_a_backend_gone_before_a_stream_is_a_message(faulty):
+    server, url = faulty
+    Faulty.mode = "ok"
+    engine = RemoteEngine(url)
+    server.shutdown()
+    server.server_close()  # nothing listens there now
+    with pytest.raises(ExplorerError, match=r"Cannot reach the backend") as err:
+        generate(engine, [0, 1], SamplerSettings(max_tokens=2, temperature=0, logprobs=1))
+    assert err.value.code == "backend_unreachable"
 
 
 def test_a_stream_cut_short_is_a_message(faulty):

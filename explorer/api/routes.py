@@ -71,6 +71,7 @@ def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
     if req.prompt_logprobs == -1:
         total = sum(len(p) for p in prompts) * req.n
         cap = limits.full_vocab_max_prompt_tokens
+        cap = min(cap, engine.capabilities.full_vocab_max_prompt_tokens or cap)  # 0: the engine says why it has none
         if total > cap:
             raise ExplorerError(
                 f"`prompt_logprobs: -1` (full vocabulary) is limited to {cap} prompt tokens x n per request; this one has {total}. "
@@ -78,6 +79,11 @@ def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
                 param="prompt_logprobs",
                 code="full_vocab_prompt_too_long",
             )
+
+
+def within(cap: int, other: int) -> int:
+    """The tighter of two top-k caps (-1: no cap)."""
+    return other if cap == -1 else cap if other == -1 else min(cap, other)
 
 
 def prompts_of(engine, prompt) -> list[list[int]]:
@@ -258,9 +264,12 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
             "permission": [permission(created)],
             "engine": models.engine_of(name),
             "vocab_size": engine.vocab_size if engine else None,
-            "capabilities": {
-                "full_vocab_max_prompt_tokens": limits.full_vocab_max_prompt_tokens,
-                "max_logprobs": max_logprobs(),
+            "capabilities": {  # ours, within the engine's (a remote backend's caps)
+                "full_vocab_max_prompt_tokens": min(
+                    limits.full_vocab_max_prompt_tokens,
+                    engine.capabilities.full_vocab_max_prompt_tokens if engine else limits.full_vocab_max_prompt_tokens,
+                ),
+                "max_logprobs": within(max_logprobs(), engine.capabilities.max_logprobs if engine else -1),
                 "prompt_logprobs": True,
                 **(
                     {

@@ -47,7 +47,7 @@ def tokenize(engine, req: TokenizeRequest) -> dict:
         )
     if req.prompt is not None:
         add = True if req.add_special_tokens is None else req.add_special_tokens
-        ids = list(engine.tokenizer(req.prompt, add_special_tokens=add)["input_ids"])
+        ids = engine.tokenize(req.prompt, add_special_tokens=add)
     else:
         messages = ChatRequest(messages=req.messages or []).chat_messages()
         ids = engine.encode_chat(
@@ -68,7 +68,7 @@ def detokenize(engine, req: DetokenizeRequest) -> dict:
             param="tokens",
             code="invalid_token_id",
         )
-    return {"prompt": engine.tokenizer.decode(req.tokens)}
+    return {"prompt": engine.detokenize(req.tokens)}
 
 
 def token_router(models: Models, limits: Limits, guard) -> APIRouter:

@@ -9,6 +9,9 @@ Steps of `branch(prefix, token)`:
 3. `stream` continues from that cache with the sampler settings.
 4. the cache of the branched path is kept for later branches from it.
 So a branch computes 2 positions plus its continuation, however long the prefix.
+
+A served model (explorer/engine/remote.py) keeps no cache here: its branch is a generation from the ids of
+prefix + token, and the token's numbers are that prompt's last scored position.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from explorer.engine.generation import Done, Step, collect, stream, with_seed
+from explorer.engine.capabilities import Served
+from explorer.engine.generation import Done, Step, collect, generate, stream, with_seed
 from explorer.engine.model import Engine
 from explorer.engine.sampling import process
-from explorer.engine.scoring import Check, chunked_rows
+from explorer.engine.scoring import Check, chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import MAX_K, SamplerSettings
@@ -114,17 +118,26 @@ def branch(
         raise ExplorerError(f"These caches belong to {prefixes.model!r}, not {engine.name!r}.", param="model")
     head = list(prefix) + [token]
     engine.check_ids(head)
+    kk = (s.logprobs or 0) if k is None else k
+    if isinstance(engine, Served):
+        return _served_branch(engine, head, s, kk, check)
     past = prefixes.take(engine, head, len(prefix) - 1)
     x = torch.tensor([head[-2:]], device=engine.device)  # (1, 2): the prefix's last token, then `token`
     hidden, past = engine.body(x, past, cache=True)  # (2, H)
     raw = engine.head(hidden[:1]).float()  # (1, V)
     dist = raw if s.mode == "raw" else process(raw, s, torch.tensor(prefix, device=engine.device))
-    kk = (s.logprobs or 0) if k is None else k
     row = engine.stats(dist, x[0, 1:], kk).to_rows()
     steps, done = _drain(stream(engine, head, s, check=check, resume=(past, hidden[1:])))
     path = head + [st.token_id for st in steps]
     prefixes.remember(path, past)
     return Branch(path, len(prefix), row, steps, done)
+
+
+def _served_branch(engine, head: list[int], s: SamplerSettings, k: int, check: Check | None) -> Branch:
+    """A served model's branch: the continuation generated from `head`, then the token's numbers scored."""
+    steps, done = _drain(stream(engine, head, s, check=check))  # first: the server refuses what it cannot give
+    row = score_ids(engine, head, k, check=check).rows.sliced(slice(len(head) - 1, None))  # the token's position
+    return Branch(head + [st.token_id for st in steps], len(head) - 1, row, steps, done)
 
 
 # ---- a generation and its branch, as TokenScores (the CLI's generate --branch-at) ----------------
@@ -139,7 +152,9 @@ def _pad(rows: Rows, width: int) -> Rows:
 def generate_kept(
     engine: Engine, prefixes: Prefixes, ids: list[int], s: SamplerSettings, check: Check | None = None
 ) -> TokenScores:
-    """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes`."""
+    """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes` (none for a served model)."""
+    if isinstance(engine, Served):
+        return generate(engine, ids, s, check)[0]
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)
@@ -223,6 +238,9 @@ def plant(
     check: Check | None = None,
 ) -> BranchTree:
     """A tree of the text `ids` (raw numbers, one scoring pass whose KV cache is kept for the branches)."""
+    if isinstance(engine, Served):
+        rows = score_ids(engine, ids, k, check=check).rows.sliced(slice(1, None))
+        return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)

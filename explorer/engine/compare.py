@@ -207,6 +207,11 @@ def compare_prompts(
 def encode_with_offsets(engine: Engine, text: str) -> tuple[list[int], np.ndarray]:
     """(ids as `engine.encode` gives them, (T, 2) int64 character [start, end) of each token in `text`)."""
     ids = engine.encode(text)
+    if engine.tokenizer is None:  # a remote model tokenized on its server: no offsets to align with
+        raise ExplorerError(
+            f"{engine.name} has no tokenizer here to align its tokens with another model's: pass --backend-tokenizer.",
+            param="model",
+        )
     try:
         enc = engine.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True)
     except NotImplementedError:
@@ -241,6 +246,6 @@ def compare_prompt_texts(
     for name, value in (("prompt_a", prompt_a), ("prompt_b", prompt_b), ("continuation", continuation)):
         if not isinstance(value, str):
             raise ExplorerError(f"`{name}` must be a text.", param=name, code="invalid_type")
-    pa, pb = (list(engine.tokenizer(p, add_special_tokens=True)["input_ids"]) for p in (prompt_a, prompt_b))
-    cont = list(engine.tokenizer(continuation, add_special_tokens=False)["input_ids"]) if continuation else []
+    pa, pb = (engine.tokenize(p, add_special_tokens=True) for p in (prompt_a, prompt_b))
+    cont = engine.tokenize(continuation, add_special_tokens=False) if continuation else []
     return compare_prompts(engine, pa, pb, cont, k, check)

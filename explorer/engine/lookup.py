@@ -105,7 +105,7 @@ def query_ids_of(engine: Engine, query: str) -> list[int]:
     kind, value = parse_query(query)
     if kind == "id":
         return check_query_ids(engine, [value])
-    ids = list(engine.tokenizer(value, add_special_tokens=False)["input_ids"])
+    ids = engine.tokenize(str(value), add_special_tokens=False)
     if not ids:
         raise ExplorerError(f"Lookup {query!r} has no tokens: type a word or a token id.", param="lookup")
     return ids

@@ -91,6 +91,11 @@ class Engine:
         """What this engine can give (everything: the model runs here)."""
         return Capabilities.local(max_logprobs(), bool(getattr(self.tokenizer, "chat_template", None)))
 
+    def placement(self) -> str:
+        """Where and how the model runs, for people (the page's status line, the server's log): "cpu (float32) with torch"."""
+        how = str(getattr(self, "quant", None) or self.dtype).replace("torch.", "")
+        return f"{self.device.type} ({how}) with {self.capabilities.engine}"
+
     @property
     def compiled(self) -> bool:
         return self._sums_kernel is not sums
@@ -201,7 +206,15 @@ class Engine:
             raise ExplorerError(
                 "The text is empty: type or paste some text to score.", param="prompt", code="empty_text"
             )
-        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        return self.tokenize(text)
+
+    def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """Token ids of `text`, with the tokenizer's own special tokens (a BOS where expected) when asked."""
+        return list(self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"])
+
+    def detokenize(self, ids: list[int]) -> str:
+        """The text of token `ids`, special tokens written out (vLLM's /detokenize)."""
+        return self.tokenizer.decode(ids)
 
     def encode_chat(
         self,

@@ -1,63 +1,45 @@
 """A remote engine: a model served by vLLM (or any OpenAI-compatible logprobs server, ours included) behind the
 same interface as the local one, so every view, the CLI and our own /v1 run on it.
 
-Scoring asks `/v1/completions` for `prompt_logprobs` of the prompt sent as token ids (`echo`, `max_tokens: 0`);
-the full vocabulary (`prompt_logprobs: -1`) only within the server's cap, which gives the entropy exactly; beyond
-it the entropy is unavailable (NaN, never guessed). Generation streams `/v1/completions` with
-`return_tokens_as_token_ids`, so every token is an id; ranks of generated tokens are read off the top-k where the
-token is in it, else unknown (0). What needs the model's insides (hidden states, logits rows) raises a clear
-ExplorerError naming the capability.
+- Tokens: the model's tokenizer loaded here when it can be (`--backend-tokenizer`, else the folder the server
+  names as its model card's `root`, else the served model id), checked to tokenize as the server does; without
+  one (or `--backend-tokenizer server`), the server's `/tokenize` and `/detokenize` (explorer/engine/remote_vocab.py).
+- Scoring asks `/v1/completions` for `prompt_logprobs` of the prompt sent as token ids (`echo`, `max_tokens: 0`):
+  true ranks; the full vocabulary (`prompt_logprobs: -1`, exact entropy) only where the server allows it,
+  else the entropy is unavailable (NaN, never guessed).
+- Generation streams `/v1/completions` with `return_tokens_as_token_ids`, so every token is an id; a generated
+  token's rank is read off the top-k where it is in it, else unknown (0). The EOS or stop token that ends a text
+  is kept as its last token, as vLLM sends it. Numbers are raw (vLLM's default `--logprobs-mode raw_logprobs`;
+  a request cannot ask for processed ones, so processed mode is refused).
+- A branch is a generation from a prefix of ids (explorer/engine/branch.py); what needs the model's insides
+  (hidden states, logits rows) raises a clear ExplorerError naming the capability.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import time
-from collections.abc import Iterator, Sequence
-from types import SimpleNamespace
+import re
 
-import httpx
 import numpy as np
 
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.listed import listed_width
 from explorer.engine.model import Engine
+from explorer.engine.remote_http import Backend, error_message
+from explorer.engine.remote_stream import generation_body, listed_row, num, top_row
+from explorer.engine.remote_vocab import RemoteVocab
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
-RETRIES = 3  # idempotent calls (models, tokenize, scoring) retried on 429 / 5xx / connection errors
 FULL_VOCAB_BUDGET = 4_000_000  # positions x vocabulary entries asked as JSON for exact entropy (~300 MB of JSON)
-
-
-class RemoteVocab(Sequence):
-    """id -> raw bytes: from the local tokenizer when there is one, else learnt from the server (decoded text)."""
-
-    def __init__(self, engine: RemoteEngine, table: list[bytes] | None, size: int):
-        self.engine, self.table, self.size = engine, table, size
-        self.known: dict[int, bytes] = {}
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __getitem__(self, i: int) -> bytes:  # type: ignore[override]  # ids only: a vocabulary is not sliced
-        if self.table is not None:
-            return self.table[i]
-        if i not in self.known:
-            self.known[i] = self.engine.post("/detokenize", {"model": self.engine.model_id, "tokens": [int(i)]})[
-                "prompt"
-            ].encode()
-        return self.known[i]
-
-    def learn(self, i: int, text: str) -> None:
-        if self.table is None:
-            self.known.setdefault(int(i), text.encode())
+SERVER = "server"  # --backend-tokenizer server: tokenize on the server, load no tokenizer here
+PROBE_TEXT = "Hello world, 課 👋"  # tokenized here and there: a local tokenizer must agree with the server's
+VLLM_CAP = re.compile(r"Requested prompt logprobs of (\d+), which is greater than max allowed: (-?\d+)")
 
 
 class RemoteEngine(Engine):
     """Engine's interface over HTTP: scoring and generation go to the server (the Served protocol routes them here);
-    what needs the model's insides (body, head, stats) raises an ExplorerError naming the capability."""
+    what needs the model's insides (body, head, stats, a device) raises an ExplorerError naming the capability."""
 
     def __init__(
         self,
@@ -68,17 +50,32 @@ class RemoteEngine(Engine):
         timeout: float = 120.0,
         name: str | None = None,
     ):
-        self.device = SimpleNamespace(type="a remote server")  # what the page's status line reads
-        self.dtype = "served"
-        self._connect(base_url, model, key, tokenizer, timeout, name)
+        self.backend = Backend(base_url, key, timeout)
+        card = self._card(model)
+        self.model_id = card.get("id") or model or "remote"
+        self.name = name or self.model_id
+        self.context = int(card.get("max_model_len") or 2048)
+        self.weights_mb = 0.0
+        self.tokenizer = self._tokenizer(tokenizer, card.get("root"))
+        vocab, max_lp, full_cap = self._vocabulary_and_caps(card)
+        self._capabilities = Capabilities.remote(max_logprobs=max_lp, full_vocab_max_prompt_tokens=full_cap)
+        if self.tokenizer is not None:
+            from explorer.engine.tokens import vocab_bytes
 
-    def _connect(
-        self, base_url: str, model: str | None, key: str | None, tokenizer: str | None, timeout: float, name: str | None
-    ) -> None:
-        """Read the server's model card; load the model's tokenizer here when it can be (exact token bytes)."""
-        self.base = base_url.rstrip("/")
-        self.http = httpx.Client(timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {})
-        listed = self.get("/v1/models").get("data") or []
+            self.vocab_size = max(len(self.tokenizer), vocab)  # the head may be padded past the tokenizer
+            self.vocab = vocab_bytes(self.tokenizer, self.vocab_size)
+            self.known_vocab = None
+        else:
+            self.vocab_size = vocab  # 0: unknown (then learnt from a full-vocabulary answer)
+            self.known_vocab = RemoteVocab(self.backend, self.model_id, vocab)
+            self.vocab = self.known_vocab
+        eos = getattr(self.tokenizer, "eos_token_id", None)
+        self.eos_ids = {eos} if eos is not None else set()  # without a tokenizer: learnt from the texts that end
+        self.special_ids = set(getattr(self.tokenizer, "all_special_ids", []) or []) | self.eos_ids
+
+    # ---- connecting ----------------------------------------------------------------------
+    def _card(self, model: str | None) -> dict:
+        listed = self.backend.get("/v1/models").get("data") or []
         ids = [m.get("id") for m in listed]
         if model is not None and model not in ids:
             raise ExplorerError(
@@ -86,76 +83,101 @@ class RemoteEngine(Engine):
                 param="model",
                 code="model_not_found",
             )
-        card = listed[ids.index(model)] if model is not None else (listed[0] if listed else {})
-        self.model_id = card.get("id") or model or "remote"
-        self.name = name or self.model_id
-        self.context = int(card.get("max_model_len") or 2048)
+        return listed[ids.index(model)] if model is not None else (listed[0] if listed else {})
+
+    def _tokenizer(self, asked: str | None, root: str | None):
+        """The tokenizer asked for (an error when it cannot be had), else the card's root's or the model id's
+        when one loads here and tokenizes as the server does, else None (the server tokenizes)."""
+        if asked == SERVER:
+            return None
+        for source in [asked] if asked else [root, self.model_id]:
+            tok = _local_tokenizer(source) if source else None
+            if tok is not None and self._agrees(tok):
+                return tok
+            if asked:
+                why = "does not load here" if tok is None else f"does not tokenize {PROBE_TEXT!r} as the server does"
+                raise ExplorerError(
+                    f"--backend-tokenizer {asked!r} {why}: give the served model's folder or hub id, or "
+                    f"`{SERVER}` to tokenize on the server.",
+                    param="backend_tokenizer",
+                )
+        return None
+
+    def _agrees(self, tok) -> bool:
+        """Whether `tok` tokenizes a probe text as the server does (True where the server has no /tokenize)."""
+        here = list(tok(PROBE_TEXT, add_special_tokens=True)["input_ids"])
+        try:
+            there = self.backend.post("/tokenize", {"model": self.model_id, "prompt": PROBE_TEXT})
+        except ExplorerError as err:
+            if err.code in ("backend_unreachable", "backend_timeout", "backend_unauthorized"):
+                raise
+            return True  # an OpenAI-compatible server without vLLM's /tokenize: nothing to check against
+        return here == there.get("tokens")
+
+    def _vocabulary_and_caps(self, card: dict) -> tuple[int, int, int]:
+        """(vocabulary size or 0, most top-k per request (-1: no cap), full-vocabulary cap in prompt tokens).
+
+        Our own server's card says all three. Of vLLM's, one full-vocabulary request of two tokens tells: its
+        answer has an entry per vocabulary id; a capped server (`--max-logprobs`) refuses it, naming the
+        vocabulary size and its cap."""
         caps = card.get("capabilities") or {}
-        self._capabilities = Capabilities.remote(
-            max_logprobs=int(caps.get("max_logprobs", 20)),
-            full_vocab_max_prompt_tokens=int(caps.get("full_vocab_max_prompt_tokens", 0)),
-        )
-        self.tokenizer = _local_tokenizer(tokenizer or self.model_id)
-        table = None
-        if self.tokenizer is not None:
-            from explorer.engine.tokens import vocab_bytes
+        if card.get("vocab_size") and "max_logprobs" in caps:
+            return int(card["vocab_size"]), int(caps["max_logprobs"]), int(caps.get("full_vocab_max_prompt_tokens", 0))
+        refused: list[str] = []
 
-            self.vocab_size = max(len(self.tokenizer), int(card.get("vocab_size") or 0))  # the head may be padded
-            table = vocab_bytes(self.tokenizer, self.vocab_size)
-        else:
-            self.vocab_size = int(card.get("vocab_size") or 0)  # 0: unknown (learnt from a full-vocabulary answer)
-        self.known_vocab = RemoteVocab(self, table, self.vocab_size)
-        self.vocab = self.known_vocab
-        eos = getattr(self.tokenizer, "eos_token_id", None)
-        self.eos_ids = {eos} if eos is not None else set()
-        self.special_ids = set(getattr(self.tokenizer, "all_special_ids", []) or []) | self.eos_ids
-        self.weights_mb = 0.0
+        def read(r):  # a refusal is an answer here, not an error
+            refused.append(error_message(r) or "")
+            return {}
 
-    # ---- HTTP ---------------------------------------------------------------------------
-    def get(self, path: str) -> dict:
-        return self._call("GET", path, None)
+        body = {"model": self.model_id, "prompt": [0, 0], "max_tokens": 0, "echo": True, "prompt_logprobs": -1}
+        answer = self.backend.call("POST", "/v1/completions", body, answer=read)
+        if refused:
+            m = VLLM_CAP.search(refused[0])
+            vocab = int(m.group(1)) if m else int(card.get("vocab_size") or 0)
+            return vocab, int(m.group(2)) if m else int(caps.get("max_logprobs", 20)), 0
+        entries = ((answer.get("choices") or [{}])[0].get("prompt_logprobs") or [None])[1:]
+        vocab = len(entries[0]) if entries and entries[0] else int(card.get("vocab_size") or 0)
+        return vocab, int(caps.get("max_logprobs", -1)), int(caps.get("full_vocab_max_prompt_tokens", self.context))
 
-    def post(self, path: str, body: dict) -> dict:
-        return self._call("POST", path, body)
-
-    def _call(self, method: str, path: str, body: dict | None) -> dict:
-        """One JSON call, retried with backoff on 429 / 5xx / connection errors; clear ExplorerErrors otherwise."""
-        url = _route(self.base, path)
-        for attempt in range(RETRIES + 1):
-            try:
-                r = self.http.request(method, url, json=body)
-            except httpx.TimeoutException:
-                raise ExplorerError(
-                    f"The backend {self.base} did not answer within {self.http.timeout.read:g} s.",
-                    code="backend_timeout",
-                ) from None
-            except httpx.HTTPError as err:
-                if attempt < RETRIES:
-                    time.sleep(0.2 * 2**attempt)
-                    continue
-                raise ExplorerError(
-                    f"Cannot reach the backend {self.base}: {err}.", code="backend_unreachable"
-                ) from None
-            if r.status_code in (429, 500, 502, 503, 504) and attempt < RETRIES:
-                time.sleep(min(float(r.headers.get("retry-after") or 0.2 * 2**attempt), 5.0))
-                continue
-            return _json_of(r, self.base)
-        raise AssertionError("unreachable")
-
-    # ---- text -> ids --------------------------------------------------------------------
+    # ---- what this engine is -----------------------------------------------------------
     @property
     def capabilities(self) -> Capabilities:
         """What the server gives: no hidden states; ranks of generated tokens only within the top-k."""
         return self._capabilities
 
-    def encode(self, text: str) -> list[int]:
-        if not isinstance(text, str) or text == "":
-            raise ExplorerError(
-                "The text is empty: type or paste some text to score.", param="prompt", code="empty_text"
-            )
+    def placement(self) -> str:
+        return f"a remote server ({self.backend.shown})"
+
+    @property
+    def device(self):  # type: ignore[override]  # no device here: every computation that needs one says so
+        raise self._not_here()
+
+    def _not_here(self) -> ExplorerError:
+        return ExplorerError(
+            f"{self.name} runs on a remote backend, which does not expose hidden states or logits "
+            "(needed for this view): use a model loaded here (drop --backend).",
+            code="not_available_remote",
+        )
+
+    def body(self, *a, **kw):
+        raise self._not_here()
+
+    head = stats = body
+
+    # ---- text <-> ids -------------------------------------------------------------------
+    def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]:
         if self.tokenizer is not None:
-            return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
-        return self.post("/tokenize", {"model": self.model_id, "prompt": text})["tokens"]
+            return super().tokenize(text, add_special_tokens)
+        ids = self.backend.post(
+            "/tokenize", {"model": self.model_id, "prompt": text, "add_special_tokens": add_special_tokens}
+        )["tokens"]
+        self._learn(ids)
+        return ids
+
+    def detokenize(self, ids: list[int]) -> str:
+        if self.tokenizer is not None:
+            return super().detokenize(ids)
+        return self.backend.post("/detokenize", {"model": self.model_id, "tokens": list(ids)})["prompt"]
 
     def encode_chat(
         self,
@@ -173,7 +195,15 @@ class RemoteEngine(Engine):
         }
         if template_kwargs:
             body["chat_template_kwargs"] = template_kwargs
-        return self.post("/tokenize", body)["tokens"]  # the server's own template: nothing shifts
+        ids = self.backend.post("/tokenize", body)["tokens"]  # the server's own template: nothing shifts
+        self._learn(ids)
+        return ids
+
+    def _learn(self, ids, others=()) -> None:
+        """Without a tokenizer: the bytes of the tokens of a sequence `ids` and of `others` (see remote_vocab)."""
+        if self.known_vocab is not None:
+            self.known_vocab.fetch([*ids, *others])
+            self.known_vocab.learn(ids)
 
     @property
     def adds_bos(self) -> bool:
@@ -191,35 +221,45 @@ class RemoteEngine(Engine):
             return []
         if self.tokenizer is None:
             raise ExplorerError(
-                "A context start needs the model's tokenizer locally: pass --backend-tokenizer.", param="context_start"
+                "A context start needs the model's tokenizer here: pass --backend-tokenizer.", param="context_start"
             )
         from explorer.engine import context_start
 
         return context_start.context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
 
-    # ---- what a remote server cannot give ------------------------------------------------
-    def body(self, *a, **kw):
-        raise ExplorerError(
-            f"{self.name} runs on a remote backend, which does not expose hidden states or logits "
-            "(needed for this view): use a local model.",
-            code="not_available_remote",
-        )
-
-    head = stats = body
-
     # ---- scoring -------------------------------------------------------------------------
     def score_ids(self, ids: list[int], k: int, check=None, listed=None) -> TokenScores:
         """Score `ids` as sent; the full vocabulary (exact entropy) when the server's cap allows it."""
         self.check_ids(ids)
+        if k == -1 and not self.capabilities.full_vocab:
+            raise ExplorerError(
+                f"The backend {self.backend.shown} gives no full-vocabulary distributions (it caps logprobs at "
+                f"{self.capabilities.max_logprobs}): ask for a top-k, or start vLLM with --max-logprobs -1.",
+                param="prompt_logprobs",
+                code="full_vocab_unavailable",
+            )
         if check is not None:
             check()
         body, full = self.score_body(ids, k, listed)
-        ask = body.get("prompt_logprobs")
-        entries = self.post("/v1/completions", body)["choices"][0]["prompt_logprobs"]
-        if self.tokenizer is None and ask == -1 and len(entries) > 1:
+        entries = self.backend.post("/v1/completions", body)["choices"][0].get("prompt_logprobs")
+        if listed is None and not entries:
+            raise ExplorerError(
+                f"The backend {self.backend.shown} sent no `prompt_logprobs`: scoring needs a vLLM-compatible "
+                "logprobs server.",
+                code="backend_bad_answer",
+            )
+        if listed is not None and not entries:
+            raise ExplorerError(
+                f"The backend {self.backend.shown} ignored `prompt_logprob_token_ids` (vLLM's /v1/completions does "
+                "not take it): ask for a top-k, or use a model loaded here.",
+                param="prompt_logprob_token_ids",
+                code="not_available_remote",
+            )
+        if self.known_vocab is not None and body.get("prompt_logprobs") == -1 and len(entries) > 1:
             self.vocab_size = self.known_vocab.size = max(len(e) for e in entries[1:])
-        rows = self._prompt_rows(entries[1:], ids[1:], k if listed is None else listed_width(listed), full)
         width = listed_width(listed) if listed is not None else k
+        rows = self._prompt_rows(entries[1:], ids[1:], width, full)
+        self._learn(ids, rows.top_ids[rows.top_ids >= 0].tolist() if k != -1 else range(self.vocab_size))
         return assemble(self.name, self.vocab, list(ids), len(ids), rows, first=1, prompt_k=width)
 
     def score_body(self, ids: list[int], k: int, listed=None) -> tuple[dict, bool]:
@@ -256,7 +296,7 @@ class RemoteEngine(Engine):
             lps[lps <= -9999.0] = -np.inf  # the JSON clamp of -inf
             ranks = np.fromiter((v["rank"] for v in values), np.int64, len(values))
             mine = entry[str(t)]
-            lp[j], rank[j] = _num(mine["logprob"]), int(mine["rank"])
+            lp[j], rank[j] = num(mine["logprob"]), int(mine["rank"])
             if full:
                 p = np.exp(lps)
                 ent[j] = float(-np.sum(np.where(p > 0, p * lps, 0.0)))
@@ -270,44 +310,54 @@ class RemoteEngine(Engine):
             keep = order[~((ids[order] == t) & (ranks[order] > kk))][:kk]  # the actual only when it ranks within k
             n = len(keep)
             top_ids[j, :n], top_lp[j, :n], top_ranks[j, :n] = ids[keep], lps[keep], ranks[keep]
-            for i in ids if k == -1 else [t, *ids[keep].tolist()]:  # token texts the result will show
-                self.known_vocab.learn(int(i), entry[str(int(i))].get("decoded_token") or "")
         return Rows(lp, rank, ent, top_ids, top_lp, full_rows, top_ranks)
 
     # ---- generation ----------------------------------------------------------------------
+    def check_sampler(self, s: SamplerSettings) -> None:
+        """Refuse what the server cannot answer truthfully: processed logprobs (no request field asks for them)."""
+        if s.mode == "processed":
+            raise ExplorerError(
+                "Processed logprobs cannot be asked of a remote server (vLLM sends raw ones unless started with "
+                "--logprobs-mode processed_logprobs, for every request): ask for raw logprobs (--logprobs-mode raw), or use a model loaded here (drop --backend).",
+                param="logprobs_mode",
+                code="not_available_remote",
+            )
+
     def stream(self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check=None):
         """Steps, then Done, as explorer.engine.generation.stream yields them, from a streamed completions call."""
         from explorer.engine.generation import Done
 
+        self.check_sampler(s)
         self.check_ids(ids)
         prompt_rows = None
         if want_prompt and s.prompt_logprobs is not None:
             prompt_rows = self.score_ids(ids, s.prompt_logprobs, check).rows
             prompt_rows = prompt_rows.sliced(slice(1, None))
-        k = len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0)
-        body = _generation_body(self.model_id, ids, s, sample, k)
-        text, finish, stop_reason, last = "", "length", None, None
-        with self.http.stream("POST", _route(self.base, "/v1/completions"), json=body) as r:
-            if r.status_code != 200:
-                r.read()
-                _json_of(r, self.base)
-            for event in _sse(r):
+        text, finish, stop_reason, steps, piece = "", "length", None, [], ""
+        with self.backend.events("/v1/completions", generation_body(self.model_id, ids, s, sample)) as events:
+            for event in events:
                 if check is not None:
                     check()
                 ch = event["choices"][0] if event.get("choices") else None
                 if ch is None:
                     continue
-                for step in self._steps(ch, k, len(text)):
-                    text, last = text + step.text, step.token_id
+                for step in self._steps(ch, s, len(text)):
+                    text, piece = text + step.text, step.text
+                    steps.append(step)
                     yield step
                 if ch.get("finish_reason"):
                     finish, stop_reason = ch["finish_reason"], ch.get("stop_reason")
-        ended = (
-            finish == "stop" and stop_reason is None and last in self.eos_ids
-        )  # the EOS: in the ids, not in the text
-        yield Done(finish, text, prompt_rows, stop_reason, ended)
+        ended = finish == "stop" and not isinstance(stop_reason, str) and bool(steps)  # by EOS or a stop id
+        if ended and stop_reason is None:
+            self.eos_ids.add(steps[-1].token_id)  # vLLM's EOS (a stop id names itself in stop_reason)
+            self.special_ids.add(steps[-1].token_id)
+        out = [st.token_id for st in steps]
+        self._learn([*ids, *out], [int(i) for st in steps for i in st.rows.top_ids[0] if i >= 0])
+        silent = ended and (not s.include_stop_str_in_output or piece == "")  # the ending token adds no text
+        yield Done(finish, text, prompt_rows, stop_reason, silent)
 
-    def _steps(self, ch: dict, k: int, start: int):
+    def _steps(self, ch: dict, s: SamplerSettings, start: int):
+        """One Step per token of a streamed chunk; the chunk's text rides on its last token."""
         from explorer.engine.generation import Step
 
         lp = ch.get("logprobs")
@@ -315,114 +365,10 @@ class RemoteEngine(Engine):
             return
         for j, (tok, value, top) in enumerate(zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"])):
             tid = int(tok.removeprefix("token_id:"))
-            pairs = sorted(
-                ((int(key.removeprefix("token_id:")), _num(v)) for key, v in (top or {}).items()), key=lambda x: -x[1]
-            )
-            alts = pairs[:k] if k > 0 else []
-            rank = next((n for n, (i, _) in enumerate(pairs, start=1) if i == tid), 0) if k > 0 else 0
-            row = Rows(
-                np.array([_num(value)], np.float32),
-                np.array([rank if rank <= k else 0], np.int64),
-                np.array([np.nan], np.float32),
-                np.array([[i for i, _ in alts] + [-1] * (k - len(alts))], np.int64),
-                np.array([[v for _, v in alts] + [-np.inf] * (k - len(alts))], np.float32),
-            )
+            pairs = {int(key.removeprefix("token_id:")): num(v) for key, v in (top or {}).items()}
+            row = listed_row(tid, value, pairs, s.logprob_ids) if s.logprob_ids else top_row(tid, value, pairs, s)
             piece = ch.get("text", "") if j == len(lp["tokens"]) - 1 else ""
             yield Step(tid, row, piece, start)
-
-
-def _num(v) -> float:
-    v = float(v)
-    return -math.inf if v <= -9999.0 else v
-
-
-def _route(base: str, path: str) -> str:
-    """`base` is the server's /v1 URL: /v1/... paths go under it; the utility routes (/tokenize) at its root, as vLLM's."""
-    if path.startswith("/v1/"):
-        return base + path[3:]
-    return (base[: -len("/v1")] if base.endswith("/v1") else base) + path
-
-
-def _json_of(r: httpx.Response, base: str) -> dict:
-    """The body of a backend answer, or an ExplorerError that says what the backend said."""
-    try:
-        body = r.json()
-    except (json.JSONDecodeError, ValueError):
-        raise ExplorerError(
-            f"The backend {base} answered HTTP {r.status_code} with something that is not JSON.",
-            code="backend_bad_answer",
-        ) from None
-    if r.status_code >= 400:
-        err = body.get("error") if isinstance(body, dict) else None
-        msg = (err or {}).get("message") if isinstance(err, dict) else None
-        msg = msg or (body.get("message") if isinstance(body, dict) else None) or str(body)[:200]
-        code = {401: "backend_unauthorized", 404: "model_not_found", 429: "server_busy"}.get(
-            r.status_code, "backend_error"
-        )
-        raise ExplorerError(
-            f"The backend answered HTTP {r.status_code}: {msg}",
-            param=(err or {}).get("param") if err else None,
-            code=code if r.status_code >= 401 else ((err or {}).get("code") or "backend_error"),
-        )
-    return body
-
-
-def _sse(r: httpx.Response) -> Iterator[dict]:
-    """The JSON events of a server-sent-events body until `[DONE]`; an error event or a cut stream is an ExplorerError."""
-    done = False
-    try:
-        for line in r.iter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                done = True
-                break
-            event = json.loads(data)
-            if isinstance(event, dict) and "error" in event:
-                raise ExplorerError(
-                    f"The backend stopped the stream: {event['error'].get('message')}", code="backend_error"
-                )
-            yield event
-    except (httpx.HTTPError, json.JSONDecodeError) as err:
-        raise ExplorerError(f"The backend's stream broke off ({type(err).__name__}).", code="backend_error") from None
-    if not done:
-        raise ExplorerError(
-            "The backend's stream ended without [DONE]: the answer is incomplete.", code="backend_error"
-        )
-
-
-def _generation_body(model: str, ids: list[int], s: SamplerSettings, sample: int, k: int) -> dict:
-    body = {
-        "model": model,
-        "prompt": list(ids),
-        "max_tokens": s.max_tokens,
-        "temperature": s.temperature,
-        "top_p": s.top_p,
-        "top_k": s.top_k,
-        "min_p": s.min_p,
-        "repetition_penalty": s.repetition_penalty,
-        "frequency_penalty": s.frequency_penalty,
-        "presence_penalty": s.presence_penalty,
-        "stream": True,
-        "logprobs": k,
-        "return_tokens_as_token_ids": True,
-        "return_token_ids": True,
-        "n": 1,
-        "ignore_eos": s.ignore_eos,
-        "min_tokens": s.min_tokens,
-        "skip_special_tokens": s.skip_special_tokens,
-        "include_stop_str_in_output": s.include_stop_str_in_output,
-    }
-    if s.seed is not None:
-        body["seed"] = (s.seed + sample) % 2**63
-    if s.stop:
-        body["stop"] = list(s.stop)
-    if s.stop_token_ids:
-        body["stop_token_ids"] = list(s.stop_token_ids)
-    if s.logprob_ids:
-        body["logprob_token_ids"] = list(s.logprob_ids)
-    return body
 
 
 def _local_tokenizer(source: str):

@@ -16,12 +16,10 @@ from explorer.ui.errors import user_errors
 
 
 def status_text(engine: Engine) -> str:
-    """One line on the loaded model: name, device, dtype, engine, vocabulary, context."""
+    """One line on the loaded model: name, where it runs (device, dtype, engine), vocabulary, context."""
     return (
-        f"Loaded **{html.escape(engine.name)}** on {engine.device.type} "
-        f"({html.escape(str(getattr(engine, 'quant', None) or engine.dtype).replace('torch.', ''))})"
-        + ("" if engine.capabilities.engine == "remote" else f" with {engine.capabilities.engine}")
-        + f", vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens."
+        f"Loaded **{html.escape(engine.name)}** on {html.escape(engine.placement())}, "
+        f"vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens."
     )
 
 

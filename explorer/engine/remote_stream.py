@@ -1,0 +1,87 @@
+"""The remote engine's generation request (a streamed /v1/completions call with token ids as tokens) and the
+numbers read off each streamed token: the sampled token first, then the top-k or the asked ids, as vLLM sends them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from explorer.errors import ExplorerError
+from explorer.result import Rows
+from explorer.settings import SamplerSettings
+
+
+def top_row(tid: int, value, pairs: dict[int, float], s: SamplerSettings) -> Rows:
+    """A generated token's row from vLLM's entries (the sampled token first, then the top-k: k or k + 1 of them)."""
+    k = s.logprobs or 0
+    ranked = sorted(pairs.items(), key=lambda x: -x[1])
+    alts = ranked[:k] if k > 0 else []
+    rank = next((n for n, (i, _) in enumerate(ranked, start=1) if i == tid), 0) if k > 0 else 0
+    return Rows(
+        np.array([num(value)], np.float32),
+        np.array([rank if rank <= k else 0], np.int64),  # beyond the top-k: not known
+        np.array([np.nan], np.float32),
+        np.array([[i for i, _ in alts] + [-1] * (k - len(alts))], np.int64),
+        np.array([[v for _, v in alts] + [-np.inf] * (k - len(alts))], np.float32),
+    )
+
+
+def listed_row(tid: int, value, pairs: dict[int, float], listed: tuple[int, ...]) -> Rows:
+    """A generated token's row for `logprob_token_ids`: every asked id (vLLM sends the sampled token first, then
+    each asked id once), by descending logprob as the local engine orders them; their ranks are not sent (0)."""
+    asked = sorted(dict.fromkeys(listed))
+    missing = [i for i in asked if i not in pairs]
+    if missing:
+        raise ExplorerError(
+            f"The backend sent no logprob for the asked token id {missing[0]}.", code="backend_bad_answer"
+        )
+    values = np.array([pairs[i] for i in asked], np.float32)
+    order = np.argsort(-values, kind="stable")
+    return Rows(
+        np.array([num(value)], np.float32),
+        np.zeros(1, np.int64),
+        np.array([np.nan], np.float32),
+        np.array([asked], np.int64)[:, order],
+        values[None, order],
+        None,
+        np.zeros((1, len(asked)), np.int64),
+    )
+
+
+def num(v) -> float:
+    v = float(v)
+    return -math.inf if v <= -9999.0 else v
+
+
+def generation_body(model: str, ids: list[int], s: SamplerSettings, sample: int) -> dict:
+    body = {
+        "model": model,
+        "prompt": list(ids),
+        "max_tokens": s.max_tokens,
+        "temperature": s.temperature,
+        "top_p": s.top_p,
+        "top_k": s.top_k,
+        "min_p": s.min_p,
+        "repetition_penalty": s.repetition_penalty,
+        "frequency_penalty": s.frequency_penalty,
+        "presence_penalty": s.presence_penalty,
+        "stream": True,
+        "logprobs": 0 if s.logprob_ids else (s.logprobs or 0),  # vLLM: listed ids need `logprobs` set
+        "return_tokens_as_token_ids": True,
+        "return_token_ids": True,
+        "n": 1,
+        "ignore_eos": s.ignore_eos,
+        "min_tokens": s.min_tokens,
+        "skip_special_tokens": s.skip_special_tokens,
+        "include_stop_str_in_output": s.include_stop_str_in_output,
+    }
+    if s.seed is not None:
+        body["seed"] = (s.seed + sample) % 2**63
+    if s.stop:
+        body["stop"] = list(s.stop)
+    if s.stop_token_ids:
+        body["stop_token_ids"] = list(s.stop_token_ids)
+    if s.logprob_ids:
+        body["logprob_token_ids"] = list(s.logprob_ids)
+    return body
