@@ -56,7 +56,7 @@ def tokenize(engine, req: TokenizeRequest) -> dict:
             continue_final_message=req.continue_final_message,
             template_kwargs=req.chat_template_kwargs,
         )
-    strs = engine.tokenizer.convert_ids_to_tokens(ids) if req.return_token_strs else None  # vocabulary strings (vLLM)
+    strs = engine.token_strs(ids) if req.return_token_strs else None  # vocabulary strings, as vLLM's
     return {"count": len(ids), "max_model_len": engine.context, "tokens": ids, "token_strs": strs}
 
 

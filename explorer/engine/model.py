@@ -216,6 +216,10 @@ class Engine:
         """The text of token `ids`, special tokens written out (vLLM's /detokenize)."""
         return self.tokenizer.decode(ids)
 
+    def token_strs(self, ids: list[int]) -> list[str]:
+        """The vocabulary strings of `ids` (`Ġcapital`), as vLLM's /tokenize writes `token_strs`."""
+        return list(self.tokenizer.convert_ids_to_tokens(ids))
+
     def encode_chat(
         self,
         messages: list[dict],

@@ -179,6 +179,24 @@ class RemoteEngine(Engine):
             return super().detokenize(ids)
         return self.backend.post("/detokenize", {"model": self.model_id, "tokens": list(ids)})["prompt"]
 
+    def token_strs(self, ids: list[int]) -> list[str]:
+        """Vocabulary strings: the local tokenizer's, else the server's (/tokenize of the ids' text, when it gives
+        the same ids back), else their decoded text."""
+        if self.tokenizer is not None:
+            return super().token_strs(ids)
+        back = self.backend.post(
+            "/tokenize",
+            {
+                "model": self.model_id,
+                "prompt": self.detokenize(ids),
+                "add_special_tokens": False,
+                "return_token_strs": True,
+            },
+        )
+        if back.get("tokens") == list(ids) and len(back.get("token_strs") or []) == len(ids):
+            return list(back["token_strs"])
+        return [self.detokenize([i]) for i in ids]
+
     def encode_chat(
         self,
         messages: list[dict],

@@ -29,21 +29,20 @@ def top_row(tid: int, value, pairs: dict[int, float], s: SamplerSettings) -> Row
 
 def listed_row(tid: int, value, pairs: dict[int, float], listed: tuple[int, ...]) -> Rows:
     """A generated token's row for `logprob_token_ids`: every asked id (vLLM sends the sampled token first, then
-    each asked id once), by descending logprob as the local engine orders them; their ranks are not sent (0)."""
-    asked = sorted(dict.fromkeys(listed))
+    each asked id once), in the order asked, as the local engine keeps them; their ranks are not sent (0)."""
+    asked = list(dict.fromkeys(listed))
     missing = [i for i in asked if i not in pairs]
     if missing:
         raise ExplorerError(
             f"The backend sent no logprob for the asked token id {missing[0]}.", code="backend_bad_answer"
         )
     values = np.array([pairs[i] for i in asked], np.float32)
-    order = np.argsort(-values, kind="stable")
     return Rows(
         np.array([num(value)], np.float32),
         np.zeros(1, np.int64),
         np.array([np.nan], np.float32),
-        np.array([asked], np.int64)[:, order],
-        values[None, order],
+        np.array([asked], np.int64),
+        values[None],
         None,
         np.zeros((1, len(asked)), np.int64),
     )
