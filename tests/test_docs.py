@@ -377,6 +377,17 @@ def check_models(body: dict) -> None:
     assert body["limits"] == live["limits"], "the example shows the default limits"
 
 
+def check_tokenizer_info(body: dict) -> None:
+    """The class first, no file paths, every special token as its text (never an AddedToken's fields)."""
+    from explorer.api.tokens import NOT_INFO
+
+    assert next(iter(body)) == "tokenizer_class"
+    assert not [k for k in list(body)[1:] if k in NOT_INFO], f"keys the route leaves out: {NOT_INFO}"
+    for key in ("bos_token", "eos_token", "pad_token", "unk_token"):
+        assert body.get(key) is None or isinstance(body[key], str), key
+    assert all(isinstance(v, str) for v in body.get("added_tokens_decoder", {}).values())
+
+
 def check_request(body: dict, route: str, error: str | None = None) -> None:
     """The request parses and passes every check of its route (or fails with the code `error`)."""
     from explorer.api.routes import _parse
@@ -418,6 +429,7 @@ KINDS = {
     "native": check_native,
     "error": check_error,
     "models": check_models,
+    "tokenizer-info": check_tokenizer_info,
     "request": check_request,
 }
 TEXT_KINDS = {"openai-chat-stream"}  # checked on the block's text, not on parsed JSON

@@ -85,6 +85,7 @@ class VllmServer:
         cmd = [str(py), "-m", "vllm.entrypoints.openai.api_server", "--model", model_dir]
         cmd += ["--served-model-name", *names, "--dtype", "float32", "--max-logprobs", str(max_logprobs)]
         cmd += ["--host", "127.0.0.1", "--port", str(port), "--seed", "0"]
+        cmd += ["--enable-tokenizer-info-endpoint"]  # off by default in vLLM; tests/test_tokenizer_info.py reads it
         env = {
             **os.environ,
             "VLLM_CPU_KVCACHE_SPACE": "2",

@@ -1,8 +1,9 @@
-"""vLLM's utility routes: `POST /tokenize`, `POST /detokenize`, `GET /health`, `GET /version` (served at the root,
-as vLLM does, and under /v1). The API key / EXPLORER_AUTH guard them like /v1."""
+"""vLLM's utility routes: `POST /tokenize`, `POST /detokenize`, `GET /tokenizer_info`, `GET /health`, `GET /version`
+(served at the root, as vLLM does, and under /v1). The API key / EXPLORER_AUTH guard them like /v1."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio.to_thread
@@ -71,8 +72,39 @@ def detokenize(engine, req: DetokenizeRequest) -> dict:
     return {"prompt": engine.detokenize(req.tokens)}
 
 
+NOT_INFO = ("vocab_file", "merges_file", "tokenizer_class")  # paths on this machine; the class comes first
+
+
+def _plain(obj):
+    """`obj` with every AddedToken (anything with `.content`) as its text, as vLLM writes them."""
+    if hasattr(obj, "content"):
+        return obj.content
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def tokenizer_info(engine) -> dict:
+    """vLLM's `/tokenizer_info` body: the tokenizer's class name, then its `init_kwargs` (what tokenizer_config.json
+    gave it) without file paths, special tokens as their text, and the chat template the server applies."""
+    tok = engine.tokenizer
+    if tok is None:
+        raise ExplorerError(
+            f"{engine.name}'s tokenizer is not loaded here: serve it with --tokenizer (a folder or a cached hub id).",
+            param="model",
+            code="not_available_remote",
+        )
+    config = {k: v for k, v in (getattr(tok, "init_kwargs", None) or {}).items() if k not in NOT_INFO}
+    info = {"tokenizer_class": type(tok).__name__, **_plain(config)}
+    if getattr(tok, "chat_template", None):
+        info["chat_template"] = tok.chat_template
+    return info
+
+
 def token_router(models: Models, limits: Limits, guard) -> APIRouter:
-    """The four routes; `guard(request)` raises a 401 ExplorerError when the request may not use the API."""
+    """The five routes; `guard(request)` raises a 401 ExplorerError when the request may not use the API."""
     from explorer.api.routes import _parse
 
     router = APIRouter()
@@ -95,6 +127,19 @@ def token_router(models: Models, limits: Limits, guard) -> APIRouter:
     @router.post("/detokenize")
     async def detokenize_route(request: Request):
         return await run(request, DetokenizeRequest, detokenize)
+
+    @router.get("/tokenizer_info")
+    async def tokenizer_info_route(request: Request, model: str | None = None):
+        guard(request)
+        models.resolve(model)
+
+        def work():
+            with models.use(model) as engine:
+                return tokenizer_info(engine)
+
+        # stdlib json: model_max_length is often 1e30 as an int, past orjson's 64 bits; anything odd left as text
+        body = json.dumps(await anyio.to_thread.run_sync(work), default=str)
+        return Response(body, media_type="application/json")
 
     @router.get("/health")
     async def health():  # open, as vLLM's: a load balancer's probe
