@@ -182,3 +182,14 @@ def assert_opens_as_recorded(name: str, data: bytes):
         assert m >= min(len(others), r.top_ids.shape[1]), j
         assert any(all(close(a, b) for a, b in zip(ref[:m], got)) for ref in (best, others)), j
     return o
+
+
+def json_paths(x, width: int, prefix: tuple = ()):
+    """Every key path into a JSON value (the root's `()` first), lists entered at their first `width` items."""
+    yield prefix
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from json_paths(v, width, (*prefix, k))
+    elif isinstance(x, list):
+        for i, v in enumerate(x[:width]):
+            yield from json_paths(v, width, (*prefix, i))

@@ -19,7 +19,17 @@ from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
 from explorer.imports import MAX_FILE_BYTES, open_document
-from tests.recorded import DATA, NAMES, all_files, assert_opens_as_recorded, body, positions, raw, request_of
+from tests.recorded import (
+    DATA,
+    NAMES,
+    all_files,
+    assert_opens_as_recorded,
+    body,
+    json_paths,
+    positions,
+    raw,
+    request_of,
+)
 
 
 def test_the_recorded_set_is_what_the_recorder_makes_and_small():
@@ -126,21 +136,11 @@ VALUE = st.recursive(LEAF, lambda c: st.lists(c, max_size=3) | st.dictionaries(s
 SMALL = [n for n in NAMES if not n.endswith(".gz")]
 
 
-def _paths(x, prefix=()):
-    yield prefix
-    if isinstance(x, dict):
-        for k, v in x.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(x, list):
-        for i, v in enumerate(x[:4]):
-            yield from _paths(v, (*prefix, i))
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(SMALL), st.data(), VALUE)
 def test_fuzz_a_recorded_body_with_one_field_changed_is_opened_or_one_clear_message(name, data, value):
     doc = body(name)
-    where = data.draw(st.sampled_from([q for q in _paths(doc) if q]))
+    where = data.draw(st.sampled_from([q for q in json_paths(doc, 4) if q]))
     node = doc
     for key in where[:-1]:
         node = node[key]

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from explorer.errors import ExplorerError
 from explorer.imports import open_document
 from explorer.share import MAX_LINK_CHARS, ViewState, decode, encode
+from tests.recorded import json_paths
 
 GOLDEN = Path(__file__).parent / "golden"
 SCRIPT = "<script>alert(1)</script>${alert(2)}`x`"
@@ -204,16 +205,6 @@ def _mutations(doc, draw_path, value):
     return doc
 
 
-def _paths(x, prefix=()):
-    yield prefix
-    if isinstance(x, dict):
-        for k, v in x.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(x, list):
-        for i, v in enumerate(x[:3]):
-            yield from _paths(v, (*prefix, i))
-
-
 GOLDENS = sorted(GOLDEN.glob("*.json"))
 
 
@@ -222,7 +213,7 @@ GOLDENS = sorted(GOLDEN.glob("*.json"))
 def test_fuzz_open_document_and_the_open_handler(built, tmp_path, path, data, value):
     p, _models, calls = built
     doc = json.loads(path.read_text())
-    where = data.draw(st.sampled_from([q for q in _paths(doc) if q]))
+    where = data.draw(st.sampled_from([q for q in json_paths(doc, 3) if q]))
     body = json.dumps(_mutations(doc, where, value)).encode()
     calls.clear()
     with contextlib.suppress(ExplorerError):
