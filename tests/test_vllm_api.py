@@ -1,4 +1,5 @@
-"""The API as a drop-in for a vLLM 0.33 logprobs server: keys, their order, EOS, streaming ends, extensions."""
+"""The API as a drop-in for a vLLM 0.32 logprobs server (checked against the real one in test_vllm_shapes.py): keys,
+their order, EOS, streaming ends, extensions."""
 
 from __future__ import annotations
 
