@@ -55,3 +55,25 @@ def score(page, text, done=True):
     page.get_by_role("button", name="Score", exact=True).click()
     if done:
         page.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)
+
+
+BLOB = "document.querySelector('#heatmap .lx-data')"  # the page's data: one run's id, its numbers once finished
+NEW_RESULT = f"""old => {{
+  if (document.querySelector('[data-testid=toast-body]')) return true;
+  const d = {BLOB}; if (!d) return false;
+  const b = JSON.parse(d.textContent); return b.rid !== old && 'lp' in b;
+}}"""
+
+
+def rid(pg) -> str | None:
+    return pg.evaluate(f"(() => {{ const d = {BLOB}; return d ? JSON.parse(d.textContent).rid : null; }})()")
+
+
+def new_result(pg, press) -> None:
+    """`press()`, then wait for a finished result of a new run, or an error pop-up (failing with its words)."""
+    old = rid(pg)
+    press()
+    pg.wait_for_function(NEW_RESULT, arg=old, timeout=60_000)
+    pg.wait_for_timeout(300)  # the views beside the heatmap are filled by the same update
+    toast = pg.get_by_test_id("toast-body")
+    assert toast.count() == 0, toast.first.inner_text()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import SIZES, open_page, require_chromium, score
+from tests.browser import SIZES, new_result, open_page, require_chromium, score
 from tests.reference import ref_logprobs
 
 require_chromium()
@@ -137,9 +137,8 @@ def seed_box(page):
 def generate(page, prompt):
     page.get_by_role("tab", name="Generate").click()
     page.get_by_label("Prompt", exact=True).fill(prompt)
-    page.get_by_role("button", name="Generate", exact=True).click()
+    new_result(page, page.get_by_role("button", name="Generate", exact=True).click)  # this run's, not the last one's
     page.get_by_text("finish:", exact=False).first.wait_for(timeout=60_000)
-    page.wait_for_timeout(300)
     return page.locator("#heatmap .lx").inner_text(), page.locator("#summary").inner_text()
 
 

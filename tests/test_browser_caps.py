@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import open_page, require_chromium, score
+from tests.browser import BLOB, new_result, open_page, require_chromium, score
 from tests.conftest import ServerProcess
 
 require_chromium()
 pytestmark = pytest.mark.browser
 
 TEXT = "The quick brown fox jumps over the lazy dog."
-BLOB = "document.querySelector('#heatmap .lx-data')"  # the page's data: one run's id, its numbers once finished
-NEW_RESULT = f"""old => {{
-  if (document.querySelector('[data-testid=toast-body]')) return true;
-  const d = {BLOB}; if (!d) return false;
-  const b = JSON.parse(d.textContent); return b.rid !== old && 'lp' in b;
-}}"""
 
 
 def app_with_cap(gpt2_dir, cap: int) -> ServerProcess:
@@ -29,20 +23,6 @@ def capped(gpt2_dir):
     srv = app_with_cap(gpt2_dir, 5)
     yield srv
     srv.stop()
-
-
-def rid(pg) -> str | None:
-    return pg.evaluate(f"(() => {{ const d = {BLOB}; return d ? JSON.parse(d.textContent).rid : null; }})()")
-
-
-def new_result(pg, press) -> None:
-    """`press()`, then wait for a finished result of a new run, or an error pop-up (failing with its words)."""
-    old = rid(pg)
-    press()
-    pg.wait_for_function(NEW_RESULT, arg=old, timeout=60_000)
-    pg.wait_for_timeout(300)  # the views beside the heatmap are filled by the same update
-    toast = pg.get_by_test_id("toast-body")
-    assert toast.count() == 0, toast.first.inner_text()
 
 
 def blob_k(pg) -> int:
