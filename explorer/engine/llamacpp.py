@@ -258,6 +258,11 @@ class LlamaCppEngine(Engine):
             self._seqs[s] = before + new
         return torch.from_numpy(logits), LlamaPast(self._seqs[s])
 
+    def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
+        """ids (B, L), every row continuing the tokens `past` holds -> each row's last logits (B, V) float32: one
+        row at a time, each continuing the KV sequence that holds `past` (so only its own tokens are decoded)."""
+        return torch.stack([self.body(row[None], past)[0][-1] for row in ids])
+
     def _sequence(self, want: tuple[int, ...]) -> int:
         """A KV sequence holding exactly `want`: one that does, else the least recently used one, cut at the prefix
         it shares with `want` and the rest decoded."""

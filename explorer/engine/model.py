@@ -6,6 +6,7 @@ positions, so the full [positions, vocabulary] logits never exist at once.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import os
@@ -182,6 +183,19 @@ class Engine:
                 return out.last_hidden_state[0], getattr(out, self._cache_arg)
             out = self.model(input_ids=ids, **kw)
             return out.logits[0], getattr(out, self._cache_arg)
+
+    def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
+        """ids (B, L), every row continuing the text `past` holds (copied, never changed) -> each row's last
+        position: hidden (B, H) or, for unusual heads, logits (B, V)."""
+        if past is not None:
+            past = copy.deepcopy(past)
+            if ids.shape[0] > 1:
+                past.batch_repeat_interleave(ids.shape[0])
+        kw = {self._cache_arg: past, "use_cache": past is not None}
+        with self.lock:
+            if self.split_head:
+                return self.model.base_model(input_ids=ids, **kw).last_hidden_state[:, -1]
+            return self.model(input_ids=ids, **kw).logits[:, -1]
 
     def head(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (c, H) -> logits (c, V) in the model's dtype."""

@@ -1,0 +1,157 @@
+"""Attribution: why the model expected one token, as each earlier token's (or word's, or span's) share.
+
+Numpy only; the engine fills it (explorer.engine.attribution). The explained quantity is
+    f(x) = log p(target | x)                              (no contrast)
+    f(x) = log p(target | x) - log p(contrast | x)        ("why the target rather than the contrast")
+where x = token_ids[:pos], in nats. A unit's value is its share of f: positive = it made the target
+more likely (or more likely than the contrast), negative = less.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FORMAT = "logprob-explorer/attribution"
+FORMAT_VERSION = 1
+METHODS = ("occlusion", "ig", "gxi", "attention")
+UNITS = ("token", "word")
+OCCLUSION_MODES = ("remove", "replace")
+# what each method measures, and its one-line caveat (shown beside the colours)
+MEANING = {
+    "occlusion": "the change in f when the unit is left out: f(text) - f(text without it)",
+    "ig": "integrated gradients over the input embeddings, from a baseline to the text, summed per token",
+    "gxi": "gradient x input over the input embeddings, summed per token",
+    "attention": "the last layer's attention from the position before the target to each earlier token (mean over heads)",
+}
+CAVEAT = {
+    "occlusion": "Exact for each unit alone, but units can act together: values need not add up to f, and a removed "
+    "unit also changes the positions after it.",
+    "ig": "A path-integral approximation: the completeness gap (sum of values vs f(text) - f(baseline)) says how good; "
+    "the baseline is a choice, not a neutral text.",
+    "gxi": "A first-order (linear) estimate at the text itself: it can miss saturated effects and changes sign easily.",
+    "attention": "What the model looked at, not why: attention weights are not contributions to f (they are all "
+    "positive and sum to 1).",
+}
+
+
+def _num(x: float) -> float | None:
+    """JSON-safe: NaN as null, -inf as -9999.0 (as TokenScores.to_dict)."""
+    return None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x))
+
+
+@dataclass(eq=False)
+class Attribution:
+    model: str
+    method: str  # one of METHODS
+    settings: dict  # the method's settings (units, mode, steps, baseline, layers)
+    token_ids: np.ndarray  # (pos + 1,) int64: the context and, last, the target token as it stands in the text
+    token_text: list[str]  # pos + 1 strings, the characters each token completes
+    pos: int  # the target's position in the text it came from (== len(token_ids) - 1)
+    target_id: int
+    contrast_id: int | None
+    spans: np.ndarray  # (U, 2) int64, each source unit's token range [a, b) in token_ids[:pos]
+    values: np.ndarray  # (U,) float64, each unit's share of f (nats; attention: a weight in [0, 1])
+    f: float  # f on the text, nats
+    f_baseline: float | None = None  # ig: f at the baseline (completeness: sum(values) ~ f - f_baseline)
+    special: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # (U,) template / special-token units
+    target_text: str = ""  # the target token's text
+    contrast_text: str = ""  # the contrast token's text ('' without one)
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def unit_text(self) -> list[str]:
+        return ["".join(self.token_text[a:b]) for a, b in self.spans.tolist()]
+
+    @property
+    def signed(self) -> bool:
+        """True when values are contributions with a sign (every method but attention)."""
+        return self.method != "attention"
+
+    @property
+    def completeness_gap(self) -> float | None:
+        """ig: sum(values) - (f - f_baseline), nats; None for the other methods."""
+        if self.f_baseline is None:
+            return None
+        return float(np.sum(self.values)) - (self.f - self.f_baseline)
+
+    def ranked(self, n: int = 10, with_special: bool = False) -> list[int]:
+        """Indices of the n units with the largest |value| (attention: value), strongest first; NaN last, never."""
+        key = np.abs(self.values) if self.signed else np.asarray(self.values, np.float64)
+        ok = ~np.isnan(key)
+        if not with_special and len(self.special) == self.n:
+            ok &= ~self.special
+        idx = np.flatnonzero(ok)
+        order = idx[np.argsort(-key[idx], kind="stable")]
+        return [int(i) for i in order[:n]]
+
+    # ---- JSON and CSV ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        text = self.unit_text
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "model": self.model,
+            "method": self.method,
+            "meaning": MEANING[self.method],
+            "settings": dict(self.settings),
+            "target": {"position": self.pos, "token_id": self.target_id, "text": self.target_text},
+            "contrast": None
+            if self.contrast_id is None
+            else {"token_id": self.contrast_id, "text": self.contrast_text},
+            "f": _num(self.f),
+            "f_baseline": None if self.f_baseline is None else _num(self.f_baseline),
+            "completeness_gap": None if self.completeness_gap is None else _num(self.completeness_gap),
+            "token_ids": self.token_ids.tolist(),
+            "token_text": list(self.token_text),
+            "sources": [
+                {
+                    "span": [int(a), int(b)],
+                    "text": text[u],
+                    "value": _num(float(self.values[u])),
+                    "special": bool(self.special[u]) if len(self.special) == self.n else False,
+                }
+                for u, (a, b) in enumerate(self.spans.tolist())
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Attribution:
+        src = d["sources"]
+        c = d.get("contrast")
+        return cls(
+            model=d["model"],
+            method=d["method"],
+            settings=dict(d["settings"]),
+            token_ids=np.array(d["token_ids"], np.int64),
+            token_text=list(d["token_text"]),
+            pos=int(d["target"]["position"]),
+            target_id=int(d["target"]["token_id"]),
+            contrast_id=None if c is None else int(c["token_id"]),
+            spans=np.array([s["span"] for s in src], np.int64).reshape(len(src), 2),
+            values=np.array([np.nan if s["value"] is None else s["value"] for s in src], np.float64),
+            f=np.nan if d["f"] is None else float(d["f"]),
+            f_baseline=None if d.get("f_baseline") is None else float(d["f_baseline"]),
+            special=np.array([bool(s.get("special")) for s in src], bool),
+            target_text=d["target"].get("text", ""),
+            contrast_text="" if c is None else c.get("text", ""),
+        )
+
+    def to_csv(self) -> str:
+        """One row per source unit: rank (by strength), span, text, value, special."""
+        rank = {u: i + 1 for i, u in enumerate(self.ranked(self.n, with_special=True))}
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(["unit", "start", "end", "text", "value", "rank", "special"])
+        for u, ((a, b), t) in enumerate(zip(self.spans.tolist(), self.unit_text)):
+            v = float(self.values[u])
+            sp = bool(self.special[u]) if len(self.special) == self.n else False
+            w.writerow([u, a, b, t, "" if math.isnan(v) else repr(v), rank.get(u, ""), int(sp)])
+        return out.getvalue()
