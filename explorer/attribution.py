@@ -21,6 +21,7 @@ FORMAT_VERSION = 1
 METHODS = ("occlusion", "ig", "gxi", "attention")
 UNITS = ("token", "word")
 OCCLUSION_MODES = ("remove", "replace")
+BASELINES = ("neutral", "zero")  # IG's starting point: the neutral token at every position, or zero embeddings
 # what each method measures, and its one-line caveat (shown beside the colours)
 MEANING = {
     "occlusion": "the change in f when the unit is left out: f(text) - f(text without it)",

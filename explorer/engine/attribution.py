@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.attribution import METHODS, OCCLUSION_MODES, UNITS, Attribution
+from explorer.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS, Attribution
 from explorer.engine.scoring import _head_block, score_ids
 from explorer.errors import ExplorerError
 from explorer.result import TokenScores
@@ -44,7 +44,9 @@ def _bad(msg: str, param: str) -> ExplorerError:
     return ExplorerError(msg, param=param, code="invalid_value")
 
 
-def check_request(r: TokenScores, pos: int, method: str, units: str, mode: str, steps: int, detail: int = 0) -> None:
+def check_request(
+    r: TokenScores, pos: int, method: str, units: str, mode: str, steps: int, detail: int = 0, baseline: str = "neutral"
+) -> None:
     """Every check that needs no model (the faces call it before any work)."""
     if isinstance(detail, bool) or not isinstance(detail, int) or not 0 <= detail <= MAX_DETAIL:
         raise _bad(f"`detail` must be a whole number from 0 (every unit) to {MAX_DETAIL}, got {detail!r}.", "detail")
@@ -52,6 +54,8 @@ def check_request(r: TokenScores, pos: int, method: str, units: str, mode: str, 
         raise _bad(f"`method` must be one of {', '.join(METHODS)}, got {method!r}.", "method")
     if units not in UNITS:
         raise _bad(f"`units` must be one of {', '.join(UNITS)}, got {units!r}.", "units")
+    if baseline not in BASELINES:
+        raise _bad(f"`baseline` must be one of {', '.join(BASELINES)}, got {baseline!r}.", "baseline")
     if mode not in OCCLUSION_MODES:
         raise _bad(f"`mode` must be one of {', '.join(OCCLUSION_MODES)}, got {mode!r}.", "mode")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 2 <= steps <= MAX_STEPS:
@@ -115,12 +119,12 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, check
     for block in _blocks(spans):
         if check is not None:
             check()
-        a0 = int(spans[block[0], 0])
+        a0 = max(int(spans[block[0], 0]) - 1, 0)  # rows start one token early: never empty after a cache
         if a0 > held:  # extend the cache of the text up to this block
             _, past = engine.body(x[:, held:a0], past, cache=True)
             held = a0
         rows = [_ablated(ids, int(spans[u, 0]), int(spans[u, 1]), mode, neutral)[a0:] for u in block]
-        ok = [j for j, row in enumerate(rows) if row or a0 > 0]  # an empty text has no next-token distribution
+        ok = [j for j, row in enumerate(rows) if row]  # an empty text has no next-token distribution
         if ok:
             batch = torch.tensor([rows[j] for j in ok], device=engine.device)  # (B, L)
             last = engine.last_rows(batch, past)  # (B, H) or (B, V)
@@ -162,18 +166,16 @@ def _forward_of(engine, target: int, contrast: int | None):
     return forward
 
 
-def _baseline(engine, emb: torch.Tensor, baseline: str) -> torch.Tensor:
+def _baseline(engine, emb: torch.Tensor, baseline: str, neutral: int) -> torch.Tensor:
+    """(1, T, H): zeros, or the neutral token's embedding at every position."""
     if baseline == "zero":
         return torch.zeros_like(emb)
-    ids = engine.context_start_ids(baseline)
-    if len(ids) != 1:
-        raise _bad(f"The baseline must be one token: `zero` or a special token ({baseline!r} is not).", "baseline")
-    one = engine.model.get_input_embeddings()(torch.tensor([ids], device=emb.device))  # (1, 1, H)
-    return one.expand_as(emb).clone()
+    one = engine.model.get_input_embeddings()(torch.tensor([[neutral]], device=emb.device))  # (1, 1, H)
+    return one.to(emb.dtype).expand_as(emb).clone()
 
 
 def _gradients(
-    engine, ids, target, contrast, method, steps, chunk, baseline, check
+    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, check
 ) -> tuple[np.ndarray, float, float | None]:
     """(per-token values (T,), f(x), f(baseline) or None) by Captum."""
     from captum.attr import InputXGradient, IntegratedGradients
@@ -189,7 +191,7 @@ def _gradients(
         if method == "gxi":
             attr = InputXGradient(forward).attribute(emb.requires_grad_())
             return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, None
-        base = _baseline(engine, emb, baseline)
+        base = _baseline(engine, emb, baseline, neutral)
         with torch.no_grad():
             fb = float(forward(base)[0])
         attr = IntegratedGradients(forward).attribute(
@@ -238,14 +240,14 @@ def attribute(
     neutral: int | None = None,
     steps: int = 32,
     chunk: int = 8,
-    baseline: str = "zero",
+    baseline: str = "neutral",
     layers: int = 1,
     cached: bool = True,
     check: Check | None = None,
     progress: Progress | None = None,
 ) -> Attribution:
     """Why token `pos` of `r` (or rather than `contrast`): `method` over `units` before it."""
-    check_request(r, pos, method, units, mode, steps, detail)
+    check_request(r, pos, method, units, mode, steps, detail, baseline)
     ids = r.token_ids.tolist()
     target = int(ids[pos])
     v = engine.vocab_size
@@ -272,8 +274,9 @@ def attribute(
         per_token, fx = _attention(engine, ctx, int(layers)), _f_text(engine, ctx, target, contrast)
         values = np.array([per_token[a:b].sum() for a, b in spans.tolist()])
     else:
-        settings.update({"steps": steps, "baseline": baseline} if method == "ig" else {})
-        per_token, fx, f_base = _gradients(engine, ctx, target, contrast, method, steps, chunk, baseline, check)
+        n = _neutral(engine, neutral)
+        settings.update({"steps": steps, "baseline": baseline, "neutral_id": n} if method == "ig" else {})
+        per_token, fx, f_base = _gradients(engine, ctx, target, contrast, method, steps, chunk, baseline, n, check)
         values = np.array([per_token[a:b].sum() for a, b in spans.tolist()])
         if progress is not None:
             progress(len(spans), len(spans))
