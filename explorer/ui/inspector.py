@@ -58,9 +58,9 @@ def new_rid() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def progress_html(done: int, total: int, what: str = "Scoring") -> str:
+def progress_html(done: int, total: int, what: str = "Scoring", unit: str = "positions") -> str:
     return (
-        f'<div class="lx-progress"><label>{escape(what)}: {done:,} of {total:,} positions'
+        f'<div class="lx-progress"><label>{escape(what)}: {done:,} of {total:,} {escape(unit)}'
         f' <progress value="{done}" max="{max(total, 1)}"></progress></label></div>'
     )
 
@@ -143,6 +143,12 @@ class Inspector:
                     precision=0,
                     minimum=0,
                     label="Position (type one, then Enter)",
+                    elem_classes=["lx-hide-present"],
+                )
+                self.why = gr.Button(
+                    "Why this token? (opens the Why tab)",
+                    size="sm",
+                    elem_id="why-btn",
                     elem_classes=["lx-hide-present"],
                 )
 

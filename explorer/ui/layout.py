@@ -6,6 +6,7 @@ A new tab is a module in explorer/ui/tabs/ plus one line in TABS.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import gradio as gr
 
@@ -22,6 +23,7 @@ from explorer.ui.tabs.lens import LensTab
 from explorer.ui.tabs.lookup import LookupTab
 from explorer.ui.tabs.score import ScoreTab
 from explorer.ui.tabs.whatif import WhatIfTab
+from explorer.ui.tabs.why import WhyTab
 from explorer.ui.tabs.words import WordsTab
 
 INTRO = """# logprob-explorer
@@ -39,6 +41,7 @@ TABS = [  # each: Shared -> its tab, laid out and wired
     ChatTab,
     CompareTab,
     WhatIfTab,
+    WhyTab,
     LookupTab,
     WordsTab,
     BranchTab,
@@ -70,6 +73,11 @@ def page(models: Models) -> Page:
             tabs = {make.__name__: make(shared) for make in TABS}
         inspector.render()
         share = Share(demo, models, picker, inspector, tabs, tab_block, note)
+        why = cast(WhyTab, tabs["WhyTab"])
+        inspector.why.click(
+            lambda: (gr.Tabs(selected="why"), "why"), None, [tab_block, share.current], api_visibility="private",
+            queue=False,
+        ).then(why.run, why.inputs, why.outputs, api_visibility="private", show_progress_on=[why.summary])  # fmt: skip
     return Page(demo, picker, inspector, tabs, share)
 
 

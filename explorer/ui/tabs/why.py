@@ -1,0 +1,221 @@
+"""The Why tab: which earlier tokens made the selected token likely (or likelier than another), by a method you pick.
+
+The work runs beside the page's event (a thread), so the tab shows its progress while it runs and Stop ends it at the
+next batch of ablated rows (the engine's `check`); the page's time cap applies as to every action.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any, cast
+
+import gradio as gr
+
+from explorer.attribution import Attribution
+from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
+from explorer.errors import ExplorerError
+from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
+from explorer.ui.bounds import uses_model
+from explorer.ui.downloads import fresh_folder
+from explorer.ui.errors import error, user_errors
+from explorer.ui.inspector import progress_html
+from explorer.ui.tabs import Shared
+
+METHODS = {  # label -> method
+    "Occlusion (exact: leave each unit out; every engine)": "occlusion",
+    "Integrated gradients (torch engine)": "ig",
+    "Gradient × input (torch engine)": "gxi",
+    "Attention of the last layer (what it looked at, not why)": "attention",
+}
+METHOD_LABELS = {m: label for label, m in METHODS.items()}
+UNITS = {"Tokens": "token", "Words": "word"}
+UNIT_LABELS = {u: label for label, u in UNITS.items()}
+MODES = {"Remove the unit": "remove", "Replace it by a neutral token": "replace"}
+MODE_LABELS = {m: label for label, m in MODES.items()}
+BASELINES = {"Neutral token everywhere": "neutral", "Zero embeddings": "zero"}
+BASELINE_LABELS = {b: label for label, b in BASELINES.items()}
+MAX_DETAIL_SLIDER = 1024
+POLL_S = 0.25  # how often the progress line is redrawn while the work runs
+INTRO = """**Why did the model expect this token?** Pick a token in the heatmap below (after Score, Generate or Chat)
+and press *Why?*: the text before it is coloured by how much each earlier token (or word) contributed to its logprob.
+Give a token in *rather than* to ask why it beat that one (the difference of their logprobs). *Occlusion* is exact
+(each unit left out, the text scored again); the gradient methods are fast approximations of the same question;
+attention shows where the model looked, which is not the same as why."""
+
+
+def contrast_id(engine, text: str) -> int | None:
+    """The contrast token: '' = none, `#123` = that id, else a text that must be exactly one token."""
+    text = text or ""
+    if text == "":
+        return None
+    if text.strip().startswith("#") and text.strip()[1:].isdigit():
+        return int(text.strip()[1:])
+    ids = engine.tokenize(text, add_special_tokens=False)
+    if len(ids) != 1:
+        pieces = "|".join(bytes(engine.vocab[i]).decode("utf-8", "replace") for i in ids) if ids else ""
+        raise ExplorerError(
+            f"“{text}” is {len(ids)} tokens ({pieces}): give one token as *rather than* (mind the leading space: "
+            "“ London”), or #id for a token id.",
+            param="contrast",
+        )
+    return int(ids[0])
+
+
+def run_beside(fn) -> Iterator[tuple[int, int] | Attribution]:
+    """Run fn(check, progress) on a thread in this context (the page's time cap): yields (done, total) while it
+    runs, then its result. Closing the iterator (Stop) makes `check` raise, so the work ends at its next batch."""
+    state: dict[str, Any] = {"done": (0, 1), "stop": False}
+    finished = threading.Event()
+
+    def check() -> None:
+        if state["stop"]:
+            raise ExplorerError("Stopped.", code="cancelled")
+
+    def progress(done: int, total: int) -> None:
+        state["done"] = (done, total)
+
+    def work() -> None:
+        try:
+            state["result"] = fn(check, progress)
+        except BaseException as err:  # noqa: BLE001 - handed back to the page's thread
+            state["error"] = err
+        finally:
+            finished.set()
+
+    ctx = contextvars.copy_context()
+    threading.Thread(target=ctx.run, args=(work,), daemon=True, name="why").start()
+    try:
+        while not finished.wait(POLL_S):
+            yield state["done"]
+    finally:
+        state["stop"] = True
+    if "error" in state:
+        raise state["error"]
+    yield state["result"]
+
+
+class WhyTab:
+    """Method and units, an optional contrast token, Why? and Stop; the coloured text, the ranked list, downloads."""
+
+    def __init__(self, shared: Shared):
+        self.models, self.inspector = shared.models, shared.inspector
+        with gr.Tab("Why", id="why") as self.tab:
+            gr.Markdown(INTRO)
+            with gr.Row():
+                self.contrast = gr.Textbox(
+                    label="Rather than (optional: one token, e.g. “ London”, or #id)", max_lines=1, scale=2
+                )
+                self.method = gr.Radio(list(METHODS), value=METHOD_LABELS["occlusion"], label="Method", scale=3)
+            with gr.Row():
+                self.units = gr.Radio(list(UNITS), value="Tokens", label="Units")
+                self.detail = gr.Slider(
+                    0, MAX_DETAIL_SLIDER, value=DETAIL, step=1,
+                    label="Units next to the target taken one by one (0 = all; the text before them in 8 spans)",
+                )  # fmt: skip
+                self.with_special = gr.Checkbox(False, label="Rank template and special tokens too")
+            with gr.Accordion("Method settings", open=False), gr.Row():
+                self.mode = gr.Radio(list(MODES), value=MODE_LABELS["remove"], label="Occlusion")
+                self.steps = gr.Slider(2, MAX_STEPS, value=32, step=1, label="Integrated gradients: steps")
+                self.baseline = gr.Radio(list(BASELINES), value=BASELINE_LABELS["neutral"], label="IG baseline")
+            with gr.Row():
+                self.button = gr.Button("Why? (the selected token)", variant="primary", scale=3)
+                self.stop = gr.Button("Stop", variant="stop", scale=1)
+            self.summary = gr.Markdown(elem_id="why-summary")
+            self.legend = gr.HTML(legend_html(None), css_template=CSS, js_on_load=None, elem_id="why-legend")
+            self.text = gr.HTML("", css_template=CSS, js_on_load=None, elem_id="why-text")
+            with gr.Row(equal_height=False):
+                self.table = gr.Dataframe(label="Strongest contributors", interactive=False, scale=1)
+                self.plot = gr.Plot(show_label=False, scale=1)
+            with gr.Row():
+                self.dl_json = gr.DownloadButton("Download attribution JSON", value=None, interactive=False, size="sm")
+                self.dl_csv = gr.DownloadButton("Download attribution CSV", value=None, interactive=False, size="sm")
+            self.state = gr.State(None)
+        self._wire()
+
+    @property
+    def controls(self) -> list:
+        return [self.contrast, self.method, self.units, self.detail, self.mode, self.steps, self.baseline]
+
+    @property
+    def inputs(self) -> list:
+        return [self.inspector.result, self.inspector.selected, *self.controls, self.with_special]
+
+    @property
+    def outputs(self) -> list:
+        return [self.summary, self.legend, self.text, self.table, self.plot, self.dl_json, self.dl_csv, self.state]
+
+    def _wire(self) -> None:
+        event = self.button.click(self.run, self.inputs, self.outputs, api_name="why", show_progress_on=[self.summary])
+        self.stop.click(None, cancels=cast(Any, [event]))
+        self.with_special.change(self.rerank, [self.state, self.with_special], [self.table, self.plot],
+                                 api_visibility="private")  # fmt: skip
+
+    # ---- handlers ------------------------------------------------------------------------
+    def rerank(self, a: Attribution | None, with_special: bool) -> dict:
+        if a is None:
+            return {self.table: None, self.plot: None}
+        return {self.table: why_table(a, with_special=bool(with_special)), self.plot: why_figure(a)}
+
+    def _request(self, state: list, selected, contrast, method, units, detail, mode, steps, baseline) -> dict:
+        """The checked request (no model needed); gr.Error saying what to change."""
+        if not state:
+            raise error("Score a text, generate or chat first, then pick a token in the heatmap below.")
+        r = state[0]
+        try:
+            pos = int(selected)
+        except (TypeError, ValueError):
+            raise error("Pick a token by clicking it in the heatmap below.") from None
+        if method not in METHODS or units not in UNITS or mode not in MODES or baseline not in BASELINES:
+            raise error("Pick a method, units, an occlusion mode and a baseline from the lists.")
+        m, u, md, b = METHODS[method], UNITS[units], MODES[mode], BASELINES[baseline]
+        d, n = int(detail or 0), int(steps or 32)
+        with user_errors():
+            check_request(r, pos, m, u, md, n, d, b)
+        kw = {"method": m, "units": u, "mode": md, "baseline": b, "detail": d, "steps": n}
+        return {"r": r, "pos": pos, "contrast": contrast or "", **kw}
+
+    @uses_model
+    def run(self, state: list, selected, contrast, method, units, detail, mode, steps, baseline, with_special,
+            progress=gr.Progress()) -> Iterator[dict]:  # fmt: skip
+        """The attribution of the selected token of the current result; progress while it runs."""
+        q = self._request(state, selected, contrast, method, units, detail, mode, steps, baseline)
+        r = q.pop("r")
+        with user_errors(), self.models.use(r.model) as engine:
+            c = contrast_id(engine, q.pop("contrast"))
+            pos = q.pop("pos")
+            for item in run_beside(
+                lambda check, prog: attribute(engine, r, pos, contrast=c, check=check, progress=prog, **q)
+            ):
+                if isinstance(item, Attribution):
+                    yield self.show(item, bool(with_special))
+                    return
+                done, total = item
+                progress((done, max(total, 1)), desc="Attributing", unit="units")
+                yield {self.summary: progress_html(done, total, "Attributing", "units")}
+
+    def show(self, a: Attribution, with_special: bool = False) -> dict:
+        """Every view of `a`, and its files."""
+        return {
+            self.summary: why_summary(a),
+            self.legend: legend_html(a),
+            self.text: why_html(a),
+            self.table: why_table(a, with_special=with_special),
+            self.plot: why_figure(a),
+            self.dl_json: gr.DownloadButton(value=_write(a, "json"), interactive=True),
+            self.dl_csv: gr.DownloadButton(value=_write(a, "csv"), interactive=True),
+            self.state: a,
+        }
+
+
+def _write(a: Attribution, fmt: str) -> str:
+    """The attribution's file (JSON: to_dict; CSV: one row per unit) in a fresh folder; its path."""
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", a.model).strip("-.") or "model"
+    path = os.path.join(fresh_folder(), f"{model}-why-{a.method}-{a.pos}.{fmt}")
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(json.dumps(a.to_dict(), ensure_ascii=False, allow_nan=False) if fmt == "json" else a.to_csv())
+    return path

@@ -1,0 +1,146 @@
+"""The Why tab's handlers on tiny models (no browser): the views agree with the engine, files, errors, Stop."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from explorer.attribution import Attribution
+from explorer.engine.attribution import attribute
+from explorer.errors import ExplorerError
+from explorer.render.why import LOWERS, RAISES, why_html
+from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_id, run_beside
+from tests.test_ui_handlers import make_page, path_of, score
+
+TEXT = "The quick brown fox jumps over the lazy dog"
+
+
+@pytest.fixture(scope="module")
+def ui(gpt2, llama):
+    return make_page([gpt2, llama])
+
+
+def why(ui, state, pos, contrast="", method="occlusion", units="Tokens", detail=128, with_special=False, steps=16):
+    tab = ui.tabs["WhyTab"]
+    out = list(
+        tab.run(state, pos, contrast, METHOD_LABELS[method], units, detail, MODE_LABELS["remove"], steps,
+                BASELINE_LABELS["neutral"], with_special, progress=lambda *a, **kw: None)
+    )  # fmt: skip
+    return tab, out[-1]
+
+
+def test_why_shows_the_engines_numbers(ui, gpt2):
+    res = score(ui, TEXT)
+    state = res[ui.inspector.result]
+    r = state[0]
+    pos = r.n - 1
+    alt = next(int(i) for i in r.top_ids[pos] if i != r.token_ids[pos])
+    alt_text = gpt2.vocab[alt].decode("utf-8")
+    tab, out = why(ui, state, pos, contrast=alt_text)
+    a = out[tab.state]
+    want = attribute(gpt2, r, pos, contrast=alt, detail=128)
+    np.testing.assert_allclose(a.values, want.values, atol=1e-6)
+    table = out[tab.table]
+    top = a.ranked(len(table))
+    assert table["text"].tolist() == [a.unit_text[u].replace(" ", "·") or "▯" for u in top]
+    assert table["value"].tolist() == pytest.approx([round(float(a.values[u]), 5) for u in top])
+    assert "rather than" in out[tab.summary] and f"{a.f:.4f}" in out[tab.summary]
+    # the strongest unit's chip carries the strongest colour of its sign, and says its sign in words
+    html_text = out[tab.text]
+    u = top[0]
+    cls = ("r3" if a.values[u] > 0 else "l3") if not a.special[u] else "m"
+    chips = re.findall(r'<span class="t ([a-z0-9]*)" title="([^"]*)"', html_text)
+    assert len(chips) == a.n + 1 and chips[u][0] == cls
+    assert ("raises" if a.values[u] > 0 else "lowers") in chips[u][1]
+    # the downloads hold the same numbers
+    path = path_of(out[tab.dl_json])
+    d = json.loads(open(path, encoding="utf-8").read())
+    assert Attribution.from_dict(d).values.tolist() == pytest.approx(a.values.tolist())
+    rows = open(path_of(out[tab.dl_csv]), encoding="utf-8").read().strip().split("\n")
+    assert len(rows) == a.n + 1
+
+
+def test_gradient_methods_and_attention_run_from_the_page(ui):
+    state = score(ui, TEXT)[ui.inspector.result]
+    for method in ("ig", "gxi", "attention"):
+        tab, out = why(ui, state, 5, method=method)
+        a = out[tab.state]
+        assert a.method == method and a.n == 5
+    assert "Completeness" in why(ui, state, 5, method="ig")[1][tab.summary]
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ({"state": []}, "Score a text"),
+        ({"pos": None}, "Pick a token"),
+        ({"pos": 0}, "position 0"),
+        ({"contrast": " quick brown"}, "tokens"),
+        ({"detail": -3}, "detail"),
+    ],
+)
+def test_bad_input_is_a_message(ui, args, match):
+    state = score(ui, TEXT)[ui.inspector.result]
+    kw = {"state": state, "pos": 4, **args}
+    with pytest.raises(gr.Error, match=match):
+        why(ui, kw.pop("state"), kw.pop("pos"), **kw)
+
+
+def test_contrast_forms(gpt2):
+    assert contrast_id(gpt2, "") is None
+    assert contrast_id(gpt2, "#7") == 7
+    one = gpt2.tokenize(" the", add_special_tokens=False)
+    assert len(one) == 1 and contrast_id(gpt2, " the") == one[0]
+    with pytest.raises(ExplorerError, match="give one token"):
+        contrast_id(gpt2, " the lazy dog")
+
+
+def test_stop_ends_the_work_at_its_next_batch():
+    """Closing the iterator (what Stop does) makes `check` raise inside the work."""
+    seen = {"checks": 0, "stopped": False}
+
+    def slow(check, progress):
+        for i in range(200):
+            try:
+                check()
+            except ExplorerError:
+                seen["stopped"] = True
+                raise
+            seen["checks"] += 1
+            progress(i, 200)
+            time.sleep(0.02)
+        return "done"
+
+    it = run_beside(slow)
+    assert next(it) != "done"
+    it.close()
+    time.sleep(0.2)
+    assert seen["stopped"] and seen["checks"] < 200
+
+
+def test_colours_have_contrast_with_the_text():
+    """Every chip colour against the dark chip text: WCAG contrast >= 4.5."""
+
+    def lum(hex_):
+        c = [int(hex_[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    for colour in RAISES + LOWERS:
+        assert (lum(colour) + 0.05) / (lum("#111111") + 0.05) >= 4.5, colour
+
+
+def test_template_tokens_are_markers_not_ranked(gpt2):
+    ids = [gpt2.tokenizer.eos_token_id, *gpt2.encode(TEXT)]
+    from explorer.engine.scoring import score_ids
+
+    r = score_ids(gpt2, ids, 5)
+    a = attribute(gpt2, r, r.n - 1)
+    assert a.special[0] and 0 not in a.ranked(a.n)
+    assert 0 in a.ranked(a.n, with_special=True)
+    assert why_html(a).count('class="t m"') == 1
