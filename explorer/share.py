@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from explorer.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
 from explorer.errors import ExplorerError
 from explorer.render.heatmap import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRICS
 from explorer.render.lens import METRICS as LENS_METRICS
@@ -35,8 +36,14 @@ MAX_TEXT_CHARS = 100_000
 MAX_MESSAGES = 64
 MAX_POSITION = 1_000_000
 TABS = ("score", "generate", "chat")  # the tabs that make the inspector's result (a link's `base`)
-TOOLS = ("compare", "whatif", "lookup", "words", "branch", "lens")  # the tabs that work beside it
-ON_RESULT = ("whatif", "lookup", "words", "branch")  # ... those that read the inspector's result (lens: when no text)
+TOOLS = ("compare", "whatif", "why", "lookup", "words", "branch", "lens")  # the tabs that work beside it
+ON_RESULT = (
+    "whatif",
+    "why",
+    "lookup",
+    "words",
+    "branch",
+)  # ... those that read the inspector's result (lens: when no text)
 COMPARE_MODES = ("models", "prompts")
 COLOURS = ("delta", "js")
 MAX_QUERY_CHARS = 2000
@@ -52,6 +59,10 @@ DEFAULT_SLIDERS: dict[str, Any] = {
     "repetition_penalty": 1.0,
     "top_n": 15,
 }
+# the Why tab's settings (explorer/ui/tabs/why.py, explorer/attribution.py): name -> the values allowed
+WHY_CHOICES = {"why_method": METHODS, "why_units": UNITS, "why_mode": OCCLUSION_MODES, "why_baseline": BASELINES}
+WHY_NUMBERS = {"why_detail": (0, 1024, 128), "why_steps": (2, 256, 32)}  # name -> (low, high, default)
+MAX_TOKEN_CHARS = 200
 ROLES = ("user", "assistant")
 # the page's sampler controls (explorer/ui/sampler.py): a link outside them would not fit the sliders
 CONTROL_BOUNDS = {"max_tokens": (1, 512), "temperature": (0.0, 2.0), "top_p": (0.01, 1.0), "top_k": (0, 200)}
@@ -99,6 +110,13 @@ class ViewState:
     lens_metric: str = "rank"
     layer: int = 0
     lens_pos: int = 0
+    why_contrast: str = ""  # Why: the token the target is compared with ('' = none)
+    why_method: str = "occlusion"
+    why_units: str = "token"
+    why_detail: int = 128
+    why_mode: str = "remove"
+    why_steps: int = 32
+    why_baseline: str = "neutral"
 
     def __post_init__(self):
         if self.tab in TABS:  # a tab that makes the result is its own base
@@ -282,6 +300,9 @@ def _tools(d: dict, tab: str, base: str) -> dict:
         "lens_metric": _choice(d, "lens_metric", tuple(LENS_METRICS), "rank"),
         "layer": _int(d, "layer", 0, MAX_LAYER, 0),
         "lens_pos": _int(d, "lens_pos", 0, MAX_POSITION, 0),
+        "why_contrast": _text(d, "why_contrast", MAX_TOKEN_CHARS),
+        **{k: _choice(d, k, options, options[0]) for k, options in WHY_CHOICES.items()},
+        **{k: _int(d, k, lo, hi, default) for k, (lo, hi, default) in WHY_NUMBERS.items()},
     }
     if not base and (tab in ON_RESULT or (tab == "lens" and not out["lens_text"].strip())):
         raise damaged(f"a {tab} link must carry the result it works on (`base`)")

@@ -20,6 +20,7 @@ PRESENTERS = ("explorer/export/", "explorer/render/")
 # the central type and the small result types beside it (one per view: compare, lens, tree, ...), all numpy, no torch
 RESULT_LAYER = (
     "explorer.result",
+    "explorer.attribution",
     "explorer.errors",
     "explorer.settings",
     "explorer.compare",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 import time
 
@@ -59,9 +60,9 @@ def test_why_shows_the_engines_numbers(ui, gpt2):
     assert ("raises" if a.values[u] > 0 else "lowers") in chips[u][1]
     # the downloads hold the same numbers
     path = path_of(out[tab.dl_json])
-    d = json.loads(open(path, encoding="utf-8").read())
+    d = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
     assert Attribution.from_dict(d).values.tolist() == pytest.approx(a.values.tolist())
-    rows = open(path_of(out[tab.dl_csv]), encoding="utf-8").read().strip().split("\n")
+    rows = pathlib.Path(path_of(out[tab.dl_csv])).read_text(encoding="utf-8").strip().split("\n")
     assert len(rows) == a.n + 1
 
 
@@ -144,3 +145,58 @@ def test_template_tokens_are_markers_not_ranked(gpt2):
     assert a.special[0] and 0 not in a.ranked(a.n)
     assert 0 in a.ranked(a.n, with_special=True)
     assert why_html(a).count('class="t m"') == 1
+
+
+# ---- links ----------------------------------------------------------------------------------------------
+LINK = {"base": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
+
+
+def test_a_why_link_round_trips_and_refuses_bad_fields():
+    from explorer.share import ViewState, decode, encode
+
+    s = ViewState(tab="why", why_contrast=" the", why_method="ig", why_units="word", why_detail=5, why_steps=8,
+                  why_baseline="zero", **LINK)  # fmt: skip
+    assert decode(encode(s)) == s
+    from tests.test_share import pack
+
+    for bad, match in [
+        ({"tab": "why"}, "must carry the result"),
+        ({**LINK, "tab": "why", "why_method": "shap"}, "why_method"),
+        ({**LINK, "tab": "why", "why_detail": 5000}, "why_detail"),
+        ({**LINK, "tab": "why", "why_steps": 1}, "why_steps"),
+        ({**LINK, "tab": "why", "why_contrast": "x" * 500}, "why_contrast"),
+    ]:
+        with pytest.raises(ExplorerError, match=match):
+            decode(pack(bad))
+
+
+def test_a_why_link_restores_what_the_tab_showed(gpt2):
+    from explorer.share import decode, encode
+    from tests.test_share import built as built_fixture
+    from tests.test_share import last, note_of, restore
+
+    built = built_fixture.__wrapped__(gpt2)
+    p = built[0]
+    t = p.tabs["WhyTab"]
+    result = list(p.share.score.score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10))[-1][p.inspector.result]
+    controls = [" the", METHOD_LABELS["occlusion"], "Words", 3, MODE_LABELS["replace"], 8, BASELINE_LABELS["zero"]]
+    own = list(t.run(result, 5, *controls, False, progress=lambda *a, **kw: None))[-1]
+    values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
+    tools = {c: None for c in p.share.tools.inputs}
+    tools.update({p.share.current: "why", p.share.picker.name: "tiny-gpt2", **dict(zip(t.controls, controls))})
+    v = decode(p.share.copy_link(*values, *(tools[c] for c in p.share.tools.inputs))[p.share.code])
+    assert (v.tab, v.why_contrast, v.why_method, v.why_units, v.why_detail, v.why_mode) == (
+        "why",
+        " the",
+        "occlusion",
+        "word",
+        3,
+        "replace",
+    )
+    outs = restore(built, encode(v))
+    assert "lx-note" not in note_of(p, outs[1:])
+    assert last(outs, p.share.tab_block).selected == "why" and last(outs, p.inspector.selected) == 5
+    for c in (t.summary, t.text, t.legend):
+        assert last(outs, c) == own[c], c
+    assert last(outs, t.table).equals(own[t.table])
+    np.testing.assert_allclose(last(outs, t.state).values, own[t.state].values)

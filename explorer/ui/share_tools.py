@@ -1,4 +1,4 @@
-"""Links of the tabs beside the result: Compare, What-if, Look up, Words, Branch and Logit lens.
+"""Links of the tabs beside the result: Compare, What-if, Why, Look up, Words, Branch and Logit lens.
 
 A link of one of these carries the tab's own inputs and selection (explorer/share.py's ViewState), on top of the
 inspector's result it works on (its `base`, rerun first by explorer/ui/share.py). Opening one fills the tab's
@@ -17,13 +17,24 @@ import gradio as gr
 
 from explorer.errors import ExplorerError
 from explorer.share import COMPARE_MODES, DEFAULT_SLIDERS, SLIDERS, TOOLS, ViewState
+from explorer.ui.tabs import why
 from explorer.ui.tabs.compare import COLOURS, MODES
 from explorer.words import words
 
 COLOUR_KEYS = {key: label for label, key in COLOURS.items()}
+WHY = (
+    "why_contrast",
+    "why_method",
+    "why_units",
+    "why_detail",
+    "why_mode",
+    "why_steps",
+    "why_baseline",
+)  # WhyTab.controls
+WHY_LABELS = {"why_method": why.METHODS, "why_units": why.UNITS, "why_mode": why.MODES, "why_baseline": why.BASELINES}
 # what Copy link reads from the tabs, in this order (after the tab now shown and the session's model)
 NAMES = ("compared", "made_from", "colour", "compare_pos", *SLIDERS, "query", "word_metric", "word", "grid",
-         "lens_text", "lens_metric", "layer", "lens_pos", "at")  # fmt: skip
+         "lens_text", "lens_metric", "layer", "lens_pos", "at", *WHY)  # fmt: skip
 
 
 def _int(x: Any, default: int = 0) -> int:
@@ -40,13 +51,14 @@ class ToolLinks:
         self.current, self.model = current, model
         self.cmp, self.wi, self.lu = tabs["CompareTab"], tabs["WhatIfTab"], tabs["LookupTab"]
         self.wo, self.br, self.lens = tabs["WordsTab"], tabs["BranchTab"], tabs["LensTab"]
+        self.why = tabs["WhyTab"]
 
     @property
     def inputs(self) -> list:
         c, w, le = self.cmp, self.wi, self.lens
         return [self.current, self.model, c.state, c.made_from, c.colour, c.pos, *w.sliders, w.top_n,
                 self.lu.queries, self.wo.metric, self.wo.word, le.state, le.text, le.metric, le.layer, le.pos,
-                self.br.at]  # fmt: skip
+                self.br.at, *self.why.controls]  # fmt: skip
 
     @property
     def outputs(self) -> list:
@@ -55,13 +67,13 @@ class ToolLinks:
                *w.sliders, w.top_n, w.summary, w.plot, w.table, w.cache, self.lu.queries, self.lu.notes, self.lu.plot,
                self.lu.table, wo.metric, wo.legend, wo.heatmap, wo.summary, wo.plot, wo.detail, wo.table, wo.word,
                le.text, le.metric, le.state, le.grid, le.legend, le.cell_md, le.cell_df, le.layer, le.pos, br.at,
-               br.alts, br.node, br.node_md, br.node_df]  # fmt: skip
+               br.alts, br.node, br.node_md, br.node_df, *self.why.controls, *self.why.outputs]  # fmt: skip
         return list(dict.fromkeys(out))
 
     # ---- Copy link --------------------------------------------------------------------------------
     def state_of(self, tab: str, model: str, base: ViewState | None, why: ExplorerError | None, *values) -> ViewState:
         """The ViewState of tab `tab` (one of TOOLS) from its controls' `values` (NAMES order)."""
-        v = dict(zip(NAMES, values))
+        v = {**dict.fromkeys(NAMES), **dict(zip(NAMES, values))}  # values left off: None
         if tab == "compare":
             c, made_from = v["compared"], v["made_from"]
             if c is None or made_from is None:
@@ -87,6 +99,12 @@ class ToolLinks:
             "lookup": {"query": str(v["query"] or "")},
             "words": {"word_metric": v["word_metric"], "word": _int(v["word"])},
             "branch": {"selected": _int(v["at"], 1)},
+            "why": {
+                "why_contrast": str(v["why_contrast"] or ""),
+                **{k: WHY_LABELS[k].get(v[k], ViewState().to_dict()[k]) for k in WHY_LABELS},
+                "why_detail": _int(v["why_detail"], 128),
+                "why_steps": max(_int(v["why_steps"], 32), 2),
+            },
             "lens": {
                 "lens_text": str(v["lens_text"] or ""),
                 "lens_metric": v["lens_metric"],
@@ -109,6 +127,11 @@ class ToolLinks:
                 out[c.model_b] = v.model_b
         elif v.tab == "whatif":
             out.update({s: v.sliders[k] for s, k in zip([*w.sliders, w.top_n], SLIDERS)})
+        elif v.tab == "why":
+            labels = {k: {m: label for label, m in WHY_LABELS[k].items()} for k in WHY_LABELS}
+            values = {**{k: labels[k][getattr(v, k)] for k in WHY_LABELS}, "why_contrast": v.why_contrast,
+                      "why_detail": v.why_detail, "why_steps": v.why_steps}  # fmt: skip
+            out.update({c: values[k] for c, k in zip(self.why.controls, WHY)})
         elif v.tab == "lookup":
             out[self.lu.queries] = v.query
         elif v.tab == "words":
@@ -130,6 +153,10 @@ class ToolLinks:
             yield {**out, **c.select(cmp, j), **c.restyle(cmp, colour, j)}
         elif v.tab == "whatif":
             yield self.wi.run(result, sel, *(v.sliders[k] for k in SLIDERS), None)
+        elif v.tab == "why":
+            controls = self.inputs_of(v)
+            values = [controls[c] for c in self.why.controls]
+            yield from self.why.run(result, sel, *values, False, progress=lambda *a, **kw: None)
         elif v.tab == "lookup":
             yield self.lu.run(result, v.query)
         elif v.tab == "words":
