@@ -136,7 +136,7 @@ def why_table(a: Attribution, n: int = 15, with_special: bool = False) -> pd.Dat
                 "text": _label(a.unit_text[u]),
                 "tokens": f"{lo}" if hi - lo == 1 else f"{lo}–{hi - 1}",
                 "value": round(v, 5),
-                "effect": _says(a, v).split(" by ")[0] if a.signed else "attended",
+                "effect": _says(a, v).split(" f by ")[0] if a.signed else "attended",
             }
         )
     return pd.DataFrame(rows, columns=["rank", "text", "tokens", "value", "effect"])

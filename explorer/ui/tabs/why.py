@@ -108,16 +108,22 @@ class WhyTab:
             gr.Markdown(INTRO)
             with gr.Row():
                 self.contrast = gr.Textbox(
-                    label="Rather than (optional: one token, e.g. “ London”, or #id)", max_lines=1, scale=2
+                    label="Rather than (optional: one token, e.g. “ London”, or #id)",
+                    max_lines=1,
+                    scale=2,
+                    min_width=240,
                 )
-                self.method = gr.Radio(list(METHODS), value=METHOD_LABELS["occlusion"], label="Method", scale=3)
+                self.method = gr.Radio(
+                    list(METHODS), value=METHOD_LABELS["occlusion"], label="Method", scale=3, min_width=300
+                )
             with gr.Row():
-                self.units = gr.Radio(list(UNITS), value="Tokens", label="Units")
+                with gr.Column(scale=1, min_width=240):
+                    self.units = gr.Radio(list(UNITS), value="Tokens", label="Units")
+                    self.with_special = gr.Checkbox(False, label="Rank template and special tokens too")
                 self.detail = gr.Slider(
-                    0, MAX_DETAIL_SLIDER, value=DETAIL, step=1,
+                    0, MAX_DETAIL_SLIDER, value=DETAIL, step=1, scale=2, min_width=300,
                     label="Units next to the target taken one by one (0 = all; the text before them in 8 spans)",
                 )  # fmt: skip
-                self.with_special = gr.Checkbox(False, label="Rank template and special tokens too")
             with gr.Accordion("Method settings", open=False), gr.Row():
                 self.mode = gr.Radio(list(MODES), value=MODE_LABELS["remove"], label="Occlusion")
                 self.steps = gr.Slider(2, MAX_STEPS, value=32, step=1, label="Integrated gradients: steps")
@@ -129,8 +135,8 @@ class WhyTab:
             self.legend = gr.HTML(legend_html(None), css_template=CSS, js_on_load=None, elem_id="why-legend")
             self.text = gr.HTML("", css_template=CSS, js_on_load=None, elem_id="why-text")
             with gr.Row(equal_height=False):
-                self.table = gr.Dataframe(label="Strongest contributors", interactive=False, scale=1)
-                self.plot = gr.Plot(show_label=False, scale=1)
+                self.table = gr.Dataframe(label="Strongest contributors", interactive=False, scale=1, min_width=360)
+                self.plot = gr.Plot(show_label=False, scale=1, min_width=360)
             with gr.Row():
                 self.dl_json = gr.DownloadButton("Download attribution JSON", value=None, interactive=False, size="sm")
                 self.dl_csv = gr.DownloadButton("Download attribution CSV", value=None, interactive=False, size="sm")
