@@ -245,3 +245,29 @@ def test_the_target_is_no_contrast(gpt2):
     r = _scored(gpt2)
     with pytest.raises(ExplorerError, match="target itself"):
         attribute(gpt2, r, r.n - 1, contrast=int(r.token_ids[-1]))
+
+
+# ---- a remote server ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def remote(gpt2_dir):
+    """Our own server on the tiny GPT-2 in a second process, through the remote engine (a real /v1)."""
+    from explorer.engine.remote import RemoteEngine
+    from tests.conftest import ServerProcess
+
+    server = ServerProcess(gpt2_dir)
+    yield RemoteEngine(server.url + "/v1", tokenizer=gpt2_dir)
+    server.stop()
+
+
+def test_occlusion_through_a_remote_server_equals_the_local_engine(remote, gpt2):
+    """A served model scores each ablated text (listed ids: the target and the contrast) within its caps."""
+    r = _scored(gpt2)
+    pos = r.n - 1
+    contrast = _contrast(r, pos)
+    here = attribute(gpt2, r, pos, contrast=contrast, units="word")
+    there = attribute(remote, r, pos, contrast=contrast, units="word")
+    assert there.spans.tolist() == here.spans.tolist()
+    np.testing.assert_allclose(there.values, here.values, atol=1e-4, equal_nan=True)
+    assert there.f == pytest.approx(here.f, abs=1e-4)
+    with pytest.raises(ExplorerError, match="occlusion works"):
+        attribute(remote, r, pos, method="gxi")

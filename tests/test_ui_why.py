@@ -200,3 +200,24 @@ def test_a_why_link_restores_what_the_tab_showed(gpt2):
         assert last(outs, c) == own[c], c
     assert last(outs, t.table).equals(own[t.table])
     np.testing.assert_allclose(last(outs, t.state).values, own[t.state].values)
+
+
+def test_why_on_a_generation_and_a_chat(ui, gpt2):
+    """A generated token (raw numbers) and a chat reply's token: the template's markers are not ranked."""
+    from tests.test_ui_handlers import chat, gen
+
+    g = gen(ui, "The quick brown")[-1][ui.inspector.result]
+    r = g[0]
+    tab, out = why(ui, g, r.n - 1)
+    a = out[tab.state]
+    np.testing.assert_allclose(a.values, attribute(gpt2, r, r.n - 1, detail=128).values, atol=1e-6)
+    c = chat(ui, "Be brief.", "Hi there")[-1][ui.inspector.result]
+    r = c[0]
+    tab, out = why(ui, c, r.n - 1)
+    a = out[tab.state]
+    specials = [u for u in range(a.n) if a.special[u]]
+    assert specials, "the chat template's markers are units of their own"
+    assert not set(specials) & set(a.ranked(a.n)) and set(specials) <= set(a.ranked(a.n, with_special=True))
+    assert out[tab.text].count('class="t m"') == len(specials)
+    both = tab.rerank(a, True)[tab.table]
+    assert len(both) >= len(out[tab.table])

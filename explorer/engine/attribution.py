@@ -37,6 +37,7 @@ MAX_DETAIL = 4096
 FAR_SPANS = 8  # spans the text before the `detail` nearest units is cut into
 DETAIL = 128  # the faces' default: a 512-token context costs about 13,000 tokens of forward passes, not 131,000
 MAX_BATCH = 16  # ablated rows per forward pass
+GRAD_TOKENS = 2048  # IG: at most this many tokens (steps x context) per backward pass
 LAST_ROWS = 64  # rows per output-layer call (the padded head block): same kernel as scoring
 
 
@@ -161,7 +162,7 @@ def _forward_of(engine, target: int, contrast: int | None):
         if engine.split_head:
             hidden = engine.model.base_model(inputs_embeds=emb).last_hidden_state[:, -1]  # (B, H)
             return _f(engine.head(hidden), target, contrast)
-        return _f(engine.model(inputs_embeds=emb).logits[:, -1], target, contrast)
+        return _f(engine.model(inputs_embeds=emb, **engine.last_only).logits[:, -1], target, contrast)
 
     return forward
 
@@ -175,27 +176,38 @@ def _baseline(engine, emb: torch.Tensor, baseline: str, neutral: int) -> torch.T
 
 
 def _gradients(
-    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, check
+    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, check, progress
 ) -> tuple[np.ndarray, float, float | None]:
-    """(per-token values (T,), f(x), f(baseline) or None) by Captum."""
+    """(per-token values (T,), f(x), f(baseline) or None) by Captum; `check` and `progress` between its batches."""
     from captum.attr import InputXGradient, IntegratedGradients
 
-    forward = _forward_of(engine, target, contrast)
-    if check is not None:
-        check()
+    f = _forward_of(engine, target, contrast)
+    rows = max(1, min(chunk, GRAD_TOKENS // max(len(ids), 1)))  # IG steps per backward pass: bounded memory
+    done = [0]
+
+    def forward(emb: torch.Tensor) -> torch.Tensor:
+        if check is not None:
+            check()
+        out = f(emb)
+        if emb.shape[0] > 1 or method == "gxi":  # one of Captum's batches of steps
+            done[0] += emb.shape[0]
+            if progress is not None:
+                progress(min(done[0], steps), steps if method == "ig" else 1)
+        return out
+
     with engine.lock, torch.enable_grad():
         emb = engine.model.get_input_embeddings()(torch.tensor([ids], device=engine.device)).detach().float()
         emb = emb.to(engine.dtype)  # (1, T, H)
         with torch.no_grad():
-            fx = float(forward(emb)[0])
+            fx = float(f(emb)[0])
         if method == "gxi":
             attr = InputXGradient(forward).attribute(emb.requires_grad_())
             return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, None
         base = _baseline(engine, emb, baseline, neutral)
         with torch.no_grad():
-            fb = float(forward(base)[0])
+            fb = float(f(base)[0])
         attr = IntegratedGradients(forward).attribute(
-            emb, baselines=base, n_steps=steps, internal_batch_size=max(1, chunk), method="gausslegendre"
+            emb, baselines=base, n_steps=steps, internal_batch_size=rows, method="gausslegendre"
         )
     return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, fb
 
@@ -276,11 +288,12 @@ def attribute(
     else:
         n = _neutral(engine, neutral)
         settings.update({"steps": steps, "baseline": baseline, "neutral_id": n} if method == "ig" else {})
-        per_token, fx, f_base = _gradients(engine, ctx, target, contrast, method, steps, chunk, baseline, n, check)
+        per_token, fx, f_base = _gradients(
+            engine, ctx, target, contrast, method, steps, chunk, baseline, n, check, progress
+        )
         values = np.array([per_token[a:b].sum() for a, b in spans.tolist()])
-        if progress is not None:
-            progress(len(spans), len(spans))
-    special = np.array([all(i in engine.special_ids for i in ids[a:b]) for a, b in spans.tolist()], bool)
+    marked = _marked(engine)
+    special = np.array([all(i in marked for i in ids[a:b]) for a, b in spans.tolist()], bool)
     text = r.token_text
     return Attribution(
         model=r.model, method=method, settings=settings, token_ids=np.array(ids[: pos + 1], np.int64),
@@ -288,6 +301,18 @@ def attribute(
         values=np.asarray(values, np.float64), f=fx, f_baseline=f_base, special=special,
         target_text=text[pos], contrast_text=_piece(engine, contrast),
     )  # fmt: skip
+
+
+def _marked(engine) -> set[int]:
+    """Ids drawn as markers (as the page marks them): special and added tokens (chat template markers), EOS."""
+    out = set(engine.special_ids)
+    tok = getattr(engine, "tokenizer", None)
+    if tok is not None:
+        for t in engine.special_tokens():
+            i = tok.convert_tokens_to_ids(t)
+            if isinstance(i, int) and 0 <= i < engine.vocab_size:
+                out.add(i)
+    return out
 
 
 def _piece(engine, i: int | None) -> str:

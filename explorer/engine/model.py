@@ -195,7 +195,13 @@ class Engine:
         with self.lock:
             if self.split_head:
                 return self.model.base_model(input_ids=ids, **kw).last_hidden_state[:, -1]
-            return self.model(input_ids=ids, **kw).logits[:, -1]
+            return self.model(input_ids=ids, **self.last_only, **kw).logits[:, -1]
+
+    @property
+    def last_only(self) -> dict:
+        """The forward argument that computes the logits of the last position only, where the model takes one."""
+        params = inspect.signature(self.model.forward).parameters
+        return {"logits_to_keep": 1} if "logits_to_keep" in params else {}
 
     def head(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (c, H) -> logits (c, V) in the model's dtype."""

@@ -276,7 +276,10 @@ class RemoteEngine(Engine):
         if self.known_vocab is not None and body.get("prompt_logprobs") == -1 and len(entries) > 1:
             self.vocab_size = self.known_vocab.size = max(len(e) for e in entries[1:])
         width = listed_width(listed) if listed is not None else k
-        rows = self._prompt_rows(entries[1:], ids[1:], width, full)
+        if listed is not None:
+            rows = _listed_prompt_rows(entries[1:], ids[1:], listed)
+        else:
+            rows = self._prompt_rows(entries[1:], ids[1:], width, full)
         self._learn(ids, rows.top_ids[rows.top_ids >= 0].tolist() if k != -1 else range(self.vocab_size))
         return assemble(self.name, self.vocab, list(ids), len(ids), rows, first=1, prompt_k=width)
 
@@ -397,3 +400,24 @@ def _local_tokenizer(source: str):
         return AutoTokenizer.from_pretrained(source, local_files_only=True)
     except Exception:  # noqa: BLE001 - any failure means: ask the server instead
         return None
+
+
+def _listed_prompt_rows(entries: list[dict], targets: list[int], listed: list[int] | list[list[int]]) -> Rows:
+    """Rows for `prompt_logprob_token_ids`: each position's asked ids in the order asked (the actual token too when
+    it is one of them: vLLM's entry holds it once), with the logprob and rank the server sent for each."""
+    per: list = listed if listed and isinstance(listed[0], list) else [listed] * len(entries)
+    m, q = len(entries), len(per[0]) if per else 0
+    lp, rank = np.full(m, np.nan, np.float32), np.zeros(m, np.int64)
+    top_ids, top_lp = np.full((m, q), -1, np.int64), np.full((m, q), -np.inf, np.float32)
+    top_ranks = np.zeros((m, q), np.int64)
+    for j, (entry, t, asked) in enumerate(zip(entries, targets, per)):
+        mine = entry[str(t)]
+        lp[j], rank[j] = num(mine["logprob"]), int(mine["rank"])
+        for c, i in enumerate(asked):
+            got = entry.get(str(i))
+            if got is None:
+                raise ExplorerError(
+                    f"The backend sent no logprob for the asked token id {i}.", code="backend_bad_answer"
+                )
+            top_ids[j, c], top_lp[j, c], top_ranks[j, c] = int(i), num(got["logprob"]), int(got["rank"])
+    return Rows(lp, rank, np.full(m, np.nan, np.float32), top_ids, top_lp, None, top_ranks)

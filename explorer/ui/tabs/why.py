@@ -201,8 +201,9 @@ class WhyTab:
                     yield self.show(item, bool(with_special))
                     return
                 done, total = item
-                progress((done, max(total, 1)), desc="Attributing", unit="units")
-                yield {self.summary: progress_html(done, total, "Attributing", "units")}
+                unit = "steps" if q["method"] == "ig" else "units"
+                progress((done, max(total, 1)), desc="Attributing", unit=unit)
+                yield {self.summary: progress_html(done, total, "Attributing", unit)}
 
     def show(self, a: Attribution, with_special: bool = False) -> dict:
         """Every view of `a`, and its files."""
