@@ -158,6 +158,26 @@ def test_integrated_gradients_equal_a_hand_written_integral(engine):
             assert a.f_baseline == pytest.approx(float(f(base)[0]), abs=1e-5)
 
 
+def test_integrated_gradients_equal_captums_layer_method_on_token_ids(engine):
+    """Captum's other entry point, LayerIntegratedGradients on the embedding layer fed token ids (baseline: the
+    neutral token's id everywhere), gives the same values as ours on embeddings."""
+    from captum.attr import LayerIntegratedGradients
+
+    r = _scored(engine)
+    pos = r.n - 1
+    ids, target = r.token_ids.tolist(), int(r.token_ids[pos])
+    a = attribute(engine, r, pos, method="ig", steps=24)
+
+    def f(x):
+        return torch.log_softmax(engine.model(input_ids=x).logits[:, -1].float(), -1)[:, target]
+
+    x = torch.tensor([ids[:pos]])
+    base = torch.full_like(x, a.settings["neutral_id"])
+    lig = LayerIntegratedGradients(f, engine.model.get_input_embeddings())
+    want = lig.attribute(x, baselines=base, n_steps=24, method="gausslegendre").sum(-1)[0].detach().numpy()
+    np.testing.assert_allclose(a.values, want, atol=1e-4, rtol=1e-4)
+
+
 def test_integrated_gradients_are_complete_at_64_steps(engine):
     """From the default baseline (the neutral token everywhere): within 1 % at 64 steps, at three targets."""
     r = _scored(engine)
