@@ -188,23 +188,23 @@ def _gradients(
     def forward(emb: torch.Tensor) -> torch.Tensor:
         if check is not None:
             check()
-        out = f(emb)
+        with engine.lock:  # one forward at a time on the shared model; other requests run between the batches
+            out = f(emb)
         if emb.shape[0] > 1 or method == "gxi":  # one of Captum's batches of steps
             done[0] += emb.shape[0]
             if progress is not None:
                 progress(min(done[0], steps), steps if method == "ig" else 1)
         return out
 
-    with engine.lock, torch.enable_grad():
-        emb = engine.model.get_input_embeddings()(torch.tensor([ids], device=engine.device)).detach().float()
-        emb = emb.to(engine.dtype)  # (1, T, H)
-        with torch.no_grad():
+    with torch.enable_grad():
+        emb = engine.model.get_input_embeddings()(torch.tensor([ids], device=engine.device)).detach()  # (1, T, H)
+        with torch.no_grad(), engine.lock:
             fx = float(f(emb)[0])
         if method == "gxi":
             attr = InputXGradient(forward).attribute(emb.requires_grad_())
             return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, None
         base = _baseline(engine, emb, baseline, neutral)
-        with torch.no_grad():
+        with torch.no_grad(), engine.lock:
             fb = float(f(base)[0])
         attr = IntegratedGradients(forward).attribute(
             emb, baselines=base, n_steps=steps, internal_batch_size=rows, method="gausslegendre"
