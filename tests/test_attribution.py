@@ -291,3 +291,13 @@ def test_occlusion_through_a_remote_server_equals_the_local_engine(remote, gpt2)
     assert there.f == pytest.approx(here.f, abs=1e-4)
     with pytest.raises(ExplorerError, match="occlusion works"):
         attribute(remote, r, pos, method="gxi")
+
+
+def test_attribution_runs_under_a_cap_of_zero(monkeypatch, gpt2):
+    """--max-logprobs 0 caps what a request may ask, not the attribution's own bookkeeping."""
+    r = _scored(gpt2)
+    before = attribute(gpt2, r, r.n - 1, contrast=_contrast(r, r.n - 1))
+    monkeypatch.setenv("EXPLORER_MAX_LOGPROBS", "0")
+    for cached in (True, False):
+        a = attribute(gpt2, r, r.n - 1, contrast=_contrast(r, r.n - 1), cached=cached)
+        np.testing.assert_allclose(a.values, before.values, atol=1e-5, equal_nan=True)

@@ -146,7 +146,7 @@ def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, check
             check()
         row = _ablated(ids, a, b, mode, neutral)
         if row:
-            r = score_ids(engine, row + [target], 1, check=check, listed=want)
+            r = score_ids(engine, row + [target], 0, check=check, listed=want)
             lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))
             out[u] = lp[target] - (lp[contrast] if contrast is not None else 0.0)
         if progress is not None:
@@ -336,6 +336,6 @@ def _neutral(engine, neutral: int | None) -> int:
 def _f_text(engine, ctx: list[int], target: int, contrast: int | None) -> float:
     """f on the text itself, by scoring it with the target (and contrast) listed at the end."""
     want = [target] if contrast is None else [target, contrast]
-    r = score_ids(engine, ctx + [target], 1, listed=want)
+    r = score_ids(engine, ctx + [target], 0, listed=want)  # k 0: no top-k, under any --max-logprobs
     lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))
     return float(lp[target] - (lp[contrast] if contrast is not None else 0.0))
