@@ -22,6 +22,7 @@ RESULT_LAYER = (
     "explorer.result",
     "explorer.errors",
     "explorer.settings",
+    "explorer.floats",
     "explorer.compare",
     "explorer.lens",
     "explorer.lookup",
