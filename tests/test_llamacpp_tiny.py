@@ -28,7 +28,7 @@ from explorer.engine import Engine, generate, score_ids
 from explorer.export import FORMATS, dumps, export
 from explorer.settings import SamplerSettings
 from tests.conftest import CORPUS, LiveServer
-from tests.test_api import (  # noqa: F401 - these tests and fixtures run again here
+from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
     client,
     model,
     test_bad_chat_and_unknown_model,
@@ -41,7 +41,7 @@ from tests.test_api import (  # noqa: F401 - these tests and fixtures run again 
 
 @pytest.fixture(scope="module")
 def live(tiny_gguf):
-    """The app serving the tiny GGUF through llama.cpp: test_api's tests above run against it."""
+    """The app serving the tiny GGUF through llama.cpp: the API tests imported above run against it."""
     srv = LiveServer(tiny_gguf)
     yield srv
     srv.stop()
