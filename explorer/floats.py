@@ -38,8 +38,11 @@ def to_json(x: float) -> float | None:
 
 def list_to_json(a: Iterable[float] | np.ndarray, *, shortest: bool = False) -> list[float | None]:
     """`to_json` of each value of the 1-D `a` (n,); `shortest`: each as the float32's shortest round-trip digits."""
-    if not shortest:
-        return [to_json(x) for x in np.asarray(a, dtype=np.float64).tolist()]
+    if not shortest:  # `to_json` written out: this runs over every top-k row of a result
+        inf = math.inf
+        return [
+            None if x != x or x == inf else NEG_INF_JSON if x == -inf else x for x in np.asarray(a, np.float64).tolist()
+        ]
     out: list[float | None] = []
     for t in np.asarray(a, dtype=np.float32).astype(str).tolist():  # numpy writes float32's shortest text
         out.append(None if t in ("nan", "inf") else NEG_INF_JSON if t == "-inf" else float(t))
@@ -52,7 +55,7 @@ def from_json(values, dtype=np.float32, *, clamped: bool = False) -> np.ndarray:
     `clamped`: a body of OpenAI's or vLLM's, where every value at or below -9999.0 is -inf.
     """
     a = np.array(values, dtype=np.float64)  # numpy reads None as NaN
-    a[a <= NEG_INF_JSON if clamped else a == NEG_INF_JSON] = -np.inf
+    a[(a <= NEG_INF_JSON) if clamped else (a == NEG_INF_JSON)] = -np.inf
     return a.astype(dtype, copy=False)
 
 
