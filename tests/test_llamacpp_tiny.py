@@ -25,7 +25,7 @@ import torch
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
 
 from explorer.engine import Engine, generate, score_ids
-from explorer.export import FORMATS, dumps, export
+from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
 from tests.conftest import CORPUS, LiveServer
 from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
@@ -37,6 +37,7 @@ from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests 
     test_streaming_completion,
     test_token_id_prompt_is_scored_as_sent,
 )
+from tests.helpers.exports import assert_generated_read_back
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,7 @@ def test_scoring_equals_log_softmax_of_llamacpp_logits(tiny_gguf):
 def test_every_export_shape(tiny_gguf, fmt):
     s = SamplerSettings(max_tokens=6, temperature=0.7, seed=2, logprobs=3, prompt_logprobs=2)
     r = generate(tiny_gguf, tiny_gguf.encode("The capital of"), s)[0]
-    assert dumps(export(fmt, [r]))  # strict JSON: no NaN, no Infinity
+    assert_generated_read_back(export(fmt, [r]), r)  # strict JSON (no NaN, no Infinity) holding the generated numbers
 
 
 def test_prompt_logprobs_through_the_openai_client(client, model, tiny_gguf):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -111,14 +113,44 @@ def test_a_bad_link_is_a_note_and_the_default_page(built):
     assert "damaged" in outs[0][p.share.note] and "<b>x" not in outs[0][p.share.note]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: pack(None, b))))
-def test_fuzz_decode_and_restore_never_escape_nor_load_outside_the_list(built, code):
+# real links of each tab, their model, text and token varied (3 tokens at most drawn, so a restore stays quick)
+LINKS = st.builds(
+    lambda s, model, text, selected: encode(
+        replace(s, model=model, text=text, selected=selected, sampler={**s.sampler, "max_tokens": 3})
+    ),
+    st.sampled_from(list(STATES.values())),
+    st.sampled_from(["tiny-gpt2", "", "gpt2", "../../models/x"]),
+    st.text(max_size=40),
+    st.integers(0, 40),
+)
+
+
+def test_fuzz_decode_and_restore_never_escape_nor_load_outside_the_list(built):
+    """Random text, random bytes packed as a link, and real links: nothing loads outside the list. Each kind is drawn,
+    and real links decode, so the check ran on links that reach the page's runs."""
     _p, models, calls = built
-    with contextlib.suppress(ExplorerError):
-        decode(code)
-    restore(built, code)
-    assert set(calls) <= set(models.names)
+    seen: Counter = Counter()
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.one_of(
+            st.tuples(st.just("text"), st.text(max_size=300)),
+            st.tuples(st.just("bytes"), st.binary(max_size=300).map(lambda b: pack(None, b))),
+            st.tuples(st.just("link"), LINKS),
+        )
+    )
+    def fuzz(case):
+        kind, code = case
+        try:
+            decode(code)
+            seen[kind, "decoded"] += 1
+        except ExplorerError:
+            seen[kind, "refused"] += 1
+        restore(built, code)
+        assert set(calls) <= set(models.names)
+
+    fuzz()
+    assert seen["text", "refused"] and seen["bytes", "refused"] and seen["link", "decoded"], seen
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
