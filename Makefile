@@ -42,13 +42,13 @@ test-lmeval: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -s -m lmeval
 
 lint: setup
-	$(VENV)/bin/ruff check explorer tests bench docs app.py
-	$(VENV)/bin/ruff format --check explorer tests bench docs app.py
+	$(VENV)/bin/ruff check explorer tests bench docs app.py assets
+	$(VENV)/bin/ruff format --check explorer tests bench docs app.py assets
 	$(VENV)/bin/mypy
 
 format: setup
-	$(VENV)/bin/ruff check --fix explorer tests bench docs app.py
-	$(VENV)/bin/ruff format explorer tests bench docs app.py
+	$(VENV)/bin/ruff check --fix explorer tests bench docs app.py assets
+	$(VENV)/bin/ruff format explorer tests bench docs app.py assets
 
 bench: setup
 	$(PY) bench/run.py --quick

@@ -13,7 +13,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from PIL import Image
@@ -28,8 +27,15 @@ TEXT = "The quick brown fox jumps over the lazy dog. The capital of France is Pa
 
 def serve(port: int) -> subprocess.Popen:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "EXPLORER_COMPILE": "0"}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "app.py"), "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None  # stderr=PIPE
     for line in proc.stderr:
         if line.startswith("Web app:"):
             return proc
@@ -41,15 +47,20 @@ def save(page, name: str) -> None:
     page.mouse.move(1, 1)  # no hover card left where the pointer happened to stop
     page.wait_for_timeout(400)
     page.screenshot(path=str(path))
-    img = Image.open(path).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    img = Image.open(path).convert("RGB")
+    img = img.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     img.save(path, optimize=True)
     print(f"{path.relative_to(ROOT)}  {path.stat().st_size // 1024} KB")
 
 
 def done(page, before: str) -> None:
     """Wait for a new, complete result (its data differs from `before`)."""
-    page.wait_for_function("b => { const d = document.querySelector('#heatmap .lx-data'); "
-                           "return d && d.textContent !== b && d.textContent.includes('\"lp\"'); }", arg=before, timeout=180_000)
+    page.wait_for_function(
+        "b => { const d = document.querySelector('#heatmap .lx-data'); "
+        "return d && d.textContent !== b && d.textContent.includes('\"lp\"'); }",
+        arg=before,
+        timeout=180_000,
+    )
     page.wait_for_timeout(1000)
 
 
@@ -133,5 +144,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    time.sleep(0)
     sys.exit(main())

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.floats import to_json as _num
+from explorer.floats import value_from_json
+
 FORMAT = "logprob-explorer/attribution"
 FORMAT_VERSION = 1
 METHODS = ("occlusion", "ig", "gxi", "attention")
@@ -38,11 +41,6 @@ CAVEAT = {
     "attention": "What the model looked at, not why: attention weights are not contributions to f (they are all "
     "positive and sum to 1).",
 }
-
-
-def _num(x: float) -> float | None:
-    """JSON-safe: NaN as null, -inf as -9999.0 (as TokenScores.to_dict)."""
-    return None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x))
 
 
 @dataclass(eq=False)
@@ -137,9 +135,9 @@ class Attribution:
             target_id=int(d["target"]["token_id"]),
             contrast_id=None if c is None else int(c["token_id"]),
             spans=np.array([s["span"] for s in src], np.int64).reshape(len(src), 2),
-            values=np.array([np.nan if s["value"] is None else s["value"] for s in src], np.float64),
-            f=np.nan if d["f"] is None else float(d["f"]),
-            f_baseline=None if d.get("f_baseline") is None else float(d["f_baseline"]),
+            values=np.array([value_from_json(s["value"]) for s in src], np.float64),
+            f=value_from_json(d["f"]),
+            f_baseline=None if d.get("f_baseline") is None else value_from_json(d["f_baseline"]),
             special=np.array([bool(s.get("special")) for s in src], bool),
             target_text=d["target"].get("text", ""),
             contrast_text="" if c is None else c.get("text", ""),

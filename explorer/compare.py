@@ -13,12 +13,12 @@ Units: natural log; KL and Jensen-Shannon in nats.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
+from explorer.floats import from_json, list_to_json
 from explorer.result import TokenScores
 
 FORMAT = "logprob-explorer/comparison"
@@ -28,20 +28,6 @@ SPANS_NOTE = (
     "The tokenizers differ, so the positions are aligned by characters into spans; KL and "
     "Jensen-Shannon need a shared vocabulary and are shown only for models with the same tokenizer."
 )
-
-
-def _num(a) -> list:
-    """Floats for JSON: NaN -> null, -inf -> -9999.0 (as every export), +inf -> null."""
-    return [
-        None if (math.isnan(x) or x == math.inf) else (-9999.0 if x == -math.inf else float(x))
-        for x in np.asarray(a).tolist()
-    ]
-
-
-def _arr(values, dtype=np.float32) -> np.ndarray:
-    a = np.array([np.nan if v is None else v for v in values], np.float64)
-    a[a == -9999.0] = -np.inf
-    return a.astype(dtype)
 
 
 def _none(width: int) -> np.ndarray:
@@ -178,14 +164,14 @@ class Comparison:
     def positions(self) -> list:
         """One entry per pair: null where either side is unscored, else its numbers."""
         cols = [
-            _num(self.logprob_a),
-            _num(self.logprob_b),
-            _num(self.delta_logprob),
+            list_to_json(self.logprob_a),
+            list_to_json(self.logprob_b),
+            list_to_json(self.delta_logprob),
             self.rank_a.tolist(),
             self.rank_b.tolist(),
-            _num(self.kl_ab),
-            _num(self.kl_ba),
-            _num(self.js),
+            list_to_json(self.kl_ab),
+            list_to_json(self.kl_ba),
+            list_to_json(self.js),
         ]
         keys = ("logprob_a", "logprob_b", "delta_logprob", "rank_a", "rank_b", "kl_ab", "kl_ba", "js")
         return [dict(zip(keys, row)) if ok else None for ok, row in zip(self.scored.tolist(), zip(*cols))]
@@ -201,7 +187,9 @@ class Comparison:
             return d
         spans = [
             {"start": int(s), "end": int(e), "logprob_a": la, "logprob_b": lb}
-            for (s, e), la, lb in zip(self.spans.tolist(), _num(self.span_logprob_a), _num(self.span_logprob_b))
+            for (s, e), la, lb in zip(
+                self.spans.tolist(), list_to_json(self.span_logprob_a), list_to_json(self.span_logprob_b)
+            )
         ]
         return d | {
             "spans": spans,
@@ -226,5 +214,5 @@ class Comparison:
                 char_b=np.array(d["token_spans_b"], np.int64).reshape(-1, 2),
             )
         pos = d["positions"]
-        div = {key: _arr([p[key] if p else None for p in pos]) for key in ("kl_ab", "kl_ba", "js")}
+        div = {key: from_json([p[key] if p else None for p in pos]) for key in ("kl_ab", "kl_ba", "js")}
         return cls(a, b, d["kind"], d["first_a"], d["first_b"], kl_ab=div["kl_ab"], kl_ba=div["kl_ba"], js=div["js"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.errors import ExplorerError
+from explorer.floats import value_from_json
 from explorer.result import TokenScores
 
 MAX_POSITIONS = 50_000
@@ -85,7 +86,7 @@ def _logprob(v: object) -> float | None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or v > 1e-3:
         raise bad(f"a logprob must be a number ≤ 0, got {str(v)[:40]!r}")
-    return -math.inf if v <= -9999.0 else float(v)
+    return value_from_json(v, clamped=True)
 
 
 def _unknown_piece(i: int) -> bytes:

@@ -9,25 +9,15 @@ unscored (NaN logprob/entropy, rank 0, top ids -1). Units: natural log, entropy 
 from __future__ import annotations
 
 import codecs
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from explorer.floats import from_json, list_to_json
+
 FORMAT = "logprob-explorer/logit-lens"
 FORMAT_VERSION = 1
-
-
-def _num(a: np.ndarray) -> list:
-    """JSON-safe floats: NaN as null, -inf as -9999.0 (as TokenScores.to_dict)."""
-    return [None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x)) for x in a.tolist()]
-
-
-def _arr(values: list, dtype) -> np.ndarray:
-    a = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-    a[a == -9999.0] = -np.inf
-    return a.astype(dtype)
 
 
 @dataclass(eq=False)
@@ -72,7 +62,7 @@ class LensGrid:
         """The CLI's JSON: model, token_ids, n_layers and one object per layer 0..L (null at position 0)."""
 
         def lists(a):
-            return [None] + [_num(row) for row in a[1:]]
+            return [None] + [list_to_json(row) for row in a[1:]]
 
         layers = []
         for layer in range(self.n_layers + 1):
@@ -80,9 +70,9 @@ class LensGrid:
             layers.append(
                 {
                     "layer": layer,
-                    "logprobs": _num(self.logprobs[layer]),
+                    "logprobs": list_to_json(self.logprobs[layer]),
                     "ranks": [None] + ranks[1:] if ranks else [],
-                    "entropy": _num(self.entropy[layer]),
+                    "entropy": list_to_json(self.entropy[layer]),
                     "top_ids": [None] + self.top_ids[layer, 1:].tolist() if self.n else [],
                     "top_logprobs": lists(self.top_logprobs[layer]) if self.n else [],
                 }
@@ -107,14 +97,14 @@ class LensGrid:
         for layer, row in enumerate(rows):
             for p in range(1, n):
                 top_ids[layer, p] = row["top_ids"][p]
-                top_lp[layer, p] = _arr(row["top_logprobs"][p], np.float32)
+                top_lp[layer, p] = from_json(row["top_logprobs"][p], np.float32)
         return cls(
             model=d["model"],
             token_ids=np.array(d["token_ids"], np.int64).reshape(n),
             token_bytes=[bytes.fromhex(h) for h in d["token_bytes"]],
-            logprobs=np.array([_arr(r["logprobs"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
+            logprobs=np.array([from_json(r["logprobs"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
             ranks=np.array([[r or 0 for r in row["ranks"]] for row in rows], np.int64).reshape(len(rows), n),
-            entropy=np.array([_arr(r["entropy"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
+            entropy=np.array([from_json(r["entropy"], np.float32) for r in rows], np.float32).reshape(len(rows), n),
             top_ids=top_ids,
             top_logprobs=top_lp,
             pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},

@@ -8,12 +8,12 @@ actually continues with them. Units: natural log.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.errors import ExplorerError
+from explorer.floats import from_json, list_to_json
 
 MAX_LOOKUPS = 16  # queries at once (a compare each, or one sort, per position)
 MAX_QUERY_CHARS = 200
@@ -94,31 +94,22 @@ class Lookup:
 
     def to_dict(self) -> dict:
         """`{"query", "token_id", "token_ids", "logprobs", "ranks", "joint_logprobs"}`: one value per position, null where unscored."""
-
-        def num(a):
-            return [None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x)) for x in a.tolist()]
-
         scored = ~np.isnan(self.logprobs)
         return {
             "query": self.query,
             "token_id": self.token_id,
             "token_ids": self.token_ids.tolist(),
-            "logprobs": num(self.logprobs),
+            "logprobs": list_to_json(self.logprobs),
             "ranks": [int(r) if s else None for r, s in zip(self.ranks.tolist(), scored)],
-            "joint_logprobs": num(self.joint_logprobs),
+            "joint_logprobs": list_to_json(self.joint_logprobs),
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> Lookup:
-        def arr(values, dtype):
-            a = np.array([np.nan if v is None else v for v in values], np.float64)
-            a[a == -9999.0] = -np.inf
-            return a.astype(dtype)
-
         return cls(
             d["query"],
             np.array(d["token_ids"], np.int64),
-            arr(d["logprobs"], np.float32),
+            from_json(d["logprobs"], np.float32),
             np.array([0 if r is None else r for r in d["ranks"]], np.int64),
-            arr(d["joint_logprobs"], np.float64),
+            from_json(d["joint_logprobs"], np.float64),
         )

@@ -17,6 +17,8 @@ from functools import cached_property
 
 import numpy as np
 
+from explorer.floats import from_json, list_to_json
+
 FORMAT_VERSION = 1
 
 
@@ -268,11 +270,7 @@ class TokenScores:
 
     # ---- JSON round trip --------------------------------------------------------------
     def to_dict(self) -> dict:
-        """A JSON-safe dict (no NaN/Infinity: unscored numbers are null, -inf is -9999.0)."""
-
-        def num(a):
-            return [None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x)) for x in a.tolist()]
-
+        """A JSON-safe dict (no NaN/Infinity: unscored numbers are null, -inf is -9999.0: explorer.floats)."""
         d = {
             "format": "logprob-explorer/token-scores",
             "version": FORMAT_VERSION,
@@ -289,11 +287,11 @@ class TokenScores:
             "token_bytes": [b.hex() for b in self.token_bytes],
             "token_text": self.token_text,
             "text_offset": self.offsets.tolist(),
-            "logprobs": num(self.logprobs),
+            "logprobs": list_to_json(self.logprobs),
             "ranks": self.ranks.tolist(),
-            "entropy": num(self.entropy),
+            "entropy": list_to_json(self.entropy),
             "top_ids": self.top_ids.tolist(),
-            "top_logprobs": [num(row) for row in self.top_logprobs],
+            "top_logprobs": [list_to_json(row) for row in self.top_logprobs],
             "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())},
         }
         if self.top_ranks is not None:
@@ -308,14 +306,9 @@ class TokenScores:
 
     @classmethod
     def from_dict(cls, d: dict) -> TokenScores:
-        def arr(values, dtype):
-            a = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-            a[a == -9999.0] = -np.inf
-            return a.astype(dtype)
-
         n = len(d["token_ids"])
         top_ids = np.array(d["top_ids"], dtype=np.int64).reshape(n, -1)
-        top_lp = np.array([arr(r, np.float32) for r in d["top_logprobs"]], dtype=np.float32).reshape(top_ids.shape)
+        top_lp = from_json(d["top_logprobs"], np.float32).reshape(top_ids.shape)
         full = None
         if "full_logprobs_f32_b64" in d:
             full = np.frombuffer(base64.b64decode(d["full_logprobs_f32_b64"]), dtype="<f4").reshape(n, -1).copy()
@@ -324,9 +317,9 @@ class TokenScores:
             token_ids=np.array(d["token_ids"], dtype=np.int64),
             token_bytes=[bytes.fromhex(h) for h in d["token_bytes"]],
             n_prompt=d["n_prompt"],
-            logprobs=arr(d["logprobs"], np.float32),
+            logprobs=from_json(d["logprobs"], np.float32),
             ranks=np.array(d["ranks"], dtype=np.int64),
-            entropy=arr(d["entropy"], np.float32),
+            entropy=from_json(d["entropy"], np.float32),
             top_ids=top_ids,
             top_logprobs=top_lp,
             pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},

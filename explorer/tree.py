@@ -15,17 +15,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from explorer.floats import from_json, list_to_json, to_json
+
 FORMAT = "logprob-explorer/branch-tree"
 FORMAT_VERSION = 1
-
-
-def _num(x: float) -> float | None:
-    """A JSON-safe float: NaN as null, -inf as -9999.0 (as TokenScores.to_dict)."""
-    return None if math.isnan(x) else (-9999.0 if x == -math.inf else float(x))
-
-
-def _val(x) -> float:
-    return math.nan if x is None else (-math.inf if x == -9999.0 else float(x))
 
 
 @dataclass(eq=False, frozen=True)
@@ -174,11 +167,11 @@ class BranchTree:
                 "token_id": int(self.token_ids[i]),
                 "bytes": self.pieces[int(self.token_ids[i])].hex(),
                 "text": self.piece(i),
-                "logprob": _num(float(self.logprobs[i])),
+                "logprob": to_json(self.logprobs[i]),
                 "rank": int(self.ranks[i]) or None,
-                "entropy": _num(float(self.entropy[i])),
+                "entropy": to_json(self.entropy[i]),
                 "top_ids": self.top_ids[i].tolist(),
-                "top_logprobs": [_num(x) for x in self.top_logprobs[i].tolist()],
+                "top_logprobs": list_to_json(self.top_logprobs[i]),
                 "branch": int(self.branch[i]),
             }
             for i in range(self.n)
@@ -188,7 +181,7 @@ class BranchTree:
                 "node": j,
                 "depth": self.depth(j),
                 "cumulative_logprob": self.cumulative_logprob(j),
-                "perplexity": _num(self.perplexity(j)),
+                "perplexity": to_json(self.perplexity(j)),
                 "text": self.text(j),
             }
             for j in self.leaves()
@@ -214,13 +207,11 @@ class BranchTree:
             model=d["model"],
             parent=np.array([x["parent"] for x in nodes], np.int64),
             token_ids=np.array([x["token_id"] for x in nodes], np.int64),
-            logprobs=np.array([_val(x["logprob"]) for x in nodes], np.float32),
+            logprobs=from_json([x["logprob"] for x in nodes], np.float32),
             ranks=np.array([x["rank"] or 0 for x in nodes], np.int64),
-            entropy=np.array([_val(x["entropy"]) for x in nodes], np.float32),
+            entropy=from_json([x["entropy"] for x in nodes], np.float32),
             top_ids=np.array([x["top_ids"] for x in nodes], np.int64).reshape(len(nodes), k),
-            top_logprobs=np.array([[_val(v) for v in x["top_logprobs"]] for x in nodes], np.float32).reshape(
-                len(nodes), k
-            ),
+            top_logprobs=from_json([x["top_logprobs"] for x in nodes], np.float32).reshape(len(nodes), k),
             branch=np.array([x["branch"] for x in nodes], np.int64),
             branches=tuple(dict(b) for b in d["branches"]),
             pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.floats import list_to_json, to_json
 from explorer.result import TokenScores
 
 STEPS = ("top-k", "top-p", "min-p")  # the sampler's filters, in the order they are switched on to name a cut
@@ -60,11 +61,8 @@ class WhatIf:
         return sum(self.cut_counts.values())
 
     def to_dict(self) -> dict:
-        def num(a):
-            return [-9999.0 if x == -math.inf else float(x) for x in np.asarray(a, np.float64).tolist()]
-
         def side(s: Side):
-            return {"logprob": num([s.logprob])[0], "rank": s.rank, "entropy": float(s.entropy)}
+            return {"logprob": to_json(s.logprob), "rank": s.rank, "entropy": float(s.entropy)}
 
         return {
             "pos": self.pos,
@@ -73,11 +71,11 @@ class WhatIf:
             "raw": side(self.raw),
             "processed": side(self.processed),
             "raw_ids": self.raw_ids.tolist(),
-            "raw_logprobs": num(self.raw_logprobs),
-            "processed_of_raw": num(self.processed_of_raw),
+            "raw_logprobs": list_to_json(self.raw_logprobs),
+            "processed_of_raw": list_to_json(self.processed_of_raw),
             "cut_by": list(self.cut_by),
             "processed_ids": self.processed_ids.tolist(),
-            "processed_logprobs": num(self.processed_logprobs),
+            "processed_logprobs": list_to_json(self.processed_logprobs),
             "kept": self.kept,
             "cut_counts": dict(self.cut_counts),
             "greedy": self.greedy,

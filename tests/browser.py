@@ -4,7 +4,8 @@ Use in a test module:
     from tests.browser import CHROMIUM, FLAGS, require_chromium
     require_chromium()
     pytestmark = pytest.mark.browser
-and the session-wide `browser` fixture from conftest; `open_page` and `score` drive the page as a person would.
+and the session-wide `browser` fixture from conftest; `open_page` and `score` drive the page as a person would,
+`wait_detail` and `in_view` read what it shows.
 """
 
 from __future__ import annotations
@@ -55,6 +56,17 @@ def score(page, text, done=True):
     page.get_by_role("button", name="Score", exact=True).click()
     if done:
         page.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)
+
+
+def wait_detail(page, pos: int) -> None:
+    page.locator(f"#token-detail .td[data-pos='{pos}']").wait_for(timeout=30_000)
+
+
+def in_view(page, selector: str, whole: bool = False) -> bool:
+    """The element's top (or all of it) is inside the viewport."""
+    box = page.locator(selector).first.bounding_box()
+    vh = page.viewport_size["height"]
+    return box is not None and box["y"] >= -1 and (box["y"] + box["height"] <= vh + 1 if whole else box["y"] < vh - 40)
 
 
 BLOB = "document.querySelector('#heatmap .lx-data')"  # the page's data: one run's id, its numbers once finished

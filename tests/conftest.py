@@ -14,6 +14,8 @@ os.environ.setdefault("EXPLORER_COMPILE", "0")  # eager in tests (fast start); t
 import pytest
 import torch
 
+pytest.register_assert_rewrite("tests.helpers")  # their asserts explain a failure, as a test's do
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CORPUS = [

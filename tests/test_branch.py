@@ -12,24 +12,11 @@ from explorer.engine.branch import KEEP, Prefixes, branch, generate_then_branch,
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 from explorer.tree import BranchTree
+from tests.helpers.cli import run
+from tests.helpers.page import make_page
 from tests.reference import assert_matches_reference, ref_logprobs
-from tests.test_cli import run
 
 TEXT = "The quick brown fox jumps over the lazy dog. The capital of France is Paris. The capital of Italy is Rome."
-
-
-def make_page(engines):
-    """The whole page over these loaded engines (the registry never loads anything else)."""
-    from explorer.runtime import Models
-    from explorer.ui.layout import page
-
-    def no_hub(spec):
-        raise ExplorerError(f"Model {spec.source!r} was not found.", code="model_not_found")
-
-    models = Models([e.name for e in engines], allow_hub=False, loader=no_hub)
-    for e in engines:
-        models.add(e)
-    return page(models)
 
 
 @pytest.fixture

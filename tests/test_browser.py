@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import SIZES, new_result, open_page, require_chromium, score
+from tests.browser import SIZES, in_view, new_result, open_page, require_chromium, score, wait_detail
 from tests.reference import ref_logprobs
 
 require_chromium()
@@ -34,17 +34,6 @@ def page(browser, live, size):
 
 def detail_pos(page) -> int:
     return int(page.locator("#token-detail .td").get_attribute("data-pos"))
-
-
-def wait_detail(page, pos: int) -> None:
-    page.locator(f"#token-detail .td[data-pos='{pos}']").wait_for(timeout=30_000)
-
-
-def in_view(page, selector: str, whole: bool = False) -> bool:
-    """The element's top (or all of it) is inside the viewport."""
-    box = page.locator(selector).first.bounding_box()
-    vh = page.viewport_size["height"]
-    return box is not None and box["y"] >= -1 and (box["y"] + box["height"] <= vh + 1 if whole else box["y"] < vh - 40)
 
 
 def test_score_brings_results_into_view_and_reads_by_mouse(page, gpt2, size):

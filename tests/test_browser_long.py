@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import require_chromium
-from tests.test_browser import in_view, open_page, score, wait_detail
+from tests.browser import in_view, open_page, require_chromium, score, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from explorer.settings import PUBLIC_LIMITS
-from tests.browser import require_chromium
+from tests.browser import SIZES, open_page, require_chromium
 from tests.conftest import LiveServer
-from tests.test_browser import SIZES, open_page
 
 require_chromium()
 pytestmark = pytest.mark.browser

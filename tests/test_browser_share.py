@@ -12,8 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.share import ViewState, encode
-from tests.browser import require_chromium
-from tests.test_browser import SIZES, open_page, score, wait_detail
+from tests.browser import SIZES, open_page, require_chromium, score, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser

@@ -8,9 +8,7 @@ import sys
 
 import pytest
 
-
-def run(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True, timeout=timeout)
+from tests.helpers.cli import run
 
 
 def test_score_vllm(gpt2_dir):

@@ -16,6 +16,7 @@ from explorer.export import FORMATS, dumps, export, openai_chat, openai_completi
 from explorer.export.native import full_vocab_npy
 from explorer.result import TokenScores
 from explorer.settings import SamplerSettings
+from tests.helpers.exports import assert_generated_read_back, check_completion_logprobs, check_prompt_logprobs
 from tests.reference import ref_logprobs
 from tests.samples import generated_chat, scored_prompt
 
@@ -55,36 +56,6 @@ def test_native_round_trip(gpt2):
 
 
 # ---- section 7 checks, on real model outputs -------------------------------------------
-
-
-def check_completion_logprobs(lp: dict, k: int, echo: bool) -> None:
-    n = len(lp["tokens"])
-    assert len(lp["token_logprobs"]) == len(lp["top_logprobs"]) == len(lp["text_offset"]) == n
-    for i in range(n):
-        if echo and i == 0:
-            assert lp["token_logprobs"][0] is None and lp["top_logprobs"][0] is None
-            continue
-        assert lp["token_logprobs"][i] is not None
-        top = lp["top_logprobs"][i]
-        assert top[lp["tokens"][i]] == lp["token_logprobs"][i]
-        assert len(top) <= k + 1
-
-
-def check_prompt_logprobs(entries: list, ids: list[int], k: int) -> None:
-    assert entries[0] is None and len(entries) == len(ids)
-    for pos in range(1, len(ids)):
-        e = entries[pos]
-        keys = list(e)
-        assert keys[0] == str(ids[pos])
-        actual = e[keys[0]]
-        if k == -1:
-            continue
-        assert len(keys) == (k + 1 if actual["rank"] > k else k)
-        others = sorted(v["rank"] for key, v in e.items() if key != keys[0])
-        expected = [r for r in range(1, k + 1) if not (actual["rank"] <= k and r == actual["rank"])]
-        assert others == expected
-        best = max(e.values(), key=lambda v: v["logprob"])
-        assert best["rank"] == 1
 
 
 def test_completion_echo_and_vllm_checks(engine):
@@ -164,7 +135,7 @@ def test_every_format_is_strict_json(gpt2):
     for fmt in FORMATS:
         text = json.dumps(export(fmt, r))  # allow_nan: a NaN or inf the exporter let through would be written
         json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
-        assert dumps(export(fmt, r))  # and the strict writer accepts the body
+        assert_generated_read_back(export(fmt, r), r[0])  # and the strict writer's text holds the generated numbers
 
 
 def test_native_round_trip_keeps_listed_ranks_and_stop(gpt2):

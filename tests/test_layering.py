@@ -23,6 +23,7 @@ RESULT_LAYER = (
     "explorer.attribution",
     "explorer.errors",
     "explorer.settings",
+    "explorer.floats",
     "explorer.compare",
     "explorer.lens",
     "explorer.lookup",

@@ -15,9 +15,9 @@ from explorer.engine import score_ids
 from explorer.engine.lens import find_final_norm, lens_ids, lens_text
 from explorer.errors import ExplorerError
 from explorer.lens import LensGrid
+from tests.helpers.cli import run
+from tests.helpers.shapes import Shapes
 from tests.reference import assert_rank_close, ref_row
-from tests.test_cli import run
-from tests.test_scoring import Shapes
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße 東京 👋"
 
@@ -266,7 +266,7 @@ def test_lens_tab_handlers(gpt2, llama, monkeypatch):
 
     from explorer.engine import score_text
     from explorer.ui.tabs import lens as lens_tab
-    from tests.test_branch import make_page
+    from tests.helpers.page import make_page
 
     tab = make_page([gpt2, llama]).tabs["LensTab"]
     out = tab.run("tiny-gpt2", "The quick brown fox", [], "entropy")

@@ -25,10 +25,10 @@ import torch
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
 
 from explorer.engine import Engine, generate, score_ids
-from explorer.export import FORMATS, dumps, export
+from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
 from tests.conftest import CORPUS, LiveServer
-from tests.test_api import (  # noqa: F401 - these tests and fixtures run again here
+from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
     client,
     model,
     test_bad_chat_and_unknown_model,
@@ -37,11 +37,12 @@ from tests.test_api import (  # noqa: F401 - these tests and fixtures run again 
     test_streaming_completion,
     test_token_id_prompt_is_scored_as_sent,
 )
+from tests.helpers.exports import assert_generated_read_back
 
 
 @pytest.fixture(scope="module")
 def live(tiny_gguf):
-    """The app serving the tiny GGUF through llama.cpp: test_api's tests above run against it."""
+    """The app serving the tiny GGUF through llama.cpp: the API tests imported above run against it."""
     srv = LiveServer(tiny_gguf)
     yield srv
     srv.stop()
@@ -88,7 +89,7 @@ def test_scoring_equals_log_softmax_of_llamacpp_logits(tiny_gguf):
 def test_every_export_shape(tiny_gguf, fmt):
     s = SamplerSettings(max_tokens=6, temperature=0.7, seed=2, logprobs=3, prompt_logprobs=2)
     r = generate(tiny_gguf, tiny_gguf.encode("The capital of"), s)[0]
-    assert dumps(export(fmt, [r]))  # strict JSON: no NaN, no Infinity
+    assert_generated_read_back(export(fmt, [r]), r)  # strict JSON (no NaN, no Infinity) holding the generated numbers
 
 
 def test_prompt_logprobs_through_the_openai_client(client, model, tiny_gguf):

@@ -371,18 +371,26 @@ def test_a_stream_cut_short_is_a_message(faulty):
 
 @pytest.mark.browser
 def test_the_app_runs_on_a_remote_engine(browser, remote):
+    """The page scores through the remote engine: a chip per token, and the numbers the engine gives."""
     from tests.browser import require_chromium
     from tests.conftest import LiveServer
 
     require_chromium()
+    text = "The quick brown fox"
     srv = LiveServer(remote)
     try:
         ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
         page = ctx.new_page()
         page.goto(srv.url)
-        page.get_by_label("Text", exact=True).fill("The quick brown fox")
+        page.get_by_label("Text", exact=True).fill(text)
         page.get_by_role("button", name="Score", exact=True).click()
         page.locator("#heatmap [data-pos='2']").wait_for(timeout=60_000)
+        blob = page.locator("#heatmap .lx-data").filter(has_text='"lp"')  # the page's numbers, once finished
+        blob.wait_for(state="attached", timeout=60_000)
+        data, chips = json.loads(blob.text_content()), page.locator("#heatmap [data-pos]").count()
         ctx.close()
     finally:
         srv.stop()
+    want = score_ids(remote, remote.encode(text), k=1)
+    assert data["ids"] == want.token_ids.tolist() and chips == want.n > 2
+    np.testing.assert_allclose(data["lp"][1:], want.logprobs[1:], atol=1e-5)

@@ -10,7 +10,7 @@ import gradio as gr
 import httpx
 import pytest
 
-from tests.test_ui_handlers import SAMPLER, gen, make_page
+from tests.helpers.page import SAMPLER, gen, make_page
 
 # (CLI flags, page sampler fields, API body fields) -> the message every face must show
 CASES = [

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from explorer.engine import score_ids, score_text
 from explorer.errors import ExplorerError
+from tests.helpers.shapes import Shapes
 from tests.reference import assert_matches_reference, ref_logprobs
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋 🦊 Ωmega"
@@ -65,21 +65,6 @@ def test_bad_input_messages(gpt2):
         score_text(gpt2, "fox jumps " * 200, k=1)
     with pytest.raises(ExplorerError, match="outside the vocabulary"):
         score_ids(gpt2, [1, 2, 10**6], k=1)
-
-
-class Shapes(TorchDispatchMode):
-    """Records the shape of every tensor an op returns."""
-
-    def __init__(self):
-        super().__init__()
-        self.shapes = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else [out]:
-            if isinstance(t, torch.Tensor):
-                self.shapes.append(tuple(t.shape))
-        return out
 
 
 def test_2048_tokens_allocate_no_full_matrix(long_gpt2):

@@ -4,13 +4,12 @@ outside the allowed set."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import math
-import zlib
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,34 +18,10 @@ from hypothesis import strategies as st
 from explorer.errors import ExplorerError
 from explorer.imports import open_document
 from explorer.share import MAX_LINK_CHARS, ViewState, decode, encode
-from tests.recorded import json_paths
+from tests.helpers.share import GEN, JSON, SCRIPT, STATES, built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
+from tests.recorded import close, json_paths
 
 GOLDEN = Path(__file__).parent / "golden"
-SCRIPT = "<script>alert(1)</script>${alert(2)}`x`"
-GEN = {
-    "max_tokens": 20,
-    "temperature": 0.9,
-    "top_p": 0.95,
-    "top_k": 40,
-    "seed": 7,
-    "stop": ["\n\n"],
-    "mode": "processed",
-}
-
-
-def pack(obj, raw: bytes | None = None) -> str:
-    data = raw if raw is not None else json.dumps(obj).encode()
-    z = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return "1." + base64.urlsafe_b64encode(z.compress(data) + z.flush()).rstrip(b"=").decode()
-
-
-STATES = {
-    "score": ViewState(tab="score", model="tiny-gpt2", text="Bonjour 東京 👋\n" * 3, metric="rank",
-                       thresholds=(1, 5, 50), k=7, from_start=True, start="<|endoftext|>", selected=4),
-    "generate": ViewState(tab="generate", text="The capital of France is", sampler=GEN, score_prompt=False, selected=9),
-    "chat": ViewState(tab="chat", system="Be terse.", messages=(("user", "Hi"), ("assistant", "Hello!"), ("user", "Why?")),
-                      sampler={**GEN, "seed": 2**63 - 1, "stop": []}, metric="entropy", selected=12),
-}  # fmt: skip
 
 
 @pytest.mark.parametrize("tab", list(STATES))
@@ -115,36 +90,6 @@ def test_unknown_keys_are_ignored_and_script_is_only_text():
 
 
 # ---- the page's handlers: links never load a model outside the allowed set, files never load one -------------------
-@pytest.fixture(scope="module")
-def built(gpt2):
-    from explorer.runtime import Models
-    from explorer.ui.layout import page
-
-    calls: list[str] = []
-
-    def loader(spec):
-        calls.append(spec.name)
-        raise ExplorerError("not loading in this test")
-
-    models = Models(["tiny-gpt2", "other-model"], allow_hub=False, loader=loader)
-    models.add(gpt2)
-    return page(models), models, calls
-
-
-def restore(built, code) -> list[dict]:
-    p = built[0]
-    return list(p.share.restore(SimpleNamespace(query_params={"view": code, "__theme": "dark", "logs": "x"})))
-
-
-def last(outs: list[dict], component):
-    """The last value the restore gave `component`."""
-    return [o[component] for o in outs if component in o][-1]
-
-
-def note_of(p, outs) -> str:
-    return "".join(o.get(p.share.note, "") for o in outs)
-
-
 def test_a_link_naming_a_model_not_served_is_refused_before_anything_loads(built):
     p, _models, calls = built
     calls.clear()
@@ -168,21 +113,44 @@ def test_a_bad_link_is_a_note_and_the_default_page(built):
     assert "damaged" in outs[0][p.share.note] and "<b>x" not in outs[0][p.share.note]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: pack(None, b))))
-def test_fuzz_decode_and_restore_never_escape_nor_load_outside_the_list(built, code):
-    _p, models, calls = built
-    with contextlib.suppress(ExplorerError):
-        decode(code)
-    restore(built, code)
-    assert set(calls) <= set(models.names)
-
-
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=20),
-    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=12), kids, max_size=5),
-    max_leaves=30,
+# real links of each tab, their model, text and token varied (3 tokens at most drawn, so a restore stays quick)
+LINKS = st.builds(
+    lambda s, model, text, selected: encode(
+        replace(s, model=model, text=text, selected=selected, sampler={**s.sampler, "max_tokens": 3})
+    ),
+    st.sampled_from(list(STATES.values())),
+    st.sampled_from(["tiny-gpt2", "", "gpt2", "../../models/x"]),
+    st.text(max_size=40),
+    st.integers(0, 40),
 )
+
+
+def test_fuzz_decode_and_restore_never_escape_nor_load_outside_the_list(built):
+    """Random text, random bytes packed as a link, and real links: nothing loads outside the list. Each kind is drawn,
+    and real links decode, so the check ran on links that reach the page's runs."""
+    _p, models, calls = built
+    seen: Counter = Counter()
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.one_of(
+            st.tuples(st.just("text"), st.text(max_size=300)),
+            st.tuples(st.just("bytes"), st.binary(max_size=300).map(lambda b: pack(None, b))),
+            st.tuples(st.just("link"), LINKS),
+        )
+    )
+    def fuzz(case):
+        kind, code = case
+        try:
+            decode(code)
+            seen[kind, "decoded"] += 1
+        except ExplorerError:
+            seen[kind, "refused"] += 1
+        restore(built, code)
+        assert set(calls) <= set(models.names)
+
+    fuzz()
+    assert seen["text", "refused"] and seen["bytes", "refused"] and seen["link", "decoded"], seen
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -233,13 +201,6 @@ def test_hostile_files_are_one_clear_message(data):
 
 
 # ---- imports, number by number -----------------------------------------------------------------------------
-def close(a, b) -> bool:
-    """A body's number (None: unscored, -9999.0: -inf, as vLLM writes them) against ours, in float32."""
-    if a is None:
-        return math.isnan(b)
-    return (a <= -9999.0 and b == -math.inf) or abs(float(a) - float(b)) < 1e-6
-
-
 def test_vllm_prompt_logprobs_body_number_by_number():
     body = json.loads((GOLDEN / "scored.vllm.json").read_text())
     o = open_document(json.dumps(body))

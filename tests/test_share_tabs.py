@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
 from explorer.share import TABS, TOOLS, ViewState, decode, encode
-from tests.test_share import JSON, SCRIPT, STATES, built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
+from tests.helpers.share import JSON, SCRIPT, STATES, built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 SLIDERS = {"temperature": 0.5, "top_k": 20, "top_p": 0.9, "min_p": 0.05, "repetition_penalty": 1.3, "top_n": 8}

@@ -7,7 +7,7 @@ import json
 import pathlib
 import re
 
-from tests.test_ui_handlers import gen, path_of, score, ui, v  # noqa: F401 - ui and v are fixtures
+from tests.helpers.page import gen, path_of, score, ui, v  # noqa: F401 - ui and v are fixtures
 
 
 def test_downloads_are_the_exporters_bytes_with_descriptive_names(ui, v):

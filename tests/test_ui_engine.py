@@ -19,8 +19,8 @@ from explorer.engine.turns import chat_turns
 from explorer.errors import ExplorerError
 from explorer.result import TokenScores
 from explorer.settings import SamplerSettings
+from tests.helpers.shapes import Shapes
 from tests.reference import assert_matches_reference, ref_logprobs
-from tests.test_scoring import Shapes
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from explorer.engine.attribution import attribute
 from explorer.errors import ExplorerError
 from explorer.render.why import LOWERS, RAISES, why_html
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_id, run_beside
-from tests.test_ui_handlers import make_page, path_of, score
+from tests.helpers.page import chat, gen, make_page, path_of, score
+from tests.helpers.share import built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
 
 TEXT = "The quick brown fox jumps over the lazy dog"
 
@@ -157,8 +158,6 @@ def test_a_why_link_round_trips_and_refuses_bad_fields():
     s = ViewState(tab="why", why_contrast=" the", why_method="ig", why_units="word", why_detail=5, why_steps=8,
                   why_baseline="zero", **LINK)  # fmt: skip
     assert decode(encode(s)) == s
-    from tests.test_share import pack
-
     for bad, match in [
         ({"tab": "why"}, "must carry the result"),
         ({**LINK, "tab": "why", "why_method": "shap"}, "why_method"),
@@ -170,12 +169,9 @@ def test_a_why_link_round_trips_and_refuses_bad_fields():
             decode(pack(bad))
 
 
-def test_a_why_link_restores_what_the_tab_showed(gpt2):
+def test_a_why_link_restores_what_the_tab_showed(built):
     from explorer.share import decode, encode
-    from tests.test_share import built as built_fixture
-    from tests.test_share import last, note_of, restore
 
-    built = built_fixture.__wrapped__(gpt2)
     p = built[0]
     t = p.tabs["WhyTab"]
     result = list(p.share.score.score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10))[-1][p.inspector.result]
@@ -204,8 +200,6 @@ def test_a_why_link_restores_what_the_tab_showed(gpt2):
 
 def test_why_on_a_generation_and_a_chat(ui, gpt2):
     """A generated token (raw numbers) and a chat reply's token: the template's markers are not ranked."""
-    from tests.test_ui_handlers import chat, gen
-
     g = gen(ui, "The quick brown")[-1][ui.inspector.result]
     r = g[0]
     tab, out = why(ui, g, r.n - 1)

@@ -28,6 +28,7 @@ from explorer.engine.remote_http import Backend, error_message
 from explorer.engine.remote_stream import generation_body, listed_row, num, top_row
 from explorer.engine.remote_vocab import RemoteVocab
 from explorer.errors import ExplorerError
+from explorer.floats import from_json
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
@@ -313,8 +314,9 @@ class RemoteEngine(Engine):
         for j, (entry, t) in enumerate(zip(entries, targets)):
             values = list(entry.values())
             ids = np.fromiter(map(int, entry), np.int64, len(entry))  # keys are ids as text
-            lps = np.fromiter((v["logprob"] for v in values), np.float64, len(values))
-            lps[lps <= -9999.0] = -np.inf  # the JSON clamp of -inf
+            lps = from_json(
+                np.fromiter((v["logprob"] for v in values), np.float64, len(values)), np.float64, clamped=True
+            )
             ranks = np.fromiter((v["rank"] for v in values), np.int64, len(values))
             mine = entry[str(t)]
             lp[j], rank[j] = num(mine["logprob"]), int(mine["rank"])

@@ -3,11 +3,10 @@ numbers read off each streamed token: the sampled token first, then the top-k or
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from explorer.errors import ExplorerError
+from explorer.floats import value_from_json
 from explorer.result import Rows
 from explorer.settings import SamplerSettings
 
@@ -49,8 +48,8 @@ def listed_row(tid: int, value, pairs: dict[int, float], listed: tuple[int, ...]
 
 
 def num(v) -> float:
-    v = float(v)
-    return -math.inf if v <= -9999.0 else v
+    """A logprob off vLLM's wire (a number; None raises): -9999.0 or less is -inf (`floats.value_from_json`)."""
+    return value_from_json(float(v), clamped=True)
 
 
 def generation_body(model: str, ids: list[int], s: SamplerSettings, sample: int) -> dict:

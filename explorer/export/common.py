@@ -10,28 +10,23 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
+from explorer.floats import list_to_json
 from explorer.result import TokenScores
 from explorer.settings import VERSION
 
-NEG_INF_JSON = -9999.0  # how OpenAI and vLLM write -inf
 
-
-def num(x: float) -> float:
-    """A JSON-safe float: -inf -> -9999.0; NaN is a bug upstream and raises."""
+def num(x: float) -> float | None:
+    """A JSON-safe float as OpenAI and vLLM write it: -inf -> -9999.0; NaN is a bug upstream and raises."""
     return nums(np.array([x], dtype=np.float32))[0]
 
 
-def nums(a: np.ndarray) -> list[float]:
-    """`num` over a float32 array, vectorised (numpy writes each value's shortest round-trip text)."""
-    out = []
-    for t in np.asarray(a, dtype=np.float32).astype(str).tolist():
-        if t == "-inf":
-            out.append(NEG_INF_JSON)
-        elif t == "nan":
-            raise ValueError("NaN reached an exporter: a scored position has no number")
-        else:
-            out.append(float(t))
-    return out
+def nums(a: np.ndarray) -> list[float | None]:
+    """`num` over a float32 array: `floats.list_to_json(a, shortest=True)`, each value's shortest round-trip digits
+    as OpenAI and vLLM write them (+inf, never a logprob, as null), after a check that no value is NaN."""
+    a = np.asarray(a, dtype=np.float32)
+    if np.isnan(a).any():
+        raise ValueError("NaN reached an exporter: a scored position has no number")
+    return list_to_json(a, shortest=True)
 
 
 def token_str(b: bytes) -> str:

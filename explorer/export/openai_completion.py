@@ -36,7 +36,7 @@ def token_label(r: TokenScores, pos: int, token_id: int, tokens_as_ids: bool) ->
     return token_str(r.pieces.get(token_id, b"") if token_id != int(r.token_ids[pos]) else r.token_bytes[pos])
 
 
-def top_dict(r: TokenScores, pos: int, k: int, tokens_as_ids: bool = False) -> dict[str, float]:
+def top_dict(r: TokenScores, pos: int, k: int, tokens_as_ids: bool = False) -> dict[str, float | None]:
     """`top_logprobs[i]`: the actual token first, then the top-k by text; ids that decode alike collapse."""
     actual = int(r.token_ids[pos])
     top = {token_label(r, pos, actual, tokens_as_ids): num(r.logprobs[pos])}
@@ -63,7 +63,7 @@ def completion_logprobs(
     base = 0 if echo else int(r.offsets[r.n_prompt]) if r.n > r.n_prompt else 0
     tokens: list[str] = []
     lps: list[float | None] = []
-    tops: list[dict[str, float] | None] = []
+    tops: list[dict[str, float | None] | None] = []
     offs: list[int] = []
     for pos in range(start, r.n):
         tokens.append(token_label(r, pos, int(r.token_ids[pos]), tokens_as_ids))

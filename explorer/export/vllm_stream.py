@@ -16,8 +16,9 @@ from functools import lru_cache
 import numpy as np
 import orjson
 
-from explorer.export.common import NEG_INF_JSON, token_str
+from explorer.export.common import token_str
 from explorer.export.vllm import position_entry
+from explorer.floats import NEG_INF_JSON
 from explorer.result import TokenScores
 
 CHUNK = 1 << 16  # bytes: narrow positions are gathered up to this before a chunk goes out

@@ -1,0 +1,86 @@
+"""The page's handlers called directly (no browser) on the tiny models: a page over loaded engines, and its tabs
+driven as the browser would (score, generate, chat, load), with what their outputs hold."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+
+from explorer.errors import ExplorerError
+
+if TYPE_CHECKING:
+    import gradio as gr
+
+T = "1, 10, 100, 1000"
+GPT2, LLAMA = "tiny-gpt2", "tiny-llama"
+SAMPLER = dict(
+    max_tokens=6, temperature=0.9, top_p=1.0, top_k=0, seed=5, stop="", mode="processed: after", score_prompt=True
+)
+
+
+def no_hub(spec):
+    """A loader that never reaches the network: every model not already loaded 'was not found'."""
+    raise ExplorerError(f"Model {spec.source!r} was not found.", code="model_not_found")
+
+
+def make_page(engines, allow_hub=False):
+    """The whole page over these loaded engines (the registry loads nothing else: `no_hub`)."""
+    from explorer.runtime import Models
+    from explorer.ui.layout import page
+
+    models = Models([e.name for e in engines], allow_hub=allow_hub, loader=no_hub)
+    for e in engines:
+        models.add(e)
+    return page(models)
+
+
+@pytest.fixture(scope="module")
+def ui(gpt2, llama):
+    return make_page([gpt2, llama])
+
+
+@pytest.fixture(scope="module")
+def v(ui):
+    return ui.inspector
+
+
+def score_all(ui, text, thresholds=T, name=GPT2, metric="logprob", k=5, from_start=False, start=None):
+    return list(
+        ui.tabs["ScoreTab"].score(name, text, metric, thresholds, k, from_start, start, progress=lambda *a, **kw: None)
+    )
+
+
+def score(ui, text, **kw):
+    return score_all(ui, text, **kw)[-1]
+
+
+def gen(ui, prompt, name=GPT2, metric="rank", thresholds=T, k=5, **kw):
+    s = {**SAMPLER, **kw}
+    return list(ui.tabs["GenerateTab"].generate(name, prompt, *s.values(), metric, thresholds, k))
+
+
+def chat(ui, system, message, name=GPT2, history=None, **kw):
+    s = {**SAMPLER, **kw}
+    return list(ui.tabs["ChatTab"].chat(name, history or [], system, message, *s.values(), "logprob", T, 5))
+
+
+def load(ui, choice):
+    return ui.picker.load(choice, progress=lambda *a, **k: None)
+
+
+def path_of(button: gr.DownloadButton) -> str | None:
+    """The file a download button holds (Gradio keeps it as a file record)."""
+    return button.value["path"] if isinstance(button.value, dict) else button.value
+
+
+def heat(out, v) -> str:
+    return out[v.heatmap]
+
+
+def blob_of(heatmap: str) -> dict:
+    """The page's one data blob, read from the heatmap's HTML as the page reads it."""
+    return json.loads(html.unescape(re.search(r'<div class="lx-data" hidden>(.*?)</div>', heatmap).group(1)))

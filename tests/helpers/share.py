@@ -1,0 +1,78 @@
+"""Links and session files: hand-made link states, a raw `1.` link packer, a page whose registry records every load
+it is asked for (`built`), a link restored through the page's own handler, and the JSON values fuzzing draws from."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import strategies as st
+
+from explorer.errors import ExplorerError
+from explorer.share import ViewState
+
+SCRIPT = "<script>alert(1)</script>${alert(2)}`x`"
+GEN = {
+    "max_tokens": 20,
+    "temperature": 0.9,
+    "top_p": 0.95,
+    "top_k": 40,
+    "seed": 7,
+    "stop": ["\n\n"],
+    "mode": "processed",
+}
+
+
+def pack(obj, raw: bytes | None = None) -> str:
+    data = raw if raw is not None else json.dumps(obj).encode()
+    z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return "1." + base64.urlsafe_b64encode(z.compress(data) + z.flush()).rstrip(b"=").decode()
+
+
+STATES = {
+    "score": ViewState(tab="score", model="tiny-gpt2", text="Bonjour 東京 👋\n" * 3, metric="rank",
+                       thresholds=(1, 5, 50), k=7, from_start=True, start="<|endoftext|>", selected=4),
+    "generate": ViewState(tab="generate", text="The capital of France is", sampler=GEN, score_prompt=False, selected=9),
+    "chat": ViewState(tab="chat", system="Be terse.", messages=(("user", "Hi"), ("assistant", "Hello!"), ("user", "Why?")),
+                      sampler={**GEN, "seed": 2**63 - 1, "stop": []}, metric="entropy", selected=12),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(gpt2):
+    from explorer.runtime import Models
+    from explorer.ui.layout import page
+
+    calls: list[str] = []
+
+    def loader(spec):
+        calls.append(spec.name)
+        raise ExplorerError("not loading in this test")
+
+    models = Models(["tiny-gpt2", "other-model"], allow_hub=False, loader=loader)
+    models.add(gpt2)
+    return page(models), models, calls
+
+
+def restore(built, code) -> list[dict]:
+    p = built[0]
+    return list(p.share.restore(SimpleNamespace(query_params={"view": code, "__theme": "dark", "logs": "x"})))
+
+
+def last(outs: list[dict], component):
+    """The last value the restore gave `component`."""
+    return [o[component] for o in outs if component in o][-1]
+
+
+def note_of(p, outs) -> str:
+    return "".join(o.get(p.share.note, "") for o in outs)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=12), kids, max_size=5),
+    max_leaves=30,
+)
