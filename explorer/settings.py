@@ -188,6 +188,11 @@ class SamplerSettings:
         return self.temperature < GREEDY_BELOW
 
     @property
+    def output_k(self) -> int:
+        """Entries reported per generated token: the listed ids (`logprob_token_ids`) when given, else the top-k."""
+        return len(self.logprob_ids) if self.logprob_ids else (self.logprobs or 0)
+
+    @property
     def penalised(self) -> bool:
         """Whether a penalty changes the logits (then greedy takes the argmax of the penalised ones)."""
         return self.repetition_penalty != 1.0 or self.frequency_penalty != 0.0 or self.presence_penalty != 0.0

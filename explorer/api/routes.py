@@ -117,7 +117,7 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
     echo_k = req.logprobs if req.echo else None
     return openai_completion.Options(
         echo=req.echo,
-        logprobs=(len(s.logprob_ids) if s.logprob_ids else req.logprobs) if req.logprobs is not None else None,
+        logprobs=s.output_k if req.logprobs is not None else None,
         # echo with logprobs fills prompt_logprobs too (vLLM), with the prompt_logprobs k where both are asked
         prompt_logprobs=width if listed else req.prompt_logprobs if req.prompt_logprobs is not None else echo_k,
         echo_k=req.prompt_logprobs if echo_k is not None else None,
@@ -175,10 +175,9 @@ def chat_setup(engine, req: ChatRequest, limits: Limits):
 
 
 def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Options:
-    top = req.top()
     return openai_chat.Options(
         logprobs=bool(req.logprobs),
-        top_logprobs=(len(s.logprob_ids) if s.logprob_ids else top or 0),
+        top_logprobs=s.output_k,
         prompt_logprobs=req.prompt_logprobs,
         return_token_ids=bool(req.return_token_ids),
         tokens_as_ids=bool(req.return_tokens_as_token_ids),

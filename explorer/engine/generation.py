@@ -219,7 +219,7 @@ def collect(
     engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None
 ) -> TokenScores:
     """TokenScores of prompt `ids` + generated `steps`; `done=None`: a partial result while streaming (no prompt numbers)."""
-    k = len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0)
+    k = s.output_k
     prompt = done.prompt_rows if done is not None else None
     pk = s.prompt_logprobs if prompt is not None else None
     width = max(k, pk if pk and pk > 0 else 0)
@@ -260,7 +260,7 @@ def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
         first=0,
         mode=s.mode,
         sampler=s.to_dict(),
-        output_k=len(s.logprob_ids) if s.logprob_ids else (s.logprobs or 0),
+        output_k=s.output_k,
         output_text=step.text,
     )
 
