@@ -137,6 +137,49 @@ def score_ids(
     )
 
 
+def score_progress(
+    engine: Engine,
+    ids: list[int],
+    k: int = 5,
+    *,
+    context_start: int = 0,
+    chunk: int | None = None,
+    check: Check | None = None,
+    prefill: int | None = None,
+    partial: bool = True,
+) -> Iterator[tuple[int, TokenScores | None]]:
+    """Score `ids` a block at a time: yields (positions scored, the TokenScores of every position so far) after
+    each block, the last one whole (`partial` False: None before the last, nothing assembled twice);
+    `context_start`: how many leading ids are a document start (see text_ids)."""
+    k = check_k(k, "logprobs", allow_full=True)
+    if isinstance(engine, Served):  # a served model: one call, one block
+        r = engine.score_ids(ids, k, bounds.checked(check), None)
+        r.context_start = context_start
+        yield len(ids) - 1, r
+        return
+
+    def so_far(parts: list[Rows]) -> TokenScores:
+        rows = Rows.concat(parts) if parts else Rows.empty(k, engine.vocab_size)  # a one-token text: none scored
+        return assemble(
+            engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=k, context_start=context_start
+        )
+
+    parts: list[Rows] = []
+    total = len(ids) - 1
+    for done, rows in score_blocks(engine, ids, k, chunk, check, prefill=prefill):
+        parts.append(rows)
+        if done < total:
+            yield done, so_far(parts) if partial else None
+    yield total, so_far(parts)
+
+
+def text_ids(engine: Engine, text: str, start: str | None = None) -> tuple[list[int], int]:
+    """The ids that score `text` and how many of them lead as a document start: `start` ("none", "bos", "eos" or a
+    special token) puts that token before the text so its first token is scored too (see Engine.context_start_ids)."""
+    prefix = engine.context_start_ids(start) if start is not None else []
+    return prefix + engine.encode(text), len(prefix)
+
+
 def score_text(
     engine: Engine,
     text: str,
@@ -145,9 +188,8 @@ def score_text(
     check: Check | None = None,
     start: str | None = None,
 ) -> TokenScores:
-    """Score `text`, tokenized with the tokenizer's special tokens; `start` ("none", "bos", "eos" or a special
-    token) puts a document-start token before it so its first token is scored too (see Engine.context_start_ids)."""
-    prefix = engine.context_start_ids(start) if start is not None else []
-    r = score_ids(engine, prefix + engine.encode(text), k, chunk, check)
-    r.context_start = len(prefix)
+    """Score `text`, tokenized with the tokenizer's special tokens; `start` as in `text_ids`."""
+    ids, lead = text_ids(engine, text, start)
+    *_, (_, r) = score_progress(engine, ids, k, context_start=lead, chunk=chunk, check=check, partial=False)
+    assert r is not None  # the last item is the whole result
     return r

@@ -12,8 +12,7 @@ from typing import Any, cast
 import gradio as gr
 
 from explorer.engine import Engine
-from explorer.engine.scoring import score_blocks
-from explorer.result import Rows, assemble
+from explorer.engine.scoring import score_progress, text_ids
 from explorer.settings import page_k
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
@@ -117,28 +116,13 @@ class ScoreTab:
         t, rid = parse_thresholds(thresholds_text), new_rid()
         top = page_k()  # compute the top-k once (at most the server's cap); the k slider only slices it
         with user_errors(), self.models.use(name) as engine:
-            prefix = engine.context_start_ids(start or "eos") if from_start else []
-            ids = prefix + engine.encode(text)
+            ids, lead = text_ids(engine, text, (start or "eos") if from_start else None)
             engine.check_ids(ids)
-            marks, parts, total = marks_of(engine), [], len(ids) - 1
-
-            def scores(rows: Rows):
-                return assemble(
-                    engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=top, context_start=len(prefix)
-                )
-
-            for done, rows in score_blocks(engine, ids, top, prefill=UI_PREFILL):
-                parts.append(rows)
+            marks, total, first = marks_of(engine), len(ids) - 1, True
+            for done, r in score_progress(engine, ids, top, context_start=lead, prefill=UI_PREFILL):
                 progress((done, max(total, 1)), desc="Scoring", unit="positions")
-                if done < total:
-                    yield self.inspector.partial(
-                        scores(Rows.concat(parts)),
-                        metric,
-                        t,
-                        marks,
-                        rid,
-                        note=progress_html(done, total),
-                        first=len(parts) == 1,
-                    )
-            r = scores(Rows.concat(parts) if parts else Rows.empty(top, engine.vocab_size))
+                if done < total and r is not None:
+                    yield self.inspector.partial(r, metric, t, marks, rid, note=progress_html(done, total), first=first)
+                    first = False
+        assert r is not None  # score_progress ends with the whole result
         yield self.inspector.show(r, metric, thresholds_text, k, marks, rid)
