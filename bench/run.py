@@ -49,17 +49,26 @@ def timed(engine, fn) -> float:
     return time.perf_counter() - t
 
 
-def paired(engine, a, b, pairs: int) -> dict:
-    """Median and minimum of time(a) / time(b) over alternating pairs, after one warm-up each."""
-    a(), b()
-    ratios = []
+def paired(engine, a, b, pairs: int, warm: bool = True) -> dict:
+    """Median and minimum of time(a) / time(b) over alternating pairs, after one warm-up each (`warm`: the caller
+    warmed them up some cheaper way), and the median seconds of each side."""
+    if warm:
+        a(), b()
+    ratios, times = [], []
     for i in range(pairs):
         if i % 2:
             tb, ta = timed(engine, b), timed(engine, a)
         else:
             ta, tb = timed(engine, a), timed(engine, b)
         ratios.append(ta / tb)
-    return {"median": statistics.median(ratios), "min": min(ratios), "pairs": pairs}
+        times.append((ta, tb))
+    return {
+        "median": statistics.median(ratios),
+        "min": min(ratios),
+        "pairs": pairs,
+        "a_s": statistics.median(t[0] for t in times),
+        "b_s": statistics.median(t[1] for t in times),
+    }
 
 
 class LiveBytes(TorchDispatchMode):
@@ -453,6 +462,47 @@ def compare_figures(engine, quick: bool) -> dict:
     }
 
 
+def why_figures(engine, quick: bool) -> dict:
+    """Attribution of one token (the last of a 256-token context + the target; 64 with --quick) against one scoring
+    pass of the same text (score_ids, k=20), A and B alternating: occlusion over every token (detail 0) and with the
+    faces' default detail (DETAIL units alone, the text before them in a few spans); integrated gradients (32 steps,
+    8 a backward pass) per step. Then occlusion of a 512-token context at detail DETAIL, in seconds (the page stops
+    an action at 300 s, 60 s on a public server)."""
+    from explorer.engine.attribution import DETAIL, attribute
+
+    ids = ids_of(engine, (64 if quick else 256) + 1)
+    r, pos, pairs = score_ids(engine, ids, k=1), len(ids) - 1, 1 if quick else 2
+    score = lambda: score_ids(engine, ids, k=20)  # noqa: E731
+    score()
+    for method in ("occlusion", "ig"):  # warm-up on a short prefix (a full-size run costs a minute or more)
+        attribute(engine, score_ids(engine, ids[:24], k=1), 23, method=method, detail=0, steps=4)
+    every = paired(engine, lambda: attribute(engine, r, pos, detail=0), score, pairs, warm=False)
+    near = paired(engine, lambda: attribute(engine, r, pos, detail=DETAIL), score, pairs, warm=False)
+    steps, chunk = 32, 8
+    ig = paired(
+        engine, lambda: attribute(engine, r, pos, method="ig", steps=steps, chunk=chunk), score, pairs, warm=False
+    )
+    long = ids_of(engine, 513)
+    rl = score_ids(engine, long, k=1)
+    long_s = timed(engine, lambda: attribute(engine, rl, len(long) - 1, detail=DETAIL))
+    return {
+        "why_occlusion_vs_score": every["median"],
+        "why_occlusion_vs_score_min": every["min"],
+        "why_occlusion_detail_vs_score": near["median"],
+        "why_occlusion_detail_vs_score_min": near["min"],
+        "why_ig_step_vs_score": ig["median"] / steps,
+        "why_ig_ms_per_step": ig["a_s"] * 1000 / steps,
+        "why_score_ms": statistics.median([every["b_s"], near["b_s"], ig["b_s"]]) * 1000,
+        "why_occlusion_s": every["a_s"],
+        "why_occlusion_detail_s": near["a_s"],
+        "why_ig_s": ig["a_s"],
+        "why_positions": pos,
+        "why_detail": DETAIL,
+        "why_occlusion_512_s": long_s,
+        "why_long_positions": len(long) - 1,
+    }
+
+
 def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
     """A scoring call through the remote engine (request + parsing into the result type) / the same raw HTTP request
     made with httpx (and its JSON parsed), against `backend` or our own server serving this engine; A and B alternate."""
@@ -510,7 +560,7 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--only",
         nargs="*",
-        help="run only these groups: score gen memory chunk full render api lens branch compare remote gguf",
+        help="run only these groups: score gen memory chunk full render api lens branch compare why remote gguf",
     )
     ap.add_argument(
         "--backend",
@@ -530,6 +580,7 @@ def main(argv=None) -> int:
         "lens": lens_figures,
         "branch": branch_figures,
         "compare": compare_figures,
+        "why": why_figures,
         "remote": lambda e, q: remote_figures(e, q, a.backend),
         "gguf": lambda e, q: gguf_figures(e, q, a.model, paired_plain, LiveServer, ids_of, RssPeak),
     }

@@ -17,6 +17,7 @@ GEN_FORMATS = export_names()
 COMMANDS: list[str] = [  # modules of explorer/commands/, one line each
     "explorer.commands.lens",
     "explorer.commands.compare",
+    "explorer.commands.why",
 ]
 
 
@@ -176,10 +177,11 @@ def _commands() -> dict:
     return {m.rsplit(".", 1)[1]: importlib.import_module(m) for m in COMMANDS}
 
 
-def write(body: dict, out: str | None) -> None:
+def write(body: dict | str, out: str | None) -> None:
+    """`body` as JSON (a str, such as CSV, as it is) to `out` or stdout."""
     from explorer.export import dumps
 
-    text = dumps(body)
+    text = body.removesuffix("\n") if isinstance(body, str) else dumps(body)
     if out:
         with open(out, "w", encoding="utf-8") as f:
             f.write(text + "\n")

@@ -30,6 +30,11 @@ FIGURES = [
     "branch_reuse",
     "compare_overhead",
     "compare_mem_ratio",
+    "why_occlusion_vs_score",
+    "why_occlusion_detail_vs_score",
+    "why_ig_ms_per_step",
+    "why_ig_step_vs_score",
+    "why_occlusion_512_s",
     "remote_overhead",
 ]
 
@@ -49,3 +54,6 @@ def test_bench_quick_json(gpt2_dir):
     assert out["chunk_ids_ranks_identical"] == 1.0 and out["gen_same_tokens"] == 1.0
     assert out["full_vocab_bin_bytes_per_pos"] == 2 * out["vocab_size"]  # float16 rows in vocabulary order
     assert 0 < out["branch_reuse"] < 0.5 and out["branch_positions_computed"] < out["branch_text_positions"]
+    assert (
+        out["why_occlusion_vs_score"] > 1 and out["why_positions"] == 64
+    )  # every token left out costs more than one pass
