@@ -212,12 +212,6 @@ def test_bad_input_with_the_model(gpt2_dir, gpt2, args, needle):
     assert needle in line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="engine bug (explorer/engine/attribution.py, _occlusion_cached): a block made of the one unit that ends "
-    "at the target leaves an empty row after the cached text, and the model is run on it; remove this mark once fixed",
-)
 @pytest.mark.parametrize(("units", "text", "pos"), [("word", TEXT, -1), ("token", TEXT + " " + TEXT, 17)])
 def test_occlusion_of_a_last_unit_alone_in_its_block(gpt2, units, text, pos):
     """Word units (the last word is often of its own length) and token units at position 16k + 1 (the last block of 16

@@ -19,14 +19,14 @@ ONLY = {
     "steps": ("ig",),
     "baseline": ("ig",),
     "mode": ("occlusion",),
-    "neutral": ("occlusion",),
+    "neutral": ("occlusion", "ig"),
     "layers": ("attention",),
 }
-DEFAULTS = {"steps": 32, "baseline": "zero", "mode": "remove", "layers": 1}
+DEFAULTS = {"steps": 32, "baseline": "neutral", "mode": "remove", "layers": 1}
 
 
 def add_parser(sub) -> None:
-    from explorer.attribution import METHODS, OCCLUSION_MODES, UNITS
+    from explorer.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
     from explorer.cli import ids_arg, k_arg, model_args
 
     p = sub.add_parser(
@@ -81,8 +81,9 @@ def add_parser(sub) -> None:
     p.add_argument("--steps", type=k_arg, help="ig: points on the path from the baseline (default: 32)")
     p.add_argument(
         "--baseline",
-        metavar="zero|eos|bos|TOKEN",
-        help="ig: the path's start, zero embeddings or one special token's embedding at every position (default: zero)",
+        choices=BASELINES,
+        help="ig: the path's start: the neutral token's embedding at every position (the --neutral token, else the "
+        "pad, unk or end-of-text token), or zero embeddings (default: neutral)",
     )
     p.add_argument("--layers", type=k_arg, help="attention: the last N layers, averaged (default: 1)")
     p.add_argument("--format", choices=FORMATS, default="json")
@@ -134,12 +135,12 @@ def _check(a: argparse.Namespace) -> str:
                 f"--{name} applies to --method {' or '.join(methods)}, not {a.method}: drop it or change the method.",
                 param=name,
             )
-    if a.neutral is not None and mode != "replace":
+    if a.neutral is not None and mode != "replace" and a.method != "ig":
         raise ExplorerError(
-            "--neutral is the replacement token of --mode replace: add that or drop --neutral.", param="neutral"
+            "--neutral is the replacement token of --mode replace (and IG's baseline token): add one of those or drop "
+            "--neutral.",
+            param="neutral",
         )
-    if a.baseline is not None and not a.baseline:
-        raise ExplorerError("--baseline is empty: give zero, eos, bos or a special token.", param="baseline")
     if a.layers is not None and a.layers < 1:
         raise ExplorerError(f"--layers must be 1 or more, got {a.layers}.", param="layers")
     for flag in ("--target", "--contrast", "--neutral"):
@@ -238,7 +239,7 @@ def run(a: argparse.Namespace) -> dict | str:
     from explorer.engine.scoring import score_ids, score_text
 
     engine = load_engine(a, a.model)
-    r = score_ids(engine, a.ids, 1) if a.ids is not None else score_text(engine, text, 1)
+    r = score_ids(engine, a.ids, 0) if a.ids is not None else score_text(engine, text, 0)
     pos = position(r, a)
     contrast = token_id(engine, a.contrast, "--contrast")
     if contrast is not None and contrast == int(r.token_ids[pos]):
@@ -246,25 +247,19 @@ def run(a: argparse.Namespace) -> dict | str:
             f"--contrast `{piece(engine, contrast)}` is the target itself: pick another token to compare with.",
             param="contrast",
         )
-    try:
-        result = attribute(
-            engine,
-            r,
-            pos,
-            contrast=contrast,
-            method=a.method,
-            units=a.units,
-            detail=a.detail,
-            mode=a.mode,
-            neutral=token_id(engine, a.neutral, "--neutral"),
-            steps=a.steps,
-            baseline=a.baseline,
-            layers=a.layers,
-            progress=_progress(a.method),
-        )
-    except ExplorerError as err:
-        if err.param != "context_start":
-            raise
-        # ig's baseline names a token this model lacks (the message is the one of --context-start)
-        raise ExplorerError(f"--baseline: {err.message}", param="baseline", code=err.code) from None
+    result = attribute(
+        engine,
+        r,
+        pos,
+        contrast=contrast,
+        method=a.method,
+        units=a.units,
+        detail=a.detail,
+        mode=a.mode,
+        neutral=token_id(engine, a.neutral, "--neutral"),
+        steps=a.steps,
+        baseline=a.baseline,
+        layers=a.layers,
+        progress=_progress(a.method),
+    )
     return result.to_csv() if a.format == "csv" else result.to_dict()
