@@ -25,6 +25,7 @@ METHODS = ("occlusion", "ig", "gxi", "attention")
 UNITS = ("token", "word")
 OCCLUSION_MODES = ("remove", "replace")
 BASELINES = ("neutral", "zero")  # IG's starting point: the neutral token at every position, or zero embeddings
+NAMES = {"occlusion": "Occlusion", "ig": "Integrated gradients", "gxi": "Gradient × input", "attention": "Attention"}
 # what each method measures, and its one-line caveat (shown beside the colours)
 MEANING = {
     "occlusion": "the change in f when the unit is left out: f(text) - f(text without it)",

@@ -146,7 +146,7 @@ def test_occlusion_on_llamacpp(tiny_gguf_dir, tiny_gguf):
     np.testing.assert_allclose(values(body), by_hand, rtol=0, atol=1e-3)
     assert np.abs(by_hand).max() > 1e-2
     p = run("--model", gguf, "--ids", ",".join(map(str, ids)), "--position", "8", "--method", "ig")
-    assert "`ig` needs the model's hidden states" in last_line(p) and "occlusion works" in last_line(p)
+    assert "Integrated gradients needs the model's hidden states" in last_line(p) and "occlusion works" in last_line(p)
 
 
 def test_help_says_the_default_detail(capsys):

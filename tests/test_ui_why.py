@@ -215,3 +215,27 @@ def test_why_on_a_generation_and_a_chat(ui, gpt2):
     assert out[tab.text].count('class="t m"') == len(specials)
     both = tab.rerank(a, True)[tab.table]
     assert len(both) >= len(out[tab.table])
+
+
+def test_stop_says_so_and_progress_starts_with_the_total(gpt2):
+    from explorer.ui.inspector import progress_html
+    from explorer.ui.tabs.why import stopped
+
+    assert stopped(progress_html(3, 9, "Attributing", "units")).startswith("Stopped")
+    assert stopped("**Why “x”** ...") == "**Why “x”** ..."  # a finished result stays
+    from explorer.engine.scoring import score_text
+
+    r = score_text(gpt2, TEXT, 5)
+    for method, cached in (("occlusion", True), ("occlusion", False), ("ig", True)):
+        calls: list[tuple[int, int]] = []
+        attribute(
+            gpt2, r, r.n - 1, method=method, cached=cached, steps=8, progress=lambda d, t, c=calls: c.append((d, t))
+        )
+        assert calls[0][0] == 0 and calls[0][1] == calls[-1][0] == calls[-1][1] > 1, calls
+
+
+def test_whitespace_is_no_contrast_and_long_input_is_cut(gpt2):
+    assert contrast_id(gpt2, "   ") is None
+    with pytest.raises(ExplorerError) as err:
+        contrast_id(gpt2, " lazy dog" * 500)
+    assert len(err.value.message) < 400

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS, Attribution
+from explorer.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
 from explorer.engine.scoring import _head_block, score_ids
 from explorer.errors import ExplorerError
 from explorer.result import TokenScores
@@ -37,6 +37,7 @@ MAX_DETAIL = 4096
 FAR_SPANS = 8  # spans the text before the `detail` nearest units is cut into
 DETAIL = 128  # the faces' default: a 512-token context costs about 13,000 tokens of forward passes, not 131,000
 MAX_BATCH = 16  # ablated rows per forward pass
+BATCH_TOKENS = 1024  # ... and at most this many tokens of them
 GRAD_TOKENS = 2048  # IG: at most this many tokens (steps x context) per backward pass
 LAST_ROWS = 64  # rows per output-layer call (the padded head block): same kernel as scoring
 
@@ -62,10 +63,8 @@ def check_request(
     if isinstance(steps, bool) or not isinstance(steps, int) or not 2 <= steps <= MAX_STEPS:
         raise _bad(f"`steps` must be a whole number from 2 to {MAX_STEPS}, got {steps!r}.", "steps")
     if isinstance(pos, bool) or not isinstance(pos, int) or not 1 <= pos < r.n:
-        raise _bad(
-            f"Pick a token after the first: position {pos!r} has no text before it (positions 1..{r.n - 1} do).",
-            "position",
-        )
+        why = "is past the end of the text" if isinstance(pos, int) and pos >= r.n else "has no text before it"
+        raise _bad(f"Pick a token after the first: position {pos!r} {why} (positions 1..{r.n - 1} have).", "position")
 
 
 def unit_spans(r: TokenScores, pos: int, units: str, detail: int = 0) -> np.ndarray:
@@ -99,14 +98,19 @@ def _ablated(ids: list[int], a: int, b: int, mode: str, neutral: int) -> list[in
     return ids[:a] + ([neutral] * (b - a) if mode == "replace" else []) + ids[b:]
 
 
-def _blocks(spans: np.ndarray) -> list[list[int]]:
-    """Consecutive units of equal length, at most MAX_BATCH a block (their ablated rows have one length)."""
+def _blocks(spans: np.ndarray, pos: int) -> list[list[int]]:
+    """Consecutive units of equal length (their ablated rows have one length), at most MAX_BATCH a block and at
+    most BATCH_TOKENS tokens of rows, so Stop and the time cap are checked every second or so."""
     out: list[list[int]] = []
     for u, (a, b) in enumerate(spans.tolist()):
-        if out and len(out[-1]) < MAX_BATCH and spans[out[-1][0], 1] - spans[out[-1][0], 0] == b - a:
-            out[-1].append(u)
-        else:
-            out.append([u])
+        if out:
+            first = out[-1][0]
+            rows = len(out[-1]) + 1
+            fits = rows <= MAX_BATCH and rows * (pos - int(spans[first, 0]) + 1) <= BATCH_TOKENS
+            if fits and spans[first, 1] - spans[first, 0] == b - a:
+                out[-1].append(u)
+                continue
+        out.append([u])
     return out
 
 
@@ -117,7 +121,9 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, check
     past, held = None, 0  # the KV cache of ids[:held]
     x = torch.tensor([ids], device=engine.device)  # (1, pos)
     done = 0
-    for block in _blocks(spans):
+    if progress is not None:
+        progress(0, len(spans))
+    for block in _blocks(spans, len(ids)):
         if check is not None:
             check()
         a0 = max(int(spans[block[0], 0]) - 1, 0)  # rows start one token early: never empty after a cache
@@ -141,6 +147,8 @@ def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, check
     """f of every ablated text by scoring it (ablated + [target] / [contrast]): the naive path, any engine."""
     want = [target] if contrast is None else [target, contrast]
     out = np.full(len(spans), np.nan)
+    if progress is not None:
+        progress(0, len(spans))
     for u, (a, b) in enumerate(spans.tolist()):
         if check is not None:
             check()
@@ -196,6 +204,8 @@ def _gradients(
                 progress(min(done[0], steps), steps if method == "ig" else 1)
         return out
 
+    if progress is not None:
+        progress(0, steps if method == "ig" else 1)
     with torch.enable_grad():
         emb = engine.model.get_input_embeddings()(torch.tensor([ids], device=engine.device)).detach()  # (1, T, H)
         with torch.no_grad(), engine.lock:
@@ -268,7 +278,7 @@ def attribute(
         raise _bad(f"The contrast token {contrast!r} {why}: pick another token to compare with.", "contrast")
     caps = engine.capabilities
     if method != "occlusion" and not caps.hidden_states:
-        raise _bad(f"`{method}` {caps.why_not('hidden_states')}; occlusion works on every engine.", "method")
+        raise _bad(f"{NAMES[method]} {caps.why_not('hidden_states')}; occlusion works on every engine.", "method")
     check = bounds.checked(check)
     ctx = ids[:pos]
     engine.check_ids(ctx)

@@ -261,7 +261,17 @@ class LlamaCppEngine(Engine):
     def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
         """ids (B, L), every row continuing the tokens `past` holds -> each row's last logits (B, V) float32: one
         row at a time, each continuing the KV sequence that holds `past` (so only its own tokens are decoded)."""
-        return torch.stack([self.body(row[None], past)[0][-1] for row in ids])
+        before = past.tokens if isinstance(past, LlamaPast) else ()
+        out = []
+        for row in ids:
+            new = tuple(int(i) for i in row.tolist())
+            with self.lock:
+                s = self._sequence(before)
+                self._decode(s, new, len(before), want=False)  # the output layer on the last token only
+                self._seqs[s] = before + new
+                last = np.ctypeslib.as_array(self._lc.llama_get_logits(self._ctx), shape=(self.vocab_size,)).copy()
+            out.append(torch.from_numpy(last))
+        return torch.stack(out)
 
     def _sequence(self, want: tuple[int, ...]) -> int:
         """A KV sequence holding exactly `want`: one that does, else the least recently used one, cut at the prefix

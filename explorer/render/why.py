@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.attribution import CAVEAT, MEANING, Attribution
+from explorer.attribution import CAVEAT, MEANING, NAMES, Attribution
 from explorer.render.text import escape, visible
 
 RAISES = ("#fee0b6", "#fdb863", "#e08214")  # weak, medium, strong: made the target more likely
@@ -30,7 +30,6 @@ CSS = (
     ".why-key{display:flex;gap:.8em;flex-wrap:wrap;font-size:13px;margin:.3em 0}"
     ".why-key span{border-radius:3px;padding:0 .4em}"
 )
-NAMES = {"occlusion": "Occlusion", "ig": "Integrated gradients", "gxi": "Gradient × input", "attention": "Attention"}
 
 
 def _label(text: str) -> str:
@@ -83,7 +82,9 @@ def why_html(a: Attribution) -> str:
 
 def legend_html(a: Attribution | None) -> str:
     """What the colours say, in words."""
-    if a is None or not a.signed:
+    if a is None:
+        return ""
+    if not a.signed:
         steps = "".join(
             f'<span style="background:{c};color:{TEXT}">{w}</span>' for c, w in zip(RAISES, ("some", "more", "most"))
         )
@@ -109,11 +110,18 @@ def why_summary(a: Attribution) -> str:
     if gap is not None and a.f_baseline is not None:
         total = a.f - a.f_baseline
         rel = abs(gap) / abs(total) if total else math.inf
-        verdict = "good" if rel <= 0.05 else "poor: raise the steps, or read the values as rough"
+        verdict = (
+            "good"
+            if rel <= 0.05
+            else "poor: the values do not add up to f here, so read them as rough; more steps may help, but the path "
+            "from the baseline can be too uneven at any step count (occlusion is exact)"
+        )
         lines.append(
             f"Completeness: the values sum to {float(np.nansum(a.values)):.4f}; f(text) − f(baseline) = "
             f"{total:.4f}; gap {gap:+.4f} ({rel:.1%}: {verdict})."
         )
+    if a.method == "attention" and a.contrast_id is not None:
+        lines.append("Attention weights do not depend on *rather than*: the same with or without it.")
     top = a.ranked(3)
     if top:
         lines.append(
@@ -134,17 +142,17 @@ def why_table(a: Attribution, n: int = 15, with_special: bool = False) -> pd.Dat
             {
                 "rank": i + 1,
                 "text": _label(a.unit_text[u]),
-                "tokens": f"{lo}" if hi - lo == 1 else f"{lo}–{hi - 1}",
+                "positions": f"{lo}" if hi - lo == 1 else f"{lo}–{hi - 1}",
                 "value": round(v, 5),
                 "effect": _says(a, v).split(" f by ")[0] if a.signed else "attended",
             }
         )
-    return pd.DataFrame(rows, columns=["rank", "text", "tokens", "value", "effect"])
+    return pd.DataFrame(rows, columns=["rank", "text", "positions", "value", "effect"])
 
 
-def why_figure(a: Attribution, n: int = 15) -> go.Figure:
+def why_figure(a: Attribution, n: int = 15, with_special: bool = False) -> go.Figure:
     """The n strongest units as horizontal bars (orange raises, purple lowers)."""
-    top = a.ranked(n)
+    top = a.ranked(n, with_special)
     v = [float(a.values[u]) for u in top]
     labels = [f"{i + 1}. {_label(a.unit_text[u])} ({int(a.spans[u, 0])})" for i, u in enumerate(top)]
     fig = go.Figure(
@@ -157,7 +165,7 @@ def why_figure(a: Attribution, n: int = 15) -> go.Figure:
         )
     )
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title_text="share of f (nats)" if a.signed else "attention weight", zeroline=True)
+    fig.update_xaxes(title_text="value (nats of f)" if a.signed else "attention weight", zeroline=True)
     fig.update_layout(
         height=max(220, 24 * len(top) + 80),
         showlegend=False,

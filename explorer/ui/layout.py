@@ -74,10 +74,11 @@ def page(models: Models) -> Page:
         inspector.render()
         share = Share(demo, models, picker, inspector, tabs, tab_block, note)
         why = cast(WhyTab, tabs["WhyTab"])
-        inspector.why.click(
+        asked = inspector.why.click(
             lambda: (gr.Tabs(selected="why"), "why"), None, [tab_block, share.current], api_visibility="private",
             queue=False,
         ).then(why.run, why.inputs, why.outputs, api_visibility="private", show_progress_on=[why.summary])  # fmt: skip
+        why.stop_events([asked])
     return Page(demo, picker, inspector, tabs, share)
 
 

@@ -30,7 +30,7 @@ METHODS = {  # label -> method
     "Occlusion (exact: leave each unit out; every engine)": "occlusion",
     "Integrated gradients (torch engine)": "ig",
     "Gradient × input (torch engine)": "gxi",
-    "Attention of the last layer (what it looked at, not why)": "attention",
+    "Attention of the last layer (torch engine; what it looked at, not why)": "attention",
 }
 METHOD_LABELS = {m: label for label, m in METHODS.items()}
 UNITS = {"Tokens": "token", "Words": "word"}
@@ -51,25 +51,34 @@ attention shows where the model looked, which is not the same as why."""
 def contrast_id(engine, text: str) -> int | None:
     """The contrast token: '' = none, `#123` = that id, else a text that must be exactly one token."""
     text = text or ""
-    if text == "":
+    if not text.strip():  # nothing, or only spaces: no contrast (a space token: give its #id)
         return None
     if text.strip().startswith("#") and text.strip()[1:].isdigit():
         return int(text.strip()[1:])
     ids = engine.tokenize(text, add_special_tokens=False)
     if len(ids) != 1:
-        pieces = "|".join(bytes(engine.vocab[i]).decode("utf-8", "replace") for i in ids) if ids else ""
+        pieces = "|".join(bytes(engine.vocab[i]).decode("utf-8", "replace") for i in ids[:8])
+        more = "|…" if len(ids) > 8 else ""
+        shown = text if len(text) <= 60 else text[:60] + "…"
         raise ExplorerError(
-            f"“{text}” is {len(ids)} tokens ({pieces}): give one token as *rather than* (mind the leading space: "
-            "“ London”), or #id for a token id.",
+            f"“{shown}” is {len(ids)} tokens ({pieces}{more}): give one token as *rather than* (mind the leading "
+            "space: “ London”), or #id for a token id.",
             param="contrast",
         )
     return int(ids[0])
 
 
+def stopped(summary: str) -> str:
+    """The summary after Stop: a run in progress says it stopped; a finished result stays as it is."""
+    if "lx-progress" in (summary or ""):
+        return "Stopped: nothing was changed. Press *Why?* to run it again."
+    return summary
+
+
 def run_beside(fn) -> Iterator[tuple[int, int] | Attribution]:
     """Run fn(check, progress) on a thread in this context (the page's time cap): yields (done, total) while it
     runs, then its result. Closing the iterator (Stop) makes `check` raise, so the work ends at its next batch."""
-    state: dict[str, Any] = {"done": (0, 1), "stop": False}
+    state: dict[str, Any] = {"done": (0, 0), "stop": False}
     finished = threading.Event()
 
     def check() -> None:
@@ -157,7 +166,12 @@ class WhyTab:
 
     def _wire(self) -> None:
         event = self.button.click(self.run, self.inputs, self.outputs, api_name="why", show_progress_on=[self.summary])
-        self.stop.click(None, cancels=cast(Any, [event]))
+        self.stop_events([event])
+
+    def stop_events(self, events: list) -> None:
+        """Stop cancels `events` (this tab's run, and the inspector's *Why this token?*) and says so."""
+        self.stop.click(None, cancels=cast(Any, events))
+        self.stop.click(stopped, [self.summary], [self.summary], api_visibility="private", queue=False)
         self.with_special.change(self.rerank, [self.state, self.with_special], [self.table, self.plot],
                                  api_visibility="private")  # fmt: skip
 
@@ -165,7 +179,10 @@ class WhyTab:
     def rerank(self, a: Attribution | None, with_special: bool) -> dict:
         if a is None:
             return {self.table: None, self.plot: None}
-        return {self.table: why_table(a, with_special=bool(with_special)), self.plot: why_figure(a)}
+        return {
+            self.table: why_table(a, with_special=bool(with_special)),
+            self.plot: why_figure(a, with_special=bool(with_special)),
+        }
 
     def _request(self, state: list, selected, contrast, method, units, detail, mode, steps, baseline) -> dict:
         """The checked request (no model needed); gr.Error saying what to change."""
@@ -212,7 +229,7 @@ class WhyTab:
             self.legend: legend_html(a),
             self.text: why_html(a),
             self.table: why_table(a, with_special=with_special),
-            self.plot: why_figure(a),
+            self.plot: why_figure(a, with_special=with_special),
             self.dl_json: gr.DownloadButton(value=_write(a, "json"), interactive=True),
             self.dl_csv: gr.DownloadButton(value=_write(a, "csv"), interactive=True),
             self.state: a,
