@@ -38,7 +38,7 @@ def _why(pg, pos: int, contrast: str) -> None:
     pg.locator("#why-text .tg").wait_for(timeout=60_000)
     pg.get_by_label("Rather than (optional: one token, e.g. “ London”, or #id)").fill(contrast)
     pg.get_by_role("button", name="Why? (the selected token)").click()
-    pg.get_by_text("rather than", exact=False).first.wait_for(timeout=60_000)
+    pg.locator("#why-summary").filter(has_text="rather than").wait_for(timeout=90_000)  # this run's summary
 
 
 def _shot(pg, name: str) -> None:
@@ -88,7 +88,7 @@ def test_why_paris_rather_than_london(browser, server, smollm, size):
     url = link.input_value()
     assert re.search(r"\?view=2\.", url)
     again = open_page(browser, url, size)
-    again.get_by_text("rather than", exact=False).first.wait_for(timeout=90_000)
+    again.locator("#why-summary").filter(has_text="rather than").wait_for(timeout=120_000)
     again_chips = again.locator("#why-text .t")
     again_chips.nth(a.n).wait_for(timeout=30_000)
     assert again_chips.count() == a.n + 1
