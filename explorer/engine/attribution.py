@@ -39,7 +39,6 @@ DETAIL = 128  # the faces' default: a 512-token context costs about 13,000 token
 MAX_BATCH = 16  # ablated rows per forward pass
 BATCH_TOKENS = 1024  # ... and at most this many tokens of them
 GRAD_TOKENS = 2048  # IG: at most this many tokens (steps x context) per backward pass
-LAST_ROWS = 64  # rows per output-layer call (the padded head block): same kernel as scoring
 
 
 def _bad(msg: str, param: str) -> ExplorerError:
@@ -135,7 +134,7 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, check
         if ok:
             batch = torch.tensor([rows[j] for j in ok], device=engine.device)  # (B, L)
             last = engine.last_rows(batch, past)  # (B, H) or (B, V)
-            f = _f(_head_block(engine, last) if last.shape[0] < LAST_ROWS else engine.head(last), target, contrast)
+            f = _f(_head_block(engine, last), target, contrast)  # padded to the head's row count, as scoring
             out[[block[j] for j in ok]] = f.cpu().numpy()
         done += len(block)
         if progress is not None:
