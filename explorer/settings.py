@@ -79,6 +79,37 @@ def check_k(value, param: str, *, allow_full: bool) -> int | None:
     return value
 
 
+# (name, low, high, low open, integer): the numbers SamplerSettings checks, in this order
+NUMBERS = (
+    ("max_tokens", 0, 1_000_000, False, True),
+    ("temperature", 0.0, 100.0, False, False),
+    ("top_p", 0.0, 1.0, True, False),
+    ("top_k", -1, 1_000_000, False, True),
+    ("min_p", 0.0, 1.0, False, False),
+    ("repetition_penalty", 0.0, 10.0, True, False),
+    ("frequency_penalty", -2.0, 2.0, False, False),
+    ("presence_penalty", -2.0, 2.0, False, False),
+    ("n", 1, 16, False, True),
+    ("min_tokens", 0, 1_000_000, False, True),
+)
+
+
+def _in_range(name: str, v, lo, hi, *, lo_open: bool = False, integer: bool = False) -> None:
+    """Refuse `v` unless it is a number (an integer where `integer`) in [lo, hi] ((lo, hi] where `lo_open`)."""
+    ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
+    if isinstance(v, bool) or not ok_type or v != v:
+        kind = "an integer" if integer else "a number"
+        raise ExplorerError(f"`{name}` must be {kind}, got {v!r}.", param=name, code="invalid_type")
+    below = v <= lo if lo_open else v < lo
+    if below or v > hi:
+        left = "(" if lo_open else "["
+        raise ExplorerError(
+            f"`{name}` (={v}) must be in {left}{lo}, {hi}].",
+            param=name,
+            code="integer_below_min_value" if below else "integer_above_max_value",
+        )
+
+
 @dataclass(frozen=True)
 class SamplerSettings:
     """How to generate. temperature 0 means greedy; top_k 0 and top_p 1 mean off."""
@@ -105,34 +136,7 @@ class SamplerSettings:
     n: int = 1
 
     def __post_init__(self):
-        def num(name, lo, hi, *, lo_open=False, integer=False):
-            v = getattr(self, name)
-            ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
-            if isinstance(v, bool) or not ok_type or v != v:
-                kind = "an integer" if integer else "a number"
-                raise ExplorerError(f"`{name}` must be {kind}, got {v!r}.", param=name, code="invalid_type")
-            below = v <= lo if lo_open else v < lo
-            if below or v > hi:
-                left = "(" if lo_open else "["
-                raise ExplorerError(
-                    f"`{name}` (={v}) must be in {left}{lo}, {hi}].",
-                    param=name,
-                    code="integer_below_min_value" if below else "integer_above_max_value",
-                )
-
-        num("max_tokens", 0, 1_000_000, integer=True)
-        num("temperature", 0.0, 100.0)
-        num("top_p", 0.0, 1.0, lo_open=True)
-        num("top_k", -1, 1_000_000, integer=True)
-        num("min_p", 0.0, 1.0)
-        num("repetition_penalty", 0.0, 10.0, lo_open=True)
-        num("frequency_penalty", -2.0, 2.0)
-        num("presence_penalty", -2.0, 2.0)
-        if self.top_k == -1:
-            object.__setattr__(self, "top_k", 0)
-        num("n", 1, 16, integer=True)
-        if self.seed is not None:
-            num("seed", 0, 2**63 - 1, integer=True)
+        self._check_numbers()
         check_k(self.logprobs, "logprobs", allow_full=False)
         check_k(self.prompt_logprobs, "prompt_logprobs", allow_full=True)
         if self.mode not in ("raw", "processed"):
@@ -141,6 +145,28 @@ class SamplerSettings:
                 param="logprobs_mode",
                 code="invalid_value",
             )
+        self._check_stops()
+        self._check_ids()
+        for name in ("include_stop_str_in_output", "ignore_eos", "skip_special_tokens"):
+            if not isinstance(getattr(self, name), bool):
+                raise ExplorerError(f"`{name}` must be true or false.", param=name, code="invalid_type")
+
+    def _check_numbers(self) -> None:
+        """Every number in its range (top_k -1 read as 0)."""
+        for name, lo, hi, lo_open, integer in NUMBERS:
+            _in_range(name, getattr(self, name), lo, hi, lo_open=lo_open, integer=integer)
+        if self.top_k == -1:
+            object.__setattr__(self, "top_k", 0)
+        if self.seed is not None:
+            _in_range("seed", self.seed, 0, 2**63 - 1, integer=True)
+        if self.min_tokens > self.max_tokens:
+            raise ExplorerError(
+                f"`min_tokens` (={self.min_tokens}) must not exceed `max_tokens` (={self.max_tokens}).",
+                param="min_tokens",
+                code="invalid_value",
+            )
+
+    def _check_stops(self) -> None:
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ExplorerError("`stop` must be a list of non-empty strings.", param="stop", code="invalid_type")
         if len(self.stop) > MAX_STOP:
@@ -155,13 +181,8 @@ class SamplerSettings:
                 param="stop",
                 code="string_above_max_length",
             )
-        num("min_tokens", 0, 1_000_000, integer=True)
-        if self.min_tokens > self.max_tokens:
-            raise ExplorerError(
-                f"`min_tokens` (={self.min_tokens}) must not exceed `max_tokens` (={self.max_tokens}).",
-                param="min_tokens",
-                code="invalid_value",
-            )
+
+    def _check_ids(self) -> None:
         for name in ("stop_token_ids", "logprob_ids"):
             ids = getattr(self, name)
             if isinstance(ids, (str, bytes)) or not all(
@@ -178,9 +199,6 @@ class SamplerSettings:
                 param="logprob_token_ids",
                 code="array_above_max_length",
             )
-        for name in ("include_stop_str_in_output", "ignore_eos", "skip_special_tokens"):
-            if not isinstance(getattr(self, name), bool):
-                raise ExplorerError(f"`{name}` must be true or false.", param=name, code="invalid_type")
 
     @property
     def greedy(self) -> bool:
