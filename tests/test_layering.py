@@ -160,13 +160,24 @@ UNTIED = ("explorer/api/", "explorer/export/")  # packages whose modules import 
 
 
 def import_graph(prefixes: tuple[str, ...]) -> dict[str, set[str]]:
-    """module -> the modules of `prefixes` it imports (wherever the import stands: a function's counts too)."""
+    """module -> the modules of `prefixes` it imports (wherever the import stands: a function's counts too; a
+    `from package import module` counts the package too)."""
     graph: dict[str, set[str]] = {}
     for rel in python_files():
         if rel.startswith(prefixes):
             name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-            graph[name] = {m for _, m in imports((ROOT / rel).read_text(encoding="utf-8"), rel)}
+            source = (ROOT / rel).read_text(encoding="utf-8")
+            graph[name] = {m for _, m in imports(source, rel)} | _from_packages(source, rel)
     return {m: {t for t in targets if t in graph and t != m} for m, targets in graph.items()}
+
+
+def _from_packages(source: str, rel: str) -> set[str]:
+    """The package of each `from package import module`: importing it runs the package's `__init__` first."""
+    found = set()
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
