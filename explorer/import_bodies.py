@@ -93,34 +93,43 @@ def _unknown_piece(i: int) -> bytes:
     return f"[{i}]".encode()
 
 
+class _Ids:
+    """Token ids of a body's entries: the ids it gives; else one id per distinct text (the real id where some entry
+    gives that text with its id), numbered after the largest real one; neither id nor text: a stand-in id each."""
+
+    def __init__(self, items: list[Position]):
+        self.pieces: dict[int, bytes] = {}  # id -> token bytes, every id handed out
+        for p in items:
+            for e in (p.token, *p.top):
+                if e.id is not None and e.piece is not None and e.id not in self.pieces:
+                    self.pieces[e.id] = e.piece
+        self.by_piece = {b: i for i, b in sorted(self.pieces.items(), reverse=True)}  # the lowest id of a text
+        self.next = max((e.id for p in items for e in (p.token, *p.top) if e.id is not None), default=-1) + 1
+
+    def __call__(self, e: Entry) -> int:
+        if e.id is not None:
+            self.pieces.setdefault(e.id, _unknown_piece(e.id))
+            return e.id
+        if e.piece is None:  # neither id nor text: a stand-in id of its own, shown as UNKNOWN
+            return self._fresh(UNKNOWN)
+        known = self.by_piece.get(e.piece)
+        if known is not None:
+            return known
+        fresh = self.by_piece[e.piece] = self._fresh(e.piece)
+        return fresh
+
+    def _fresh(self, piece: bytes) -> int:
+        fresh, self.next = self.next, self.next + 1
+        self.pieces[fresh] = piece
+        return fresh
+
+
 def build(model: object, items: list[Position], n_prompt: int, finish_reason: object = None) -> TokenScores:
     """TokenScores of positions read off a body; ids the body does not give are numbered after the largest real one."""
     if not items:
         raise bad("the body holds no tokens with logprobs")
-    pieces: dict[int, bytes] = {}
-    for p in items:
-        for e in (p.token, *p.top):
-            if e.id is not None and e.piece is not None and e.id not in pieces:
-                pieces[e.id] = e.piece
-    by_piece = {b: i for i, b in sorted(pieces.items(), reverse=True)}
-    real = max((e.id for p in items for e in (p.token, *p.top) if e.id is not None), default=-1)
-    nxt = [real + 1]
-
-    def id_of(e: Entry) -> int:
-        if e.id is not None:
-            pieces.setdefault(e.id, _unknown_piece(e.id))
-            return e.id
-        if e.piece is None:  # neither id nor text: a stand-in id of its own, shown as UNKNOWN
-            fresh, nxt[0] = nxt[0], nxt[0] + 1
-            pieces[fresh] = UNKNOWN
-            return fresh
-        known = by_piece.get(e.piece)
-        if known is not None:
-            return known
-        fresh, nxt[0] = nxt[0], nxt[0] + 1
-        pieces[fresh], by_piece[e.piece] = e.piece, fresh
-        return fresh
-
+    # 1. per position: the actual token's id, logprob, rank and entropy, and its alternatives
+    id_of = _Ids(items)
     n = len(items)
     ids, lps, ranks = np.zeros(n, np.int64), np.full(n, np.nan, np.float32), np.zeros(n, np.int64)
     ent = np.full(n, np.nan, np.float32)
@@ -130,6 +139,35 @@ def build(model: object, items: list[Position], n_prompt: int, finish_reason: ob
         if p.token.logprob is not None:
             lps[j] = p.token.logprob
             rows[j], ranks[j], ent[j] = _row(p, ids[j], id_of)
+    # 2. the alternatives as [n, width] arrays
+    top_ids, top_lp, top_ranks = _top_arrays(items, rows)
+    width = top_ids.shape[1]
+    # 3. the result
+    name = model if isinstance(model, str) and 0 < len(model) <= MAX_NAME else "imported"
+    scored_prompt, generated = bool(np.isfinite(lps[:n_prompt]).any()), n_prompt < n
+    return TokenScores(
+        model=name,
+        token_ids=ids,
+        token_bytes=[id_of.pieces[i] for i in ids.tolist()],
+        n_prompt=n_prompt,
+        logprobs=lps,
+        ranks=ranks,
+        entropy=ent,
+        top_ids=top_ids,
+        top_logprobs=top_lp,
+        pieces=id_of.pieces,
+        prompt_k=width if scored_prompt else None,
+        output_k=width if generated else None,
+        finish_reason=finish_reason if isinstance(finish_reason, str) and generated else None,
+        top_ranks=top_ranks,
+    )
+
+
+def _top_arrays(
+    items: list[Position], rows: list[list[tuple[int, float, int | None]]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(n, width) top ids (-1: none), logprobs (-inf: none) and, where the body gives ranks, ranks (0: unknown)."""
+    n = len(rows)
     width = min(max(len(row) for row in rows), MAX_WIDTH)
     top_ids, top_lp = np.full((n, width), -1, np.int64), np.full((n, width), -np.inf, np.float32)
     top_ranks = np.zeros((n, width), np.int64) if any(e.rank for p in items for e in p.top) else None
@@ -138,24 +176,7 @@ def build(model: object, items: list[Position], n_prompt: int, finish_reason: ob
             top_ids[j, c], top_lp[j, c] = i, lp
             if top_ranks is not None:
                 top_ranks[j, c] = rk or 0
-    name = model if isinstance(model, str) and 0 < len(model) <= MAX_NAME else "imported"
-    scored_prompt, generated = bool(np.isfinite(lps[:n_prompt]).any()), n_prompt < n
-    return TokenScores(
-        model=name,
-        token_ids=ids,
-        token_bytes=[pieces[i] for i in ids.tolist()],
-        n_prompt=n_prompt,
-        logprobs=lps,
-        ranks=ranks,
-        entropy=ent,
-        top_ids=top_ids,
-        top_logprobs=top_lp,
-        pieces=pieces,
-        prompt_k=width if scored_prompt else None,
-        output_k=width if generated else None,
-        finish_reason=finish_reason if isinstance(finish_reason, str) and generated else None,
-        top_ranks=top_ranks,
-    )
+    return top_ids, top_lp, top_ranks
 
 
 def _row(p: Position, tid: int, id_of) -> tuple[list[tuple[int, float, int | None]], int, float]:

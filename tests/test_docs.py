@@ -300,8 +300,10 @@ def check_openai_chat_stream(text: str, k: int) -> None:
     chunks = [strict_json(ln[len("data: ") :]) for ln in lines[:-1]]
     head = envelope("chat.completion.chunk", "demo", 0, "x", "chatcmpl")
     role = openai_chat.role_chunk(head, 0)  # a choice's first chunk
-    token = openai_chat.chunk(head, 0, None, "", None, None)  # a token's chunk; the last one of a choice:
-    final = openai_chat.chunk(head, 0, None, "", None, "stop")  # `stop_reason` before `token_ids`
+    token = openai_chat.chunk(head, 0, None, openai_chat.Piece(text=""))  # a token's chunk; the last one of a choice:
+    final = openai_chat.chunk(
+        head, 0, None, openai_chat.Piece(text="", finish_reason="stop")
+    )  # `stop_reason` before `token_ids`
     usage = usage_chunk(head, 0, 0)
     ref_entry = openai_chat.export(generated_chat())["choices"][0]["logprobs"]["content"][0]
     n = sum(1 for c in chunks if c["choices"])  # one choice's chunks, then at most the usage chunk
@@ -390,8 +392,7 @@ def check_tokenizer_info(body: dict) -> None:
 
 def check_request(body: dict, route: str, error: str | None = None) -> None:
     """The request parses and passes every check of its route (or fails with the code `error`)."""
-    from explorer.api.routes import _parse
-    from explorer.api.schemas import ChatRequest, CompletionRequest
+    from explorer.api.schemas import ChatRequest, CompletionRequest, parse
     from explorer.api.tokens import DetokenizeRequest, TokenizeRequest
 
     schema = {
@@ -402,7 +403,7 @@ def check_request(body: dict, route: str, error: str | None = None) -> None:
     }[route]
 
     def run():
-        req = _parse(schema, body)
+        req = parse(schema, body)
         if route == "completions":
             req.check()
             req.to_settings()

@@ -154,3 +154,67 @@ def test_the_rules_catch_each_kind_of_import():
     )
     assert not check("explorer/render/x.py", "from explorer.render.text import escape\nimport numpy, plotly")
     assert not check("tests/test_x.py", "import torch, gradio\nfrom explorer.engine import generate")
+
+
+UNTIED = ("explorer/api/", "explorer/export/")  # packages whose modules import one another one way only
+
+
+def import_graph(prefixes: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the modules of `prefixes` it imports (wherever the import stands: a function's counts too; a
+    `from package import module` counts the package too)."""
+    graph: dict[str, set[str]] = {}
+    for rel in python_files():
+        if rel.startswith(prefixes):
+            name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            source = (ROOT / rel).read_text(encoding="utf-8")
+            graph[name] = {m for _, m in imports(source, rel)} | _from_packages(source, rel)
+    return {m: {t for t in targets if t in graph and t != m} for m, targets in graph.items()}
+
+
+def _from_packages(source: str, rel: str) -> set[str]:
+    """The package of each `from package import module`: importing it runs the package's `__init__` first."""
+    found = set()
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_api_and_export_have_no_import_cycle():
+    found = cycles(import_graph(UNTIED))
+    assert not found, "modules that import one another (move what they share into a module both import): " + "; ".join(
+        " <-> ".join(c) for c in found
+    )
+
+
+def test_the_cycle_check_sees_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert not cycles({"a": {"b"}, "b": set()})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
@@ -266,3 +266,26 @@ class ChatRequest(_Base):
             role = "system" if m.get("role") == "developer" else m.get("role")  # OpenAI's newer name for system
             out.append({"role": role, "content": content if content is not None else ""})
         return out
+
+
+def _union_tag(part: str) -> bool:
+    """Whether a pydantic error location part names a type of a union (`str`, `list[int]`, ...) rather than a field."""
+    return part in ("str", "int", "float", "bool", "dict", "list") or part.startswith(
+        ("list[", "dict[", "function-", "union[")
+    )
+
+
+def parse(model, data: dict):
+    """`data` as a `model` request; its first validation error as an ExplorerError naming the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first: dict = dict(exc.errors()[0]) if exc.errors() else {}
+        loc = [str(x) for x in first.get("loc", []) if not _union_tag(str(x))]
+        param = loc[0] if loc else None
+        where = ".".join(loc) or "body"
+        raise ExplorerError(
+            f"Invalid `{where}`: {first.get('msg', 'invalid value')}.",
+            param=param,
+            code="missing_required_parameter" if first.get("type") == "missing" else "invalid_type",
+        ) from None

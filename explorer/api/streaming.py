@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from explorer.api.framing import sse
+from explorer.api.handlers import chat_options, chat_setup, completion_options, completion_setup
 from explorer.engine import Done, score_ids, stream
 from explorer.engine.generation import collect, step_scores
 from explorer.export import openai_chat, openai_completion
@@ -70,8 +71,6 @@ def _echoed(engine, ids, s, step, done, prompt: TokenScores):
 
 def completion_events(engine, req, limits, check) -> Iterator[bytes]:
     """Completions chunks for every prompt x n sample; with `echo`, each choice's first chunk leads with its prompt."""
-    from explorer.api.routes import completion_options, completion_setup
-
     prompts, s = completion_setup(engine, req, limits)
     o = completion_options(req, s)
     head = envelope("text_completion", engine.name, None, None, "cmpl")
@@ -93,21 +92,19 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
                     else:
                         r = _scores(engine, step, s, done, o.logprobs is not None)
                         text = step.text if step else ""
-                    c = openai_completion.chunk(
-                        head,
-                        index,
-                        r,
-                        text,
-                        (len(prompt.prompt_text) if prompt is not None and not echo else 0)
+                    piece = openai_completion.Piece(
+                        text=text,
+                        offset=(len(prompt.prompt_text) if prompt is not None and not echo else 0)
                         + (step.start if step and not echo else 0),
-                        done.finish_reason if done else None,
-                        done.stop_reason if done else None,
-                        [step.token_id] if step and o.return_token_ids else None,
-                        o.tokens_as_ids,
-                        ids if first and (o.return_token_ids or echo) else None,
+                        finish_reason=done.finish_reason if done else None,
+                        stop_reason=done.stop_reason if done else None,
+                        token_ids=[step.token_id] if step and o.return_token_ids else None,
+                        tokens_as_ids=o.tokens_as_ids,
+                        prompt_token_ids=ids if first and (o.return_token_ids or echo) else None,
                         echo=echo,
                         prompt_k=pk,
                     )
+                    c = openai_completion.chunk(head, index, r, piece)
                     first = False
                     if req.continuous_usage():
                         c["usage"] = usage_of(n_prompt, n_out, details=False)
@@ -121,8 +118,6 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
 
 def chat_events(engine, req, limits, check) -> Iterator[bytes]:
     """Chat chunks: role first, then one chunk per token with its logprobs, the last one with finish_reason."""
-    from explorer.api.routes import chat_options, chat_setup
-
     ids, s, messages = chat_setup(engine, req, limits)
     o = chat_options(req, s, messages)
     head = envelope("chat.completion.chunk", engine.name, None, None, "chatcmpl")
@@ -134,17 +129,15 @@ def chat_events(engine, req, limits, check) -> Iterator[bytes]:
             for step, done in _tokens(engine, ids, s, sample, check):
                 n_out += step is not None
                 r = _scores(engine, step, s, done, o.logprobs)
-                c = openai_chat.chunk(
-                    head,
-                    sample,
-                    r,
-                    step.text if step else "",
-                    o.top_logprobs,
-                    done.finish_reason if done else None,
-                    done.stop_reason if done else None,
-                    [step.token_id] if step and o.return_token_ids else None,
-                    o.tokens_as_ids,
+                piece = openai_chat.Piece(
+                    text=step.text if step else "",
+                    top_logprobs=o.top_logprobs,
+                    finish_reason=done.finish_reason if done else None,
+                    stop_reason=done.stop_reason if done else None,
+                    token_ids=[step.token_id] if step and o.return_token_ids else None,
+                    tokens_as_ids=o.tokens_as_ids,
                 )
+                c = openai_chat.chunk(head, sample, r, piece)
                 if req.continuous_usage():
                     c["usage"] = usage_of(len(ids), n_out, details=False)
                 yield c

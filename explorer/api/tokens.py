@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from explorer import __version__
 from explorer.api.framing import json_response, read_json
+from explorer.api.schemas import ChatRequest, parse
 from explorer.errors import ExplorerError
 from explorer.runtime import Models
 from explorer.settings import Limits
@@ -40,8 +41,6 @@ class DetokenizeRequest(BaseModel):
 
 def tokenize(engine, req: TokenizeRequest) -> dict:
     """{"count", "max_model_len", "tokens", "token_strs"} for a prompt or a conversation."""
-    from explorer.api.schemas import ChatRequest
-
     if (req.prompt is None) == (req.messages is None):
         raise ExplorerError(
             "Give either `prompt` (text) or `messages` (a conversation).", param="prompt", code="invalid_value"
@@ -105,13 +104,11 @@ def tokenizer_info(engine) -> dict:
 
 def token_router(models: Models, limits: Limits, guard) -> APIRouter:
     """The five routes; `guard(request)` raises a 401 ExplorerError when the request may not use the API."""
-    from explorer.api.routes import _parse
-
     router = APIRouter()
 
     async def run(request: Request, schema, fn):
         guard(request)
-        req = _parse(schema, await read_json(request, limits.max_body_bytes))
+        req = parse(schema, await read_json(request, limits.max_body_bytes))
         models.resolve(req.model)
 
         def work():

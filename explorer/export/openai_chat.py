@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explorer.export import vllm
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
+from explorer.export.vllm_stream import prompt_logprobs_value
 from explorer.result import TokenScores
 
 MESSAGE_NULLS = {"annotations": None, "audio": None, "function_call": None, "reasoning": None}  # vLLM sends these
@@ -87,7 +87,7 @@ def export(
         head,
         [choice(r, i, o) for i, r in enumerate(results)],
         usage(results, len(results)),  # n samples of one conversation: its prompt counts once
-        prompt_logprobs=vllm.prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
+        prompt_logprobs=prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
         prompt_token_ids=r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None,
         prompt_text=None,  # vLLM: the templated prompt, with `return_prompt_text`-like options only (null here)
     )
@@ -110,21 +110,25 @@ def role_chunk(head: dict, index: int, echo_text: str = "", prompt_token_ids: li
     }
 
 
-def chunk(
-    head: dict,
-    index: int,
-    r: TokenScores | None,
-    text: str | None,
-    top_logprobs: int | None,
-    finish_reason: str | None,
-    stop_reason=None,
-    token_ids: list[int] | None = None,
-    tokens_as_ids: bool = False,
-) -> dict:
+@dataclass(frozen=True)
+class Piece:
+    """What one stream chunk of a choice says beside its logprobs: its text, how the choice ended (on its last
+    chunk), the ids asked for, and how its entries are written."""
+
+    text: str | None = ""  # None: an empty delta
+    top_logprobs: int | None = None  # k of each entry's top_logprobs
+    finish_reason: str | None = None
+    stop_reason: int | str | None = None
+    token_ids: list[int] | None = None  # vLLM `return_token_ids`: this chunk's generated ids
+    tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`
+
+
+def chunk(head: dict, index: int, r: TokenScores | None, piece: Piece) -> dict:
     """A stream chunk: the generated token(s) of `r` with their entries (None: no logprobs), and the finish on the last."""
-    lp = {"content": content_logprobs(r, top_logprobs, tokens_as_ids), "refusal": None} if r is not None else None
-    delta = {"content": text} if text is not None else {}
-    c = {"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish_reason}
-    if finish_reason is not None:  # vLLM: stop_reason on the choice's last chunk only
-        c["stop_reason"] = stop_reason
-    return {**head, "choices": [{**c, "token_ids": token_ids}]}
+    p = piece
+    lp = {"content": content_logprobs(r, p.top_logprobs, p.tokens_as_ids), "refusal": None} if r is not None else None
+    delta = {"content": p.text} if p.text is not None else {}
+    c = {"index": index, "delta": delta, "logprobs": lp, "finish_reason": p.finish_reason}
+    if p.finish_reason is not None:  # vLLM: stop_reason on the choice's last chunk only
+        c["stop_reason"] = p.stop_reason
+    return {**head, "choices": [{**c, "token_ids": p.token_ids}]}

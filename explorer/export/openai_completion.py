@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explorer.export import vllm
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
+from explorer.export.vllm_stream import prompt_logprobs_value
 from explorer.result import TokenScores
 
 
@@ -93,7 +93,7 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
         "finish_reason": r.finish_reason or "length",
         "stop_reason": r.stop_reason,
         "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
-        "prompt_logprobs": vllm.prompt_logprobs_value(r, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
+        "prompt_logprobs": prompt_logprobs_value(r, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
         "prompt_token_ids": r.token_ids[: r.n_prompt].tolist() if o.return_token_ids else None,
         "routed_experts": None,  # vLLM: the experts a mixture-of-experts model routed through (null for others)
     }
@@ -126,24 +126,27 @@ def _k(r: TokenScores, logprobs: int | str | None) -> int | None:
     return r.output_k if r.output_k is not None else (r.prompt_k or 0)
 
 
-def chunk(
-    head: dict,
-    index: int,
-    r: TokenScores | None,
-    text: str,
-    offset: int,
-    finish_reason: str | None,
-    stop_reason=None,
-    token_ids: list[int] | None = None,
-    tokens_as_ids: bool = False,
-    prompt_token_ids: list[int] | None = None,
-    echo: bool = False,
-    prompt_k: int | None = None,
-) -> dict:
-    """A stream chunk: the generated token(s) of `r` (None: no logprobs), its text starting at `offset`;
-    `echo`: `r` is the prompt and the first token, whose entries come first (prompt_k alternatives each)."""
+@dataclass(frozen=True)
+class Piece:
+    """What one stream chunk of a choice says beside its logprobs: its text and where it starts, how the choice
+    ended (on its last chunk), the ids asked for, and how its entries are written."""
+
+    text: str = ""
+    offset: int = 0  # characters of the choice's text before `text`
+    finish_reason: str | None = None
+    stop_reason: int | str | None = None
+    token_ids: list[int] | None = None  # vLLM `return_token_ids`: this chunk's generated ids
+    prompt_token_ids: list[int] | None = None  # on a choice's first chunk
+    echo: bool = False  # the result is the prompt and the first token, the prompt's entries first
+    tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`
+    prompt_k: int | None = None  # with echo: the prompt_logprobs k of the echoed entries (prompt_k alternatives)
+
+
+def chunk(head: dict, index: int, r: TokenScores | None, piece: Piece) -> dict:
+    """A stream chunk of choice `index`: the generated token(s) of `r` (None: no logprobs) and `piece`'s text."""
+    p = piece
     lp = (
-        completion_logprobs(r, echo=echo, offset=offset, tokens_as_ids=tokens_as_ids, prompt_k=prompt_k)
+        completion_logprobs(r, echo=p.echo, offset=p.offset, tokens_as_ids=p.tokens_as_ids, prompt_k=p.prompt_k)
         if r is not None
         else None
     )
@@ -152,12 +155,12 @@ def chunk(
         "choices": [
             {
                 "index": index,
-                "text": text,
+                "text": p.text,
                 "logprobs": lp,
-                "finish_reason": finish_reason,
-                "stop_reason": stop_reason,
-                "prompt_token_ids": prompt_token_ids,
-                "token_ids": token_ids,
+                "finish_reason": p.finish_reason,
+                "stop_reason": p.stop_reason,
+                "prompt_token_ids": p.prompt_token_ids,
+                "token_ids": p.token_ids,
             }
         ],
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.export.vllm import position_entry, prompt_logprobs
+from explorer.export.entries import position_entry, prompt_logprobs
 from explorer.result import TokenScores
 
 

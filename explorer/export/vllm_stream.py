@@ -1,6 +1,6 @@
 """TokenScores -> vLLM `prompt_logprobs` as a stream of JSON bytes: a full-vocabulary request builds no giant dict.
 
-The text parses to exactly `vllm.prompt_logprobs(r, k)`: the same keys in the same order and the same numbers. It is
+The text parses to exactly `entries.prompt_logprobs(r, k)`: the same keys in the same order and the same numbers. It is
 written compactly (no spaces), one position, or several narrow ones, per chunk. A full row (k = -1, or k wider than
 the stored top-k) is joined from bytes made once: `,"<id>":{"logprob":` per id and `,"rank":<j>` per rank (per
 vocabulary size), `,"decoded_token":<json string>}` per id (per call). Its logprob texts come from orjson, which writes
@@ -16,14 +16,21 @@ from functools import lru_cache
 import numpy as np
 import orjson
 
-from explorer.export.common import token_str
-from explorer.export.vllm import position_entry
+from explorer.export.common import Deferred, token_str
+from explorer.export.entries import position_entry, prompt_logprobs
 from explorer.floats import NEG_INF_JSON
 from explorer.result import TokenScores
 
 CHUNK = 1 << 16  # bytes: narrow positions are gathered up to this before a chunk goes out
 NEG_INF = repr(NEG_INF_JSON).encode()
 encode_str = json.encoder.encode_basestring  # exactly what json.dumps(s, ensure_ascii=False) writes for a str
+
+
+def prompt_logprobs_value(r: TokenScores, k: int | None = None):
+    """`prompt_logprobs(r, k)`, or for the full vocabulary (k = -1) a Deferred that writes it position by position."""
+    if k == -1 and r.prompt_k is not None:
+        return Deferred(lambda: prompt_logprobs_chunks(r, k))
+    return prompt_logprobs(r, k)
 
 
 def prompt_logprobs_chunks(r: TokenScores, k: int | None = None) -> Iterator[bytes]:

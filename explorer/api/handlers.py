@@ -1,0 +1,214 @@
+"""What the `/v1` routes do with a request, HTTP aside: validate it against the limits, call the engine, and
+shape the body with `explorer.export` (routes.py frames it; streaming.py shapes the `stream: true` chunks)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from explorer.api.schemas import ChatRequest, CompletionRequest
+from explorer.engine import generate, score_ids
+from explorer.engine.listed import listed_width
+from explorer.errors import ExplorerError
+from explorer.export import openai_chat, openai_completion
+from explorer.export.native import full_vocab_npy
+from explorer.runtime import Models
+from explorer.settings import Limits, max_logprobs
+
+
+def permission(created: int) -> dict:
+    """The one `permission` object vLLM lists on each model card (fixed values: it grants what the API does)."""
+    return {
+        "id": f"modelperm-{uuid.uuid4().hex[:16]}",
+        "object": "model_permission",
+        "created": created,
+        "allow_create_engine": False,
+        "allow_sampling": True,
+        "allow_logprobs": True,
+        "allow_search_indices": False,
+        "allow_view": True,
+        "allow_fine_tuning": False,
+        "organization": "*",
+        "group": None,
+        "is_blocking": False,
+    }
+
+
+def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
+    """The request's cost against the server's limits, before any work."""
+    choices = len(prompts) * req.n
+    if choices > limits.max_choices:
+        raise ExplorerError(
+            f"This request asks for {choices} choices (prompts x n); this server allows {limits.max_choices} "
+            "(EXPLORER_MAX_CHOICES): send fewer prompts or a smaller n.",
+            param="n",
+            code="too_many_choices",
+        )
+    for ids in prompts:
+        limits.check_input(len(ids))
+        engine.check_ids(ids)
+    if req.prompt_logprobs == -1:
+        total = sum(len(p) for p in prompts) * req.n
+        cap = limits.full_vocab_max_prompt_tokens
+        cap = min(cap, engine.capabilities.full_vocab_max_prompt_tokens or cap)  # 0: the engine says why it has none
+        if total > cap:
+            raise ExplorerError(
+                f"`prompt_logprobs: -1` (full vocabulary) is limited to {cap} prompt tokens x n per request; this one has {total}. "
+                "Shorten the prompt, lower n, or ask for a top-k.",
+                param="prompt_logprobs",
+                code="full_vocab_prompt_too_long",
+            )
+
+
+def within(cap: int, other: int) -> int:
+    """The tighter of two top-k caps (-1: no cap)."""
+    return other if cap == -1 else cap if other == -1 else min(cap, other)
+
+
+def prompts_of(engine, prompt) -> list[list[int]]:
+    """Token ids of each prompt: text is tokenized, ids are taken exactly as sent."""
+    if isinstance(prompt, str):
+        return [engine.encode(prompt)]
+    if prompt and all(isinstance(p, int) for p in prompt):
+        return [list(prompt)]
+    if prompt and all(isinstance(p, str) for p in prompt):
+        return [engine.encode(p) for p in prompt]
+    if prompt and all(isinstance(p, list) for p in prompt):
+        return [list(p) for p in prompt]
+    raise ExplorerError(
+        "`prompt` must be a string, a list of strings, or token ids.", param="prompt", code="invalid_value"
+    )
+
+
+def completion_setup(engine, req: CompletionRequest, limits: Limits):
+    """Validated prompts and settings of a completions request (everything checked before any work)."""
+    req.check()
+    s = req.to_settings()
+    prompts = prompts_of(engine, req.prompt)
+    check_size(req, prompts, limits, engine)
+    limits.check_new_tokens(s.max_tokens, "max_tokens", engine.context)
+    return prompts, s
+
+
+def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
+    listed = req.prompt_logprob_token_ids
+    width = listed_width(listed) if listed else None
+    echo_k = req.logprobs if req.echo else None
+    return openai_completion.Options(
+        echo=req.echo,
+        logprobs=s.output_k if req.logprobs is not None else None,
+        # echo with logprobs fills prompt_logprobs too (vLLM), with the prompt_logprobs k where both are asked
+        prompt_logprobs=width if listed else req.prompt_logprobs if req.prompt_logprobs is not None else echo_k,
+        echo_k=req.prompt_logprobs if echo_k is not None else None,
+        return_token_ids=bool(req.return_token_ids),
+        tokens_as_ids=bool(req.return_tokens_as_token_ids),
+        n=s.n,
+    )
+
+
+def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> dict:
+    prompts, s = completion_setup(engine, req, limits)
+    results = []
+    for ids in prompts:
+        if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
+            k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
+            results += [score_ids(engine, ids, k=k, check=check, listed=req.prompt_logprob_token_ids)] * s.n
+        else:
+            results += generate(engine, ids, s, check=check)
+    return openai_completion.export(results, options=completion_options(req, s))
+
+
+def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
+    """`Accept: application/x-npy` with `prompt_logprobs: -1`: the prompt's full distributions as float16 .npy."""
+    if req.prompt_logprobs != -1:
+        raise ExplorerError(
+            "`Accept: application/x-npy` returns full-vocabulary rows: set `prompt_logprobs: -1`.",
+            param="prompt_logprobs",
+            code="invalid_value",
+        )
+    if isinstance(req, ChatRequest):
+        ids, _, _ = chat_setup(engine, req, limits)
+    else:
+        prompts, _ = completion_setup(engine, req, limits)
+        if len(prompts) != 1:
+            raise ExplorerError("`Accept: application/x-npy` takes one prompt.", param="prompt", code="invalid_value")
+        ids = prompts[0]
+    return full_vocab_npy(score_ids(engine, ids, k=-1, check=check))
+
+
+def chat_setup(engine, req: ChatRequest, limits: Limits):
+    """Validated prompt ids, settings and messages of a chat request."""
+    req.check()
+    messages = req.chat_messages()
+    ids = engine.encode_chat(
+        messages,
+        add_generation_prompt=req.add_generation_prompt,
+        continue_final_message=req.continue_final_message,
+        template_kwargs=req.chat_template_kwargs,
+    )
+    check_size(req, [ids], limits, engine)
+    s = req.to_settings(limits.max_new_tokens(engine.context, len(ids)))
+    if req.limit_given():
+        limits.check_new_tokens(s.max_tokens, req.limit_param(), engine.context)
+    return ids, s, messages
+
+
+def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Options:
+    return openai_chat.Options(
+        logprobs=bool(req.logprobs),
+        top_logprobs=s.output_k,
+        prompt_logprobs=req.prompt_logprobs,
+        return_token_ids=bool(req.return_token_ids),
+        tokens_as_ids=bool(req.return_tokens_as_token_ids),
+        echo_text=req.echo_text(messages),
+    )
+
+
+def chat_body(engine, req: ChatRequest, limits: Limits, check) -> dict:
+    ids, s, messages = chat_setup(engine, req, limits)
+    results = generate(engine, ids, s, check=check)
+    return openai_chat.export(results, options=chat_options(req, s, messages))
+
+
+def card(models: Models, limits: Limits, name: str) -> dict:
+    """`/v1/models` entry of a served model (vLLM's keys; the engine's numbers once it is loaded)."""
+    engine = models.loaded(name)
+    created = int(time.time())
+    return {
+        "id": name,
+        "object": "model",
+        "created": created,
+        "owned_by": "logprob-explorer",
+        "root": name,  # vLLM: the folder it loaded; here the served name (no server path is shown)
+        "parent": None,
+        "max_model_len": engine.context if engine else None,
+        "permission": [permission(created)],
+        "engine": models.engine_of(name),
+        "vocab_size": engine.vocab_size if engine else None,
+        "capabilities": {  # ours, within the engine's (a remote backend's caps)
+            "full_vocab_max_prompt_tokens": min(
+                limits.full_vocab_max_prompt_tokens,
+                engine.capabilities.full_vocab_max_prompt_tokens if engine else limits.full_vocab_max_prompt_tokens,
+            ),
+            "max_logprobs": within(max_logprobs(), engine.capabilities.max_logprobs if engine else -1),
+            "prompt_logprobs": True,
+            **(
+                {
+                    "engine": engine.capabilities.kind,
+                    "ranks": engine.capabilities.ranks,
+                    "hidden_states": engine.capabilities.hidden_states,
+                }
+                if engine
+                else {}
+            ),
+        },
+    }
+
+
+def model_list(models: Models, limits: Limits) -> dict:
+    """`GET /v1/models`: every listed model's card, and the server's limits."""
+    return {
+        "object": "list",
+        "data": [card(models, limits, name) for name in models.listed()],
+        "limits": limits.report(),
+    }
