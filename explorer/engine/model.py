@@ -43,6 +43,7 @@ CHAT_TEMPLATE_RESERVED = {
     "continue_final_message",
 }
 STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
+HEAD_ROWS = 128  # most positions per output-layer call (more buys no speed on a CPU; fewer bytes alive)
 HEAD_MIN_ROWS = 64  # the output layer always sees >= 64 rows: the same BLAS kernel, so chunking cannot change a logit
 log = logging.getLogger(__name__)
 
@@ -210,12 +211,13 @@ class Engine:
         return self.model.get_output_embeddings()(hidden)
 
     def chunk_size(self, positions: int) -> int:
-        """Positions per output-layer call: at most 320 (and 256 MB of logits), split evenly.
+        """Positions per output-layer call: at most HEAD_ROWS (and 256 MB of logits), split evenly.
 
-        One block's logits are the only [positions, V] tensor alive: at 2,048 positions
-        that is under a sixth of the full float32 matrix.
+        One block's logits and their statistics' temporaries are the only [positions, V] tensors alive, beside
+        the KV cache of the prefill blocks: scoring 2,048 positions needs about a fifth of one float32 [2048, V]
+        matrix more than the model's body alone (bench/run.py's score_mem_ratio).
         """
-        cap = max(HEAD_MIN_ROWS, min(320, (1 << 26) // self.vocab_size))
+        cap = max(HEAD_MIN_ROWS, min(HEAD_ROWS, (1 << 26) // self.vocab_size))
         blocks = max(1, -(-positions // cap))
         return -(-positions // blocks)
 
