@@ -23,13 +23,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from explorer.engine import DEFAULT_MODEL, Engine, load_any, plan
+from explorer.engine import DEFAULT_MODEL, ModelEngine, load_any, plan
 from explorer.engine.memory import device_memory_mb
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
 log = logging.getLogger(__name__)
-AnyEngine = Engine  # a model loaded here, or a RemoteEngine (an Engine too) served by a backend (--backend)
+AnyEngine = ModelEngine  # a model loaded here (torch, llama.cpp), or a RemoteEngine served by a backend (--backend)
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 
 
@@ -267,7 +267,7 @@ class Models:
             log.warning("over the model budget: every other model is in use")
 
 
-def _weights_mb(engine: Engine) -> float:
+def _weights_mb(engine: ModelEngine) -> float:
     return getattr(engine, "weights_mb", 0.0)
 
 

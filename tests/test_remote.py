@@ -14,6 +14,7 @@ import pytest
 
 from explorer.engine import generate, score_ids
 from explorer.engine.branch import generate_then_branch
+from explorer.engine.interface import forward_pass
 from explorer.engine.remote import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
@@ -173,16 +174,18 @@ def test_the_status_line_names_the_server(remote, backend):
 
     line = status_text(remote)
     assert f"on a remote server ({backend})" in line and "namespace" not in line
+    assert not hasattr(remote, "device")  # there is none, and what needs one says so
     with pytest.raises(ExplorerError, match=r"remote backend"):
-        remote.device  # noqa: B018 - there is none, and it says so
+        forward_pass(remote)
 
 
 def test_what_a_remote_server_cannot_give_says_so(remote):
     from explorer.engine.lens import lens_ids
 
     assert not remote.capabilities.hidden_states and remote.capabilities.why_not("hidden_states")
+    assert not hasattr(remote, "body")  # no forward pass here: what needs one says so
     with pytest.raises(ExplorerError, match=r"remote backend"):
-        remote.body(None)
+        forward_pass(remote)
     with pytest.raises(ExplorerError, match=r"logit lens is off.*hidden states"):
         lens_ids(remote, [0, 1, 2], k=2)
 

@@ -16,6 +16,7 @@ import pytest
 
 from explorer.engine import generate, score_ids
 from explorer.engine.branch import generate_then_branch
+from explorer.engine.interface import forward_pass
 from explorer.engine.remote import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.export import FORMATS, export
@@ -81,8 +82,9 @@ def test_connecting_reads_the_server(remote, smollm, url, default_model_dir):
         assert r.status_code == 400
     line = status_text(remote)
     assert f"on a remote server ({url})" in line and "namespace" not in line
+    assert not hasattr(remote, "device")  # no device here, and what needs one says so
     with pytest.raises(ExplorerError, match="remote backend"):
-        remote.device  # noqa: B018 - no device here, and it says so
+        forward_pass(remote)
 
 
 def test_tokens_equal_the_local_tokenizer(remote, smollm, url):

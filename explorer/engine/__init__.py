@@ -1,6 +1,8 @@
 """The only package that imports torch and transformers: load, score, generate."""
 
-from explorer.engine.generation import Done, Step, collect, generate, stream, with_seed
+from explorer.engine.events import Done, Step
+from explorer.engine.generation import collect, generate, stream, with_seed
+from explorer.engine.interface import Forward, ModelEngine
 from explorer.engine.loading import DEFAULT_MODEL
 from explorer.engine.model import Engine
 from explorer.engine.scoring import score_ids, score_text
@@ -10,6 +12,8 @@ __all__ = [
     "DEFAULT_MODEL",
     "Done",
     "Engine",
+    "Forward",
+    "ModelEngine",
     "Step",
     "collect",
     "generate",

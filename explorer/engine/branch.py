@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from explorer.engine.capabilities import Served
-from explorer.engine.generation import Done, Step, collect, generate, stream, with_seed
-from explorer.engine.model import Engine
+from explorer.engine.events import Check, Done, Step
+from explorer.engine.generation import collect, generate, stream, with_seed
+from explorer.engine.interface import Forward, ModelEngine
 from explorer.engine.sampling import process
-from explorer.engine.scoring import Check, chunked_rows, score_ids
+from explorer.engine.scoring import chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import MAX_K, SamplerSettings
@@ -60,7 +60,7 @@ class Prefixes:
         self.kept.insert(0, (np.asarray(ids, np.int64), cache, min(len(ids), cache.get_seq_length())))
         del self.kept[self.keep :]
 
-    def take(self, engine: Engine, ids: list[int], n: int):
+    def take(self, engine: Forward, ids: list[int], n: int):
         """A new KV cache of ids[:n] (None for n = 0): the longest kept prefix, cut, then whatever is missing computed."""
         want = np.asarray(ids[:n], np.int64)
         best, got = None, 0
@@ -101,7 +101,7 @@ def _drain(events: Iterator[Step | Done]) -> tuple[list[Step], Done]:
 
 @torch.inference_mode()
 def branch(
-    engine: Engine,
+    engine: ModelEngine,
     prefixes: Prefixes,
     prefix: list[int],
     token: int,
@@ -119,7 +119,7 @@ def branch(
     head = list(prefix) + [token]
     engine.check_ids(head)
     kk = (s.logprobs or 0) if k is None else k
-    if isinstance(engine, Served):
+    if not isinstance(engine, Forward):  # a served model: no KV caches here
         return _served_branch(engine, head, s, kk, check)
     past = prefixes.take(engine, head, len(prefix) - 1)
     x = torch.tensor([head[-2:]], device=engine.device)  # (1, 2): the prefix's last token, then `token`
@@ -133,7 +133,7 @@ def branch(
     return Branch(path, len(prefix), row, steps, done)
 
 
-def _served_branch(engine, head: list[int], s: SamplerSettings, k: int, check: Check | None) -> Branch:
+def _served_branch(engine: ModelEngine, head: list[int], s: SamplerSettings, k: int, check: Check | None) -> Branch:
     """A served model's branch: the continuation generated from `head`, then the token's numbers scored."""
     steps, done = _drain(stream(engine, head, s, check=check))  # first: the server refuses what it cannot give
     row = score_ids(engine, head, k, check=check).rows.sliced(slice(len(head) - 1, None))  # the token's position
@@ -150,10 +150,10 @@ def _pad(rows: Rows, width: int) -> Rows:
 
 @torch.inference_mode()
 def generate_kept(
-    engine: Engine, prefixes: Prefixes, ids: list[int], s: SamplerSettings, check: Check | None = None
+    engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: SamplerSettings, check: Check | None = None
 ) -> TokenScores:
     """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes` (none for a served model)."""
-    if isinstance(engine, Served):
+    if not isinstance(engine, Forward):  # a served model: no KV cache to keep
         return generate(engine, ids, s, check)[0]
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
@@ -169,7 +169,7 @@ def generate_kept(
     return r
 
 
-def branch_scores(engine: Engine, r: TokenScores, b: Branch, s: SamplerSettings) -> TokenScores:
+def branch_scores(engine: ModelEngine, r: TokenScores, b: Branch, s: SamplerSettings) -> TokenScores:
     """TokenScores of branch `b` of result `r`: r's numbers before `b.at`, then the token's and the continuation's."""
     width = r.top_ids.shape[1]
     parts = [
@@ -199,7 +199,7 @@ def branch_scores(engine: Engine, r: TokenScores, b: Branch, s: SamplerSettings)
 
 
 def generate_then_branch(
-    engine: Engine, ids: list[int], s: SamplerSettings, at: int, token: int, check: Check | None = None
+    engine: ModelEngine, ids: list[int], s: SamplerSettings, at: int, token: int, check: Check | None = None
 ) -> tuple[TokenScores, TokenScores]:
     """Generate from `ids`, then put `token` at position `at` of the result (prompt + generated) and continue with `s`."""
     if s.n != 1 or s.logprob_ids or s.prompt_logprobs == -1:
@@ -229,7 +229,7 @@ def tree_settings(s: SamplerSettings, k: int = MAX_K) -> SamplerSettings:
 
 @torch.inference_mode()
 def plant(
-    engine: Engine,
+    engine: ModelEngine,
     prefixes: Prefixes,
     ids: list[int],
     n_prompt: int = 0,
@@ -238,7 +238,7 @@ def plant(
     check: Check | None = None,
 ) -> BranchTree:
     """A tree of the text `ids` (raw numbers, one scoring pass whose KV cache is kept for the branches)."""
-    if isinstance(engine, Served):
+    if not isinstance(engine, Forward):  # a served model: no KV cache to keep
         rows = score_ids(engine, ids, k, check=check).rows.sliced(slice(1, None))
         return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
     engine.check_ids(ids)
@@ -250,7 +250,7 @@ def plant(
 
 
 def grow(
-    engine: Engine,
+    engine: ModelEngine,
     prefixes: Prefixes,
     tree: BranchTree,
     after: int,
@@ -272,7 +272,7 @@ def grow(
     return grown, grown.n - 1
 
 
-def regrow(engine: Engine, tree: BranchTree, check: Check | None = None) -> BranchTree:
+def regrow(engine: ModelEngine, tree: BranchTree, check: Check | None = None) -> BranchTree:
     """The same tree grown again from its seed text and each branch's token and sampler settings (seeds included)."""
     if tree.model != engine.name:
         raise ExplorerError(f"This tree was grown by {tree.model!r}: pick that model to regrow it.", param="model")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -55,20 +53,8 @@ class Capabilities:
 
     @property
     def engine(self) -> str:
-        """Which engine computes: "torch", "llama.cpp" or "remote"."""
+        """Which engine computes: "torch", "llama.cpp" or "remote" (`kind` in the names our model card pins)."""
         return "torch" if self.kind == "local" else self.kind
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-@runtime_checkable
-class Served(Protocol):
-    """An engine whose numbers come from a server (explorer/engine/remote.py): it scores and generates itself,
-    so scoring.score_ids and generation.stream hand the work to it."""
-
-    def score_ids(self, ids: list[int], k: int, check: Any = None, listed: Any = None) -> Any: ...
-
-    def stream(
-        self, ids: list[int], s: Any, sample: int = 0, want_prompt: bool = True, check: Any = None
-    ) -> Iterator[Any]: ...

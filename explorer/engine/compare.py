@@ -20,8 +20,9 @@ import torch
 
 from explorer import bounds
 from explorer.compare import Comparison
-from explorer.engine.model import STAT_ROWS, Engine
-from explorer.engine.scoring import Check, _head_block, chunked_rows, score_ids
+from explorer.engine.events import Check
+from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
+from explorer.engine.scoring import _head_block, chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.result import Rows, assemble
 from explorer.settings import check_k
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 _FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _fingerprint(engine: Engine) -> tuple:
+def _fingerprint(engine: ModelEngine) -> tuple:
     """What makes two tokenizers the same: vocabulary (id -> bytes) and, where known, the merges and added tokens."""
     if engine not in _FINGERPRINTS:
         spec = {}
@@ -45,7 +46,7 @@ def _fingerprint(engine: Engine) -> tuple:
     return _FINGERPRINTS[engine]
 
 
-def same_tokenizer(ea: Engine, eb: Engine) -> bool:
+def same_tokenizer(ea: ModelEngine, eb: ModelEngine) -> bool:
     """True when both models read the same ids the same way (identical vocabulary and merges, same output size)."""
     return ea is eb or _fingerprint(ea) == _fingerprint(eb)
 
@@ -85,7 +86,7 @@ def _compiled(la: torch.Tensor, lb: torch.Tensor) -> torch.Tensor:
     return div_rows(la, lb)
 
 
-def _kernel(engine: Engine):
+def _kernel(engine: Forward):
     """The divergence kernel: compiled (fixed STAT_ROWS-row shapes) when the engine compiles its statistics, else eager."""
     return _compiled if engine.compiled else div_rows
 
@@ -108,8 +109,8 @@ def divergences(la: torch.Tensor, lb: torch.Tensor, kernel=div_rows) -> tuple[to
 
 @torch.inference_mode()
 def paired_rows(
-    ea: Engine,
-    eb: Engine,
+    ea: Forward,
+    eb: Forward,
     ha: torch.Tensor,
     hb: torch.Tensor,
     ta: torch.Tensor,
@@ -136,7 +137,7 @@ def paired_rows(
     return Rows.concat(ra), Rows.concat(rb), np.concatenate(div, -1)
 
 
-def _check_pair(ea: Engine, eb: Engine) -> None:
+def _check_pair(ea: ModelEngine, eb: ModelEngine) -> None:
     if not same_tokenizer(ea, eb):
         raise ExplorerError(
             f"{ea.name} and {eb.name} have different tokenizers: compare them on a text "
@@ -146,18 +147,19 @@ def _check_pair(ea: Engine, eb: Engine) -> None:
         )
 
 
-def compare_ids(ea: Engine, eb: Engine, ids: list[int], k: int = 5, check: Check | None = None) -> Comparison:
+def compare_ids(ea: ModelEngine, eb: ModelEngine, ids: list[int], k: int = 5, check: Check | None = None) -> Comparison:
     """Models a and b (same tokenizer) on the same `ids`: both results and, per position, KL both ways and JS."""
     check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
     _check_pair(ea, eb)
     ea.check_ids(ids)
     eb.check_ids(ids)
+    fa, fb = forward_pass(ea), forward_pass(eb)
     with torch.inference_mode():
-        xa = torch.tensor([ids], device=ea.device)  # (1, T)
-        xb = xa.to(eb.device)
-        ha, hb = ea.body(xa)[0], eb.body(xb)[0]  # (T, H) each
-        rows_a, rows_b, div = paired_rows(ea, eb, ha[:-1], hb[:-1], xa[0, 1:], xb[0, 1:], k, check)
+        xa = torch.tensor([ids], device=fa.device)  # (1, T)
+        xb = xa.to(fb.device)
+        ha, hb = fa.body(xa)[0], fb.body(xb)[0]  # (T, H) each
+        rows_a, rows_b, div = paired_rows(fa, fb, ha[:-1], hb[:-1], xa[0, 1:], xb[0, 1:], k, check)
     a = assemble(ea.name, ea.vocab, ids, len(ids), rows_a, first=1, prompt_k=k)
     b = assemble(eb.name, eb.vocab, ids, len(ids), rows_b, first=1, prompt_k=k)
     pad = np.full((3, 1), np.nan, np.float32)  # position 0: no context
@@ -166,7 +168,7 @@ def compare_ids(ea: Engine, eb: Engine, ids: list[int], k: int = 5, check: Check
 
 
 def compare_prompts(
-    engine: Engine,
+    engine: ModelEngine,
     prompt_a: list[int],
     prompt_b: list[int],
     continuation: list[int],
@@ -191,20 +193,21 @@ def compare_prompts(
     ids_a, ids_b = list(prompt_a) + list(continuation), list(prompt_b) + list(continuation)
     engine.check_ids(ids_a)
     engine.check_ids(ids_b)
+    here = forward_pass(engine)
     parts = {}
     with torch.inference_mode():
         for side, ids, n in (("a", ids_a, len(prompt_a)), ("b", ids_b, len(prompt_b))):
-            x = torch.tensor([ids], device=engine.device)
-            h = engine.body(x)[0]  # (T, H)
-            parts[side] = (h[n - 1 : -1], x[0, n:], chunked_rows(engine, h[: n - 1], x[0, 1:n], k, check=check))
+            x = torch.tensor([ids], device=here.device)
+            h = here.body(x)[0]  # (T, H)
+            parts[side] = (h[n - 1 : -1], x[0, n:], chunked_rows(here, h[: n - 1], x[0, 1:n], k, check=check))
         (ha, ta, pre_a), (hb, tb, pre_b) = parts["a"], parts["b"]
-        rows_a, rows_b, div = paired_rows(engine, engine, ha, hb, ta, tb, k, check)
+        rows_a, rows_b, div = paired_rows(here, here, ha, hb, ta, tb, k, check)
     a = assemble(engine.name, engine.vocab, ids_a, len(ids_a), Rows.concat([pre_a, rows_a]), first=1, prompt_k=k)
     b = assemble(engine.name, engine.vocab, ids_b, len(ids_b), Rows.concat([pre_b, rows_b]), first=1, prompt_k=k)
     return Comparison(a, b, "prompts", len(prompt_a), len(prompt_b), *div)
 
 
-def encode_with_offsets(engine: Engine, text: str) -> tuple[list[int], np.ndarray]:
+def encode_with_offsets(engine: ModelEngine, text: str) -> tuple[list[int], np.ndarray]:
     """(ids as `engine.encode` gives them, (T, 2) int64 character [start, end) of each token in `text`)."""
     ids = engine.encode(text)
     if engine.tokenizer is None:  # a remote model tokenized on its server: no offsets to align with
@@ -225,7 +228,7 @@ def encode_with_offsets(engine: Engine, text: str) -> tuple[list[int], np.ndarra
     return ids, np.array(enc["offset_mapping"], np.int64).reshape(-1, 2)
 
 
-def compare_text(ea: Engine, eb: Engine, text: str, k: int = 5, check: Check | None = None) -> Comparison:
+def compare_text(ea: ModelEngine, eb: ModelEngine, text: str, k: int = 5, check: Check | None = None) -> Comparison:
     """Models a and b on `text`: per position (same tokenizer), or per aligned character span (tokenizers differ)."""
     check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
@@ -238,7 +241,7 @@ def compare_text(ea: Engine, eb: Engine, text: str, k: int = 5, check: Check | N
 
 
 def compare_prompt_texts(
-    engine: Engine, prompt_a: str, prompt_b: str, continuation: str, k: int = 5, check: Check | None = None
+    engine: ModelEngine, prompt_a: str, prompt_b: str, continuation: str, k: int = 5, check: Check | None = None
 ) -> Comparison:
     """`compare_prompts` on texts: each prompt with the tokenizer's special tokens (an empty one is just its BOS),
     the continuation tokenized on its own, without them."""

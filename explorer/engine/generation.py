@@ -10,48 +10,56 @@ it is a special token and `skip_special_tokens`); a stop string, cut from the te
 (kept with `include_stop_str_in_output`) while every token generated up to the one that
 completed it stays in token_ids and logprobs, as vLLM keeps them; or `max_tokens`. Before `min_tokens` tokens,
 EOS and the stop ids are masked out of the distribution the sampler draws from.
+
+Two layers, as vLLM and nanochat keep detokenizing out of the sampler:
+1. the decode loop, ids only (`prefill`, then `sampled`): the vocabulary checks, the prompt through the KV cache
+   (and its numbers when asked), then per step the output layer, the distribution, the draw, the token's numbers
+   beside the next forward pass, EOS and the stop ids, the budget;
+2. the text layer (`decode_text`, `_Text`): UTF-8 across tokens, special tokens' silence, stop strings cut and
+   the tokens that could begin one held back. It tells the loop, before its next forward pass, whether to go on.
+A served model (explorer/engine/remote.py) streams its own Steps (`engine.stream`).
 """
 
 from __future__ import annotations
 
 import codecs
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.capabilities import Served
+from explorer.engine.events import Check, Done, Step
+from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.listed import listed_rows
-from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
-from explorer.engine.scoring import Check, chunked_rows
+from explorer.engine.scoring import chunked_rows
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
-
-@dataclass
-class Step:
-    token_id: int
-    rows: Rows  # this token's numbers: one row
-    text: str  # characters this token completes
-    start: int  # character offset of `text` in the generated text
-
-    @property
-    def logprob(self) -> float:
-        return float(self.rows.logprobs[0])
+__all__ = ["Done", "Step", "collect", "decode_text", "generate", "step_scores", "stream", "with_seed"]
 
 
 @dataclass
-class Done:
-    finish_reason: str  # "stop" | "length"
-    text: str  # the generated text, cut at a stop string
+class Token:
+    """One generated token as the decode loop gives it: ids and numbers, no text."""
+
+    id: int
+    rows: Rows  # its numbers: one row
+    ends: bool  # EOS (unless ignore_eos) or a stop id: the generation's last token
+
+
+@dataclass
+class Prefilled:
+    """The prompt read: what the decode loop starts from."""
+
+    x: torch.Tensor  # (1, T) the prompt's ids
+    past: object  # the KV cache of all of them
+    last: torch.Tensor  # (1, H) the hidden state of the last position
     prompt_rows: Rows | None  # prompt positions 1.. when asked
-    stop_reason: str | int | None = None  # the stop string or stop token id that ended it (None for EOS / length)
-    stop_token: bool = False  # the last token ended the generation and adds nothing to the text
 
 
 def _stop_at(text: str, stops: tuple[str, ...], since: int) -> tuple[int, str]:
@@ -76,7 +84,7 @@ def _clipped(step: Step, end: int) -> Step:
     return replace(step, text=step.text[: max(0, end - step.start)], start=min(step.start, end))
 
 
-def _numbers(engine: Engine, logits: torch.Tensor, tok: torch.Tensor, k: int, ids: torch.Tensor | None) -> Rows:
+def _numbers(engine: Forward, logits: torch.Tensor, tok: torch.Tensor, k: int, ids: torch.Tensor | None) -> Rows:
     """The one row of a decode step, on the host; with `ids` (q,), those entries replace the top-k."""
     with torch.inference_mode():
         if ids is not None:
@@ -103,9 +111,150 @@ def _distribution(
     return proc
 
 
+def _generator(engine: Forward, s: SamplerSettings, sample: int) -> torch.Generator | None:
+    """The draw's random generator, seeded with seed + sample (a random seed when none); None when greedy."""
+    if s.greedy:
+        return None
+    gen = torch.Generator(device=engine.device)
+    gen.manual_seed(((s.seed if s.seed is not None else secrets.randbelow(2**31)) + sample) % 2**63)
+    return gen
+
+
+# ---- 1. the decode loop: ids only ---------------------------------------------------------------
+def prefill(
+    engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bool, check: Check | None, resume=None
+) -> Prefilled:
+    """The prompt checked and read through the body (or `resume`: its KV cache and last hidden state (1, H))."""
+    # 1. the prompt and the ids the settings name are within the model
+    engine.check_ids(ids)
+    bad = [i for i in (*s.stop_token_ids, *s.logprob_ids) if i >= engine.vocab_size]
+    if bad:
+        raise ExplorerError(
+            f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).",
+            param="logprob_token_ids" if bad[0] in s.logprob_ids else "stop_token_ids",
+            code="invalid_token_id",
+        )
+    # 2. the prompt through the KV cache (a branch resumes from its own), its numbers when asked
+    x = torch.tensor([ids], device=engine.device)  # (1, T)
+    if resume is None:
+        hidden, past = engine.body(x, cache=True)  # (T, H)
+    else:
+        (past, hidden), want_prompt = resume, False
+    prompt_rows = None
+    if want_prompt and s.prompt_logprobs is not None:
+        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
+    return Prefilled(x, past, hidden[-1:], prompt_rows)
+
+
 @torch.inference_mode()
+def sampled(
+    engine: Forward,
+    start: Prefilled,
+    s: SamplerSettings,
+    sample: int,
+    check: Check | None,
+    more: Callable[[int, bool], bool],
+) -> Iterator[Token]:
+    """Tokens drawn after `start`, each with its numbers, until an ending token, the budget, or `more(id, ends)`
+    False (asked before the next forward pass, which then runs while this token's numbers are computed)."""
+    gen = _generator(engine, s, sample)
+    k = s.logprobs or 0
+    enders = set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids)
+    masked = _ids_tensor(enders, engine.device)
+    wanted = (  # in the order asked: vLLM answers them so
+        torch.tensor(list(dict.fromkeys(s.logprob_ids)), dtype=torch.long, device=engine.device)
+        if s.logprob_ids
+        else None
+    )
+    last, past = start.last, start.past
+    out_ids: list[int] = []
+    budget = min(s.max_tokens, engine.context - start.x.shape[1])
+    for step in range(budget):
+        if check is not None:
+            check()
+        raw = engine.head(last).float()  # (1, V)
+        proc = _distribution(raw, s, start.x, out_ids, masked if step < s.min_tokens else None)
+        tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
+        tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
+        out_ids.append(tid)
+        numbers = engine.background(_numbers, engine, raw if s.mode == "raw" else proc, tok, k, wanted)
+        ends = tid in enders
+        go = more(tid, ends) and not ends
+        if go and step + 1 < budget:  # the next forward pass runs while the numbers are computed
+            last, past = engine.body(tok[None], past)
+        yield Token(tid, numbers.result(), ends)
+        if not go:
+            return
+
+
+# ---- 2. the text layer: pieces, special tokens, stop strings -------------------------------------
+class _Text:
+    """The generated text, a token at a time: `more` (the decode loop's question) adds a token's piece and finds
+    the earliest stop string; `piece`, `start`, `cut` and `hit` describe the last token added."""
+
+    def __init__(self, engine: Forward, s: SamplerSettings):
+        self.engine, self.s = engine, s
+        self.dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.longest = max((len(t) for t in s.stop), default=0)
+        self.text, self.piece, self.start, self.cut, self.hit = "", "", 0, -1, ""
+
+    def more(self, tid: int, ends: bool) -> bool:
+        """Add token `tid` (`ends`: it ends the generation); whether no stop string is complete yet."""
+        s = self.s
+        # the token that ends it adds no text (vLLM), unless include_stop_str_in_output; nor a skipped special one
+        silent = (ends and not s.include_stop_str_in_output) or (
+            s.skip_special_tokens and tid in self.engine.special_ids
+        )
+        self.piece = "" if silent else self.dec.decode(self.engine.vocab[tid])
+        self.start, self.text = len(self.text), self.text + self.piece
+        since = max(0, self.start - self.longest)
+        self.cut, self.hit = _stop_at(self.text, s.stop, since) if s.stop and not ends else (-1, "")
+        return self.cut < 0
+
+    def safe(self) -> int:
+        """Characters of the text no stop string can still claim."""
+        return len(self.text) - _held(self.text, self.s.stop) if self.s.stop else len(self.text) + 1
+
+
+@torch.inference_mode()
+def decode_text(
+    engine: Forward,
+    ids: list[int],
+    s: SamplerSettings,
+    sample: int = 0,
+    want_prompt: bool = True,
+    check: Check | None = None,
+    resume=None,
+) -> Iterator[Step | Done]:
+    """Steps, then Done, from a forward pass here: the decode loop's tokens with their text (see the module)."""
+    start = prefill(engine, ids, s, want_prompt, check, resume)
+    t = _Text(engine, s)
+    pending: list[Step] = []
+    done = Done("length", "", start.prompt_rows)
+    for tok in sampled(engine, start, s, sample, check, t.more):
+        pending.append(Step(tok.id, tok.rows, t.piece, t.start))
+        if tok.ends:
+            stop_id = tok.id if tok.id in s.stop_token_ids else None
+            done = replace(done, finish_reason="stop", stop_token=t.piece == "", stop_reason=stop_id)
+            break
+        if t.cut >= 0:  # every generated token stays, the one that completed the stop string too (vLLM)
+            end = t.cut + len(t.hit) if s.include_stop_str_in_output else t.cut
+            t.text = t.text[:end]
+            kept = [_clipped(p, end) for p in pending]
+            yield from kept
+            pending, done = [], replace(done, finish_reason="stop", stop_reason=t.hit, stop_token=kept[-1].text == "")
+            break
+        safe = t.safe()
+        while pending and pending[0].start < safe:
+            yield pending.pop(0)
+    if not isinstance(done.stop_reason, str):  # a stop string cut the text: no tail after it
+        t.text += t.dec.decode(b"", final=True)
+    yield from pending
+    yield replace(done, text=t.text)
+
+
 def stream(
-    engine: Engine,
+    engine: ModelEngine,
     ids: list[int],
     s: SamplerSettings,
     sample: int = 0,
@@ -115,85 +264,15 @@ def stream(
 ) -> Iterator[Step | Done]:
     """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step.
 
-    `resume`: (KV cache of all of `ids`, hidden state of its last position (1, H)): decode from there (branches).
+    The engine generates (`engine.stream`). `resume`: (KV cache of all of `ids`, hidden state of its last
+    position (1, H)): decode from there (branches, on a forward pass here).
     """
     check = bounds.checked(check)  # a page action's deadline too
     bounds.check_new_tokens(s.max_tokens)
-    if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
-        yield from engine.stream(ids, s, sample, want_prompt, check)
+    if resume is not None:
+        yield from decode_text(forward_pass(engine), ids, s, sample, want_prompt, check, resume)
         return
-    engine.check_ids(ids)
-    bad = [i for i in (*s.stop_token_ids, *s.logprob_ids) if i >= engine.vocab_size]
-    if bad:
-        raise ExplorerError(
-            f"Token id {bad[0]} is outside the vocabulary (0..{engine.vocab_size - 1}).",
-            param="logprob_token_ids" if bad[0] in s.logprob_ids else "stop_token_ids",
-            code="invalid_token_id",
-        )
-    gen = None
-    if not s.greedy:
-        gen = torch.Generator(device=engine.device)
-        gen.manual_seed(((s.seed if s.seed is not None else secrets.randbelow(2**31)) + sample) % 2**63)
-    k = s.logprobs or 0
-    enders = set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids)
-    masked = _ids_tensor(enders, engine.device)
-    wanted = (  # in the order asked: vLLM answers them so
-        torch.tensor(list(dict.fromkeys(s.logprob_ids)), dtype=torch.long, device=engine.device)
-        if s.logprob_ids
-        else None
-    )
-    x = torch.tensor([ids], device=engine.device)  # (1, T)
-    if resume is None:
-        hidden, past = engine.body(x, cache=True)  # (T, H)
-    else:
-        (past, hidden), want_prompt = resume, False
-    prompt_rows = None
-    if want_prompt and s.prompt_logprobs is not None:
-        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
-    last = hidden[-1:]  # (1, H)
-    budget = min(s.max_tokens, engine.context - len(ids))
-    longest = max((len(t) for t in s.stop), default=0)
-    dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    text, pending = "", []
-    out_ids: list[int] = []
-    done = Done("length", "", prompt_rows)
-    for step in range(budget):
-        if check is not None:
-            check()
-        raw = engine.head(last).float()  # (1, V)
-        proc = _distribution(raw, s, x, out_ids, masked if step < s.min_tokens else None)
-        tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
-        tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
-        out_ids.append(tid)
-        numbers = engine.background(_numbers, engine, raw if s.mode == "raw" else proc, tok, k, wanted)
-        ends = tid in enders  # the token that ends it adds no text (vLLM), unless include_stop_str_in_output
-        silent = (ends and not s.include_stop_str_in_output) or (s.skip_special_tokens and tid in engine.special_ids)
-        piece = "" if silent else dec.decode(engine.vocab[tid])
-        start, text = len(text), text + piece
-        cut, hit = _stop_at(text, s.stop, max(0, start - longest)) if s.stop and not ends else (-1, "")
-        if not ends and cut < 0 and step + 1 < budget:  # the next forward pass runs while the numbers are computed
-            last, past = engine.body(tok[None], past)
-        pending.append(Step(tid, numbers.result(), piece, start))
-        if ends:
-            done = replace(
-                done, finish_reason="stop", stop_token=piece == "", stop_reason=tid if tid in s.stop_token_ids else None
-            )
-            break
-        if cut >= 0:  # every generated token stays, the one that completed the stop string too (vLLM)
-            end = cut + len(hit) if s.include_stop_str_in_output else cut
-            text = text[:end]
-            kept = [_clipped(p, end) for p in pending]
-            yield from kept
-            silent = kept[-1].text == ""
-            pending, done = [], replace(done, finish_reason="stop", stop_reason=hit, stop_token=silent)
-            break
-        safe = len(text) - _held(text, s.stop) if s.stop else len(text) + 1
-        while pending and pending[0].start < safe:
-            yield pending.pop(0)
-    if not isinstance(done.stop_reason, str):  # a stop string cut the text: no tail after it
-        text += dec.decode(b"", final=True)
-    yield from pending
-    yield replace(done, text=text)
+    yield from engine.stream(ids, s, sample, want_prompt, check)
 
 
 def with_seed(s: SamplerSettings) -> SamplerSettings:
@@ -216,7 +295,7 @@ def _padded(rows: Rows, width: int, full: bool, vocab_size: int) -> Rows:
 
 
 def collect(
-    engine: Engine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None
+    engine: ModelEngine, ids: list[int], s: SamplerSettings, steps: list[Step], done: Done | None = None
 ) -> TokenScores:
     """TokenScores of prompt `ids` + generated `steps`; `done=None`: a partial result while streaming (no prompt numbers)."""
     k = s.output_k
@@ -249,7 +328,7 @@ def collect(
     )
 
 
-def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
+def step_scores(engine: ModelEngine, step: Step, s: SamplerSettings) -> TokenScores:
     """One streamed token as a TokenScores of its own (no prompt), for the exporters' per-token entries."""
     return assemble(
         engine.name,
@@ -265,7 +344,7 @@ def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
     )
 
 
-def generate(engine: Engine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:
+def generate(engine: ModelEngine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:
     """n samples of prompt `ids`, each a TokenScores (prompt + generated tokens); the prompt is scored once."""
     s = with_seed(s)
     out, prompt_rows = [], None

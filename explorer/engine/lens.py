@@ -17,13 +17,16 @@ The final norm is found by the model's own structure (its base model's `norm`, `
 from __future__ import annotations
 
 import weakref
+from typing import cast
 
 import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.model import HEAD_MIN_ROWS, Engine
-from explorer.engine.scoring import Check, _head_block
+from explorer.engine.events import Check
+from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
+from explorer.engine.model import Engine
+from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.lens import LensGrid
 from explorer.result import Rows
@@ -147,7 +150,7 @@ def _grid(engine: Engine, ids: list[int], layers: int, rows: Rows | None, k: int
 
 
 @torch.inference_mode()
-def lens_ids(engine: Engine, ids: list[int], k: int = 5, check: Check | None = None) -> LensGrid:
+def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5, check: Check | None = None) -> LensGrid:
     """The logit lens of `ids`: every layer's logprob, rank, entropy and top-k of each actual token."""
     check = bounds.checked(check)  # a page action's deadline too
     k = check_k(k, "logprobs", allow_full=False)
@@ -160,18 +163,19 @@ def lens_ids(engine: Engine, ids: list[int], k: int = 5, check: Check | None = N
     why = engine.capabilities.why_not("hidden_states")
     if why:  # a served model (explorer/engine/remote.py)
         raise ExplorerError(f"The logit lens is off for {engine.name}: it {why}.", code="not_available_remote")
-    engine.check_ids(ids)
-    if not engine.split_head:
-        raise _unsupported(engine, "its output layer is followed by more (soft-capping or scaling)")
-    norm = final_norm(engine)
-    x = torch.tensor([ids], device=engine.device)  # (1, T)
-    hs = _hidden_states(engine, x)
+    here = cast(Engine, engine)  # hidden states: only the transformers engine has them (its capabilities say so)
+    here.check_ids(ids)
+    if not here.split_head:
+        raise _unsupported(here, "its output layer is followed by more (soft-capping or scaling)")
+    norm = final_norm(here)
+    x = torch.tensor([ids], device=here.device)  # (1, T)
+    hs = _hidden_states(here, x)
     if len(ids) == 1:
-        return _grid(engine, ids, len(hs), None, k)
-    rows = _layer_rows(engine, norm, [h[:-1] for h in hs], x[0, 1:], k, check)
-    return _grid(engine, ids, len(hs), rows, k)
+        return _grid(here, ids, len(hs), None, k)
+    rows = _layer_rows(here, norm, [h[:-1] for h in hs], x[0, 1:], k, check)
+    return _grid(here, ids, len(hs), rows, k)
 
 
-def lens_text(engine: Engine, text: str, k: int = 5, check: Check | None = None) -> LensGrid:
+def lens_text(engine: ModelEngine, text: str, k: int = 5, check: Check | None = None) -> LensGrid:
     """The logit lens of `text`, tokenized with the tokenizer's special tokens."""
     return lens_ids(engine, engine.encode(text), k, check)

@@ -1,11 +1,11 @@
-"""A llama.cpp engine: a GGUF model run by llama.cpp (through llama-cpp-python's low-level API), behind Engine's
+"""A llama.cpp engine: a GGUF model run by llama.cpp (through llama-cpp-python's low-level API), behind ForwardEngine's
 interface, so scoring, generation, branches and every view compute their numbers with OUR code.
 
 How it plugs in:
 1. `body(ids, past)` decodes `ids` after the tokens `past` names, n_batch positions per llama_decode, every
    position's logits asked (per-token logits flags), and returns those logits rows (T, V) as float32: the head is
    the identity (`split_head` False), so logprob, rank over the full vocabulary, entropy, top-k, raw and processed,
-   and the sampler are Engine.stats / sampling.py, exactly as for the transformers engine.
+   and the sampler are ForwardEngine.stats / sampling.py, exactly as for the transformers engine.
 2. `past` (LlamaPast) records the tokens a caller's KV cache holds. A call continues the KV sequence holding
    exactly `past` (SEQUENCES of them, so two requests decode in turn without re-decoding); else the least recently
    used one is cut at the longest prefix it shares with `past` and the rest decoded again. So branches from older
@@ -26,9 +26,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import torch
 
-from explorer.engine import gguf
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.model import Engine
+from explorer.engine.forward import ForwardEngine
+from explorer.engine.gguf import tokenizer as gguf_tokenizer
 from explorer.engine.tokens import piece_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
@@ -123,8 +123,8 @@ class LlamaPast:
         return LlamaPast(self.tokens)
 
 
-class LlamaCppEngine(Engine):
-    """A GGUF file run by llama.cpp; numbers computed by Engine's own code from llama.cpp's logits."""
+class LlamaCppEngine(ForwardEngine):
+    """A GGUF file run by llama.cpp; numbers computed by ForwardEngine's own code from llama.cpp's logits."""
 
     def __init__(
         self,
@@ -138,9 +138,8 @@ class LlamaCppEngine(Engine):
         compile: bool | None = None,
     ):
         lc = self._lc = _lib()
-        self.path, self.name, self.n_batch = path, name or os.path.basename(path), n_batch
-        self.device = torch.device("cpu")  # where the logits rows and the statistics live
-        self.dtype = torch.float32
+        self.path, self.n_batch = path, n_batch
+        shown = name or os.path.basename(path)
         mp = lc.llama_model_default_params()
         mp.n_gpu_layers = self._gpu_layers(device)
         self._model = lc.llama_model_load_from_file(path.encode(), mp)
@@ -150,26 +149,32 @@ class LlamaCppEngine(Engine):
                 code="model_load_failed",
             )
         self._vocab = lc.llama_model_get_vocab(self._model)
-        self.vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
+        vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
-        self.context = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
+        n_ctx = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
         self.threads = threads or default_threads()
-        self._ctx = self._new_context(self.context, n_batch, self.threads)
+        self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
         self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
         self._lru = list(range(SEQUENCES))  # least recently used first
-        self.quant = self._describe()
-        self.weights_mb = os.path.getsize(path) / 2**20
-        self.tokenizer = gguf.tokenizer(path)
-        self.vocab = self._vocab_bytes()
-        self.eos_ids = {i for i in range(self.vocab_size) if lc.llama_vocab_is_eog(self._vocab, i)}
-        eos = getattr(self.tokenizer, "eos_token_id", None)
-        self.eos_ids |= {eos} if eos is not None and eos < self.vocab_size else set()
-        self.special_ids = {i for i in self.tokenizer.all_special_ids if i < self.vocab_size} | self.eos_ids
-        self.lock = threading.Lock()
-        self.split_head = False
-        self._sums_kernel = self._stats_kernel(compile)
-        self._pool: ThreadPoolExecutor | None = None
+        tokenizer = gguf_tokenizer(path)
+        eos_ids = {i for i in range(vocab_size) if lc.llama_vocab_is_eog(self._vocab, i)}
+        eos = getattr(tokenizer, "eos_token_id", None)
+        eos_ids |= {eos} if eos is not None and eos < vocab_size else set()
+        super().__init__(
+            name=shown,
+            tokenizer=tokenizer,
+            vocab=self._vocab_bytes(vocab_size),
+            vocab_size=vocab_size,
+            context=n_ctx,
+            eos_ids=eos_ids,
+            device=torch.device("cpu"),  # where the logits rows and the statistics live
+            dtype=torch.float32,
+            split_head=False,  # body gives logits rows: the head is the identity
+            weights_mb=os.path.getsize(path) / 2**20,
+            quant=self._describe(),
+            compile=compile,
+        )
 
     def _gpu_layers(self, device: str | None) -> int:
         """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""
@@ -177,7 +182,7 @@ class LlamaCppEngine(Engine):
             return 0
         return -1
 
-    def _new_context(self, n_ctx: int, n_batch: int, threads: int):
+    def _new_context(self, n_ctx: int, n_batch: int, threads: int, name: str):
         lc = self._lc
         cp = lc.llama_context_default_params()
         cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx * SEQUENCES, n_batch, n_batch, SEQUENCES
@@ -186,7 +191,7 @@ class LlamaCppEngine(Engine):
         ctx = lc.llama_init_from_model(self._model, cp)
         if not ctx:
             raise ExplorerError(
-                f"llama.cpp could not make a context of {n_ctx} tokens for {self.name}: lower EXPLORER_CONTEXT.",
+                f"llama.cpp could not make a context of {n_ctx} tokens for {name}: lower EXPLORER_CONTEXT.",
                 code="model_load_failed",
             )
         return ctx
@@ -198,14 +203,14 @@ class LlamaCppEngine(Engine):
         parts = buf.value[: max(0, n)].decode("utf-8", "replace").split(" ", 2)  # arch, size class, file type
         return "GGUF " + parts[-1]
 
-    def _vocab_bytes(self) -> list[bytes]:
+    def _vocab_bytes(self, vocab_size: int) -> list[bytes]:
         """id -> raw bytes from the GGUF vocabulary: control / user-defined tokens as their text, byte-level BPE
         pieces through GPT-2's byte table, SentencePiece `▁` as a space and `<0xNN>` as that byte."""
         lc = self._lc
         byte_level = lc.llama_vocab_type(self._vocab) == lc.LLAMA_VOCAB_TYPE_BPE
         literal = lc.LLAMA_TOKEN_ATTR_CONTROL | lc.LLAMA_TOKEN_ATTR_USER_DEFINED | lc.LLAMA_TOKEN_ATTR_UNKNOWN
         out = []
-        for i in range(self.vocab_size):
+        for i in range(vocab_size):
             text = lc.llama_vocab_get_text(self._vocab, i) or b""
             if lc.llama_vocab_get_attr(self._vocab, i) & literal:
                 out.append(text)

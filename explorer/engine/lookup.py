@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer.engine.model import STAT_ROWS, Engine
-from explorer.engine.scoring import Check, _head_block
+from explorer.engine.events import Check
+from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
+from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.lookup import Lookup, check_queries, joint_logprobs, parse_query
 
@@ -30,7 +31,7 @@ def _ranks(lp: torch.Tensor, lp_q: torch.Tensor) -> torch.Tensor:
 
 
 def block_logprobs_of_ids(
-    engine: Engine, logits: torch.Tensor, q: torch.Tensor, targets: torch.Tensor
+    engine: Forward, logits: torch.Tensor, q: torch.Tensor, targets: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(logprobs (c, Q) float32, ranks (c, Q) int64) of ids `q` (Q,) in logits rows (c, V),
     and (c,) the logprob of each row's actual id `targets` (c,)."""
@@ -47,7 +48,7 @@ def block_logprobs_of_ids(
     return lp_q, torch.cat(ranks), lp_t[:, 0]
 
 
-def check_query_ids(engine: Engine, query_ids) -> list[int]:
+def check_query_ids(engine: ModelEngine, query_ids) -> list[int]:
     """`query_ids` as a list of in-vocabulary ints, or an ExplorerError saying what to change."""
     if not isinstance(query_ids, (list, tuple)) or not query_ids:
         raise ExplorerError("Give at least one token id to look up.", param="logprob_token_ids", code="invalid_value")
@@ -63,7 +64,7 @@ def check_query_ids(engine: Engine, query_ids) -> list[int]:
 
 @torch.inference_mode()
 def _pass(
-    engine: Engine, ids: list[int], q_ids: list[int], check: Check | None
+    engine: Forward, ids: list[int], q_ids: list[int], check: Check | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(logprobs (T, Q), ranks (T, Q), logprob of the actual token (T,)); row 0 NaN and rank 0."""
     engine.check_ids(ids)
@@ -89,18 +90,18 @@ def _pass(
 
 
 def logprobs_of_ids(
-    engine: Engine, ids: list[int], query_ids: list[int], check: Check | None = None
+    engine: ModelEngine, ids: list[int], query_ids: list[int], check: Check | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(logprobs (T, Q) float32, ranks (T, Q) int64) of `query_ids` at every position of `ids`.
 
     Row i is the distribution that predicts ids[i] from ids[:i] (raw: the model's own);
     row 0 has no context: NaN and rank 0.
     """
-    lp, rank, _ = _pass(engine, ids, check_query_ids(engine, query_ids), check)
+    lp, rank, _ = _pass(forward_pass(engine), ids, check_query_ids(engine, query_ids), check)
     return lp, rank
 
 
-def query_ids_of(engine: Engine, query: str) -> list[int]:
+def query_ids_of(engine: ModelEngine, query: str) -> list[int]:
     """The token ids a typed query stands for: one id (`42`, `id:42`) or the tokens of a text (no special tokens)."""
     kind, value = parse_query(query)
     if kind == "id":
@@ -111,7 +112,7 @@ def query_ids_of(engine: Engine, query: str) -> list[int]:
     return ids
 
 
-def lookup(engine: Engine, ids: list[int], queries: list[str], check: Check | None = None) -> list[Lookup]:
+def lookup(engine: ModelEngine, ids: list[int], queries: list[str], check: Check | None = None) -> list[Lookup]:
     """One Lookup per typed query over the text `ids` (one scoring pass for all of them).
 
     A query of several tokens is followed by its first token at every position; where the text
@@ -121,7 +122,7 @@ def lookup(engine: Engine, ids: list[int], queries: list[str], check: Check | No
         raise ExplorerError("Type at least one string or token id to look up.", param="lookup")
     check_queries(queries)
     tokens = [query_ids_of(engine, q) for q in queries]
-    lp, rank, actual = _pass(engine, ids, [t[0] for t in tokens], check)
+    lp, rank, actual = _pass(forward_pass(engine), ids, [t[0] for t in tokens], check)
     return [
         Lookup(q, np.array(t, np.int64), lp[:, j], rank[:, j], joint_logprobs(actual, ids, t))
         for j, (q, t) in enumerate(zip(queries, tokens))

@@ -11,22 +11,27 @@ same interface as the local one, so every view, the CLI and our own /v1 run on i
   token's rank is read off the top-k where it is in it, else unknown (0). The EOS or stop token that ends a text
   is kept as its last token, as vLLM sends it. Numbers are raw (vLLM's default `--logprobs-mode raw_logprobs`;
   a request cannot ask for processed ones, so processed mode is refused).
-- A branch is a generation from a prefix of ids (explorer/engine/branch.py); what needs the model's insides
-  (hidden states, logits rows) raises a clear ExplorerError naming the capability.
+- A branch is a generation from a prefix of ids (explorer/engine/branch.py). What needs the model's insides
+  (hidden states, logits rows, KV caches) is not here: this engine is a ModelEngine, not a Forward
+  (explorer/engine/interface.py), its capabilities say so and `forward_pass` refuses it with an ExplorerError.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from explorer.engine.capabilities import Capabilities
+from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
+from explorer.engine.encoding import check_ids, check_text
+from explorer.engine.events import Check, Done, Step
 from explorer.engine.listed import listed_width
-from explorer.engine.model import Engine
 from explorer.engine.remote_http import Backend, error_message
 from explorer.engine.remote_stream import generation_body, listed_row, num, top_row
 from explorer.engine.remote_vocab import RemoteVocab
+from explorer.engine.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 from explorer.floats import from_json
 from explorer.result import Rows, TokenScores, assemble
@@ -38,9 +43,9 @@ PROBE_TEXT = "Hello world, 課 👋"  # tokenized here and there: a local tokeni
 VLLM_CAP = re.compile(r"Requested prompt logprobs of (\d+), which is greater than max allowed: (-?\d+)")
 
 
-class RemoteEngine(Engine):
-    """Engine's interface over HTTP: scoring and generation go to the server (the Served protocol routes them here);
-    what needs the model's insides (body, head, stats, a device) raises an ExplorerError naming the capability."""
+class RemoteEngine:
+    """The ModelEngine interface (explorer/engine/interface.py) over HTTP: `score` and `stream` ask the server;
+    no forward pass here, so no body, head, statistics or device (`capabilities` says what the server gives)."""
 
     def __init__(
         self,
@@ -61,10 +66,8 @@ class RemoteEngine(Engine):
         vocab, max_lp, full_cap = self._vocabulary_and_caps(card)
         self._capabilities = Capabilities.remote(max_logprobs=max_lp, full_vocab_max_prompt_tokens=full_cap)
         if self.tokenizer is not None:
-            from explorer.engine.tokens import vocab_bytes
-
             self.vocab_size = max(len(self.tokenizer), vocab)  # the head may be padded past the tokenizer
-            self.vocab = vocab_bytes(self.tokenizer, self.vocab_size)
+            self.vocab: Sequence[bytes] = vocab_bytes(self.tokenizer, self.vocab_size)
             self.known_vocab = None
         else:
             self.vocab_size = vocab  # 0: unknown (then learnt from a full-vocabulary answer)
@@ -149,26 +152,18 @@ class RemoteEngine(Engine):
     def placement(self) -> str:
         return f"a remote server ({self.backend.shown})"
 
-    @property
-    def device(self):  # type: ignore[override]  # no device here: every computation that needs one says so
-        raise self._not_here()
-
-    def _not_here(self) -> ExplorerError:
-        return ExplorerError(
-            f"{self.name} runs on a remote backend, which does not expose hidden states or logits "
-            "(needed for this view): use a model loaded here (drop --backend).",
-            code="not_available_remote",
-        )
-
-    def body(self, *a, **kw):
-        raise self._not_here()
-
-    head = stats = body
-
     # ---- text <-> ids -------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text` with the tokenizer's own special tokens (a BOS where expected)."""
+        check_text(text)
+        return self.tokenize(text)
+
+    def check_ids(self, ids: list[int]) -> None:
+        check_ids(ids, self.name, self.context, self.vocab_size)
+
     def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]:
         if self.tokenizer is not None:
-            return super().tokenize(text, add_special_tokens)
+            return list(self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"])
         ids = self.backend.post(
             "/tokenize", {"model": self.model_id, "prompt": text, "add_special_tokens": add_special_tokens}
         )["tokens"]
@@ -177,14 +172,14 @@ class RemoteEngine(Engine):
 
     def detokenize(self, ids: list[int]) -> str:
         if self.tokenizer is not None:
-            return super().detokenize(ids)
+            return self.tokenizer.decode(ids)
         return self.backend.post("/detokenize", {"model": self.model_id, "tokens": list(ids)})["prompt"]
 
     def token_strs(self, ids: list[int]) -> list[str]:
         """Vocabulary strings: the local tokenizer's, else the server's (/tokenize of the ids' text, when it gives
         the same ids back), else their decoded text."""
         if self.tokenizer is not None:
-            return super().token_strs(ids)
+            return list(self.tokenizer.convert_ids_to_tokens(ids))
         back = self.backend.post(
             "/tokenize",
             {
@@ -226,14 +221,10 @@ class RemoteEngine(Engine):
 
     @property
     def adds_bos(self) -> bool:
-        from explorer.engine import context_start
-
-        return context_start.adds_bos(self.tokenizer) if self.tokenizer is not None else False
+        return adds_bos(self.tokenizer) if self.tokenizer is not None else False
 
     def special_tokens(self) -> list[str]:
-        from explorer.engine import context_start
-
-        return context_start.special_tokens(self.tokenizer, self.vocab_size) if self.tokenizer is not None else []
+        return special_tokens(self.tokenizer, self.vocab_size) if self.tokenizer is not None else []
 
     def context_start_ids(self, mode: str | None) -> list[int]:
         if mode in (None, "", "none"):
@@ -242,12 +233,10 @@ class RemoteEngine(Engine):
             raise ExplorerError(
                 "A context start needs the model's tokenizer here: pass --backend-tokenizer.", param="context_start"
             )
-        from explorer.engine import context_start
-
-        return context_start.context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
+        return context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
 
     # ---- scoring -------------------------------------------------------------------------
-    def score_ids(self, ids: list[int], k: int, check=None, listed=None) -> TokenScores:
+    def score(self, ids: list[int], k: int, check: Check | None = None, listed=None) -> TokenScores:
         """Score `ids` as sent; the full vocabulary (exact entropy) when the server's cap allows it."""
         self.check_ids(ids)
         if k == -1 and not self.capabilities.full_vocab:
@@ -346,15 +335,15 @@ class RemoteEngine(Engine):
                 code="not_available_remote",
             )
 
-    def stream(self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check=None):
+    def stream(
+        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check: Check | None = None
+    ) -> Iterator[Step | Done]:
         """Steps, then Done, as explorer.engine.generation.stream yields them, from a streamed completions call."""
-        from explorer.engine.generation import Done
-
         self.check_sampler(s)
         self.check_ids(ids)
         prompt_rows = None
         if want_prompt and s.prompt_logprobs is not None:
-            prompt_rows = self.score_ids(ids, s.prompt_logprobs, check).rows
+            prompt_rows = self.score(ids, s.prompt_logprobs, check).rows
             prompt_rows = prompt_rows.sliced(slice(1, None))
         text, finish, stop_reason, steps, piece = "", "length", None, [], ""
         with self.backend.events("/v1/completions", generation_body(self.model_id, ids, s, sample)) as events:
@@ -381,8 +370,6 @@ class RemoteEngine(Engine):
 
     def _steps(self, ch: dict, s: SamplerSettings, start: int):
         """One Step per token of a streamed chunk; the chunk's text rides on its last token."""
-        from explorer.engine.generation import Step
-
         lp = ch.get("logprobs")
         if not lp or not lp.get("tokens"):
             return

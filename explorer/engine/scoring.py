@@ -3,23 +3,23 @@ statistics per chunk of positions; between blocks `check()` may stop the work an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import torch
 
 from explorer import bounds
-from explorer.engine.capabilities import Served
+from explorer.engine.events import Check
+from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine
 from explorer.engine.listed import listed_rows, listed_width
-from explorer.engine.model import HEAD_MIN_ROWS, Engine
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import check_k
 
-Check = Callable[[], None]  # raises to stop the work (client gone, time limit); called between chunks and steps
+__all__ = ["PREFILL", "Check", "chunked_rows", "score_blocks", "score_forward", "score_ids", "score_progress"]
 PREFILL = 512  # positions per forward pass through the KV cache: bounded memory, progress and a stop between blocks
 
 
-def _head_block(engine: Engine, hidden: torch.Tensor) -> torch.Tensor:
+def _head_block(engine: Forward, hidden: torch.Tensor) -> torch.Tensor:
     """logits (c, V) of hidden (c, H), padded to HEAD_MIN_ROWS rows for the matmul."""
     c = hidden.shape[0]
     if c >= HEAD_MIN_ROWS:
@@ -29,7 +29,7 @@ def _head_block(engine: Engine, hidden: torch.Tensor) -> torch.Tensor:
 
 
 def chunked_rows(
-    engine: Engine,
+    engine: Forward,
     hidden: torch.Tensor,
     targets: torch.Tensor,
     k: int,
@@ -58,7 +58,7 @@ def chunked_rows(
     return Rows.concat(parts)
 
 
-def listed_ids(engine: Engine, listed: list[int] | list[list[int]], n_positions: int) -> torch.Tensor:
+def listed_ids(engine: Forward, listed: list[int] | list[list[int]], n_positions: int) -> torch.Tensor:
     """(n_positions, q) ids from one list for every scored position, or one list per position (each of length q)."""
     rows = listed if listed and isinstance(listed[0], list) else [listed] * n_positions
     if n_positions == 0 and listed:  # a one-token prompt: nothing to score
@@ -81,9 +81,8 @@ def listed_ids(engine: Engine, listed: list[int] | list[list[int]], n_positions:
     return torch.tensor(rows, dtype=torch.long, device=engine.device)
 
 
-@torch.inference_mode()
 def score_blocks(
-    engine: Engine,
+    engine: ModelEngine,
     ids: list[int],
     k: int = 5,
     chunk: int | None = None,
@@ -98,9 +97,23 @@ def score_blocks(
     """
     k = check_k(k, "logprobs", allow_full=True)
     check = bounds.checked(check)  # a page action's deadline too
-    if isinstance(engine, Served):  # a served model: one call, one block
-        yield len(ids) - 1, engine.score_ids(ids, k, check, listed).rows.sliced(slice(1, None))
+    if not isinstance(engine, Forward):  # a served model: one call, one block
+        yield len(ids) - 1, engine.score(ids, k, check, listed).rows.sliced(slice(1, None))
         return
+    yield from _blocks(engine, ids, k, chunk, check, listed, prefill)
+
+
+@torch.inference_mode()
+def _blocks(
+    engine: Forward,
+    ids: list[int],
+    k: int,
+    chunk: int | None,
+    check: Check | None,
+    listed: list[int] | list[list[int]] | None,
+    prefill: int | None,
+) -> Iterator[tuple[int, Rows]]:
+    """score_blocks over a forward pass here (`k` and `check` as score_blocks makes them)."""
     engine.check_ids(ids)
     q = listed_ids(engine, listed, len(ids) - 1) if listed is not None else None
     x = torch.tensor([ids], device=engine.device)  # (1, T)
@@ -114,7 +127,7 @@ def score_blocks(
 
 
 def score_ids(
-    engine: Engine,
+    engine: ModelEngine,
     ids: list[int],
     k: int = 5,
     chunk: int | None = None,
@@ -124,12 +137,26 @@ def score_ids(
 ) -> TokenScores:
     """Score `ids` exactly as given: position i gets log p(ids[i] | ids[:i]); position 0 is unscored.
 
-    `listed`: report these ids (one list, or one per scored position) instead of the top-k.
+    `listed`: report these ids (one list, or one per scored position) instead of the top-k. The engine scores
+    (`engine.score`); `chunk` and `prefill` size a forward pass's blocks here (a served model has none).
     """
     k = check_k(k, "logprobs", allow_full=True)
-    if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
-        return engine.score_ids(ids, k, bounds.checked(check), listed)
-    parts = [rows for _, rows in score_blocks(engine, ids, k, chunk, check, listed, prefill)]
+    if isinstance(engine, Forward) and (chunk is not None or prefill is not None):
+        return score_forward(engine, ids, k, bounds.checked(check), listed, chunk, prefill)
+    return engine.score(ids, k, bounds.checked(check), listed)
+
+
+def score_forward(
+    engine: Forward,
+    ids: list[int],
+    k: int,
+    check: Check | None = None,
+    listed: list[int] | list[list[int]] | None = None,
+    chunk: int | None = None,
+    prefill: int | None = None,
+) -> TokenScores:
+    """score_ids over a forward pass here (ForwardEngine.score): every block's rows, assembled once."""
+    parts = [rows for _, rows in _blocks(engine, ids, k, chunk, check, listed, prefill)]
     width = listed_width(listed) if listed else k
     rows = Rows.concat(parts) if parts else Rows.empty(k, engine.vocab_size)
     return assemble(
@@ -138,7 +165,7 @@ def score_ids(
 
 
 def score_progress(
-    engine: Engine,
+    engine: ModelEngine,
     ids: list[int],
     k: int = 5,
     *,
@@ -152,8 +179,8 @@ def score_progress(
     each block, the last one whole (`partial` False: None before the last, nothing assembled twice);
     `context_start`: how many leading ids are a document start (see text_ids)."""
     k = check_k(k, "logprobs", allow_full=True)
-    if isinstance(engine, Served):  # a served model: one call, one block
-        r = engine.score_ids(ids, k, bounds.checked(check), None)
+    if not isinstance(engine, Forward):  # a served model: one call, one block
+        r = engine.score(ids, k, bounds.checked(check), None)
         r.context_start = context_start
         yield len(ids) - 1, r
         return
@@ -173,7 +200,7 @@ def score_progress(
     yield total, so_far(parts)
 
 
-def text_ids(engine: Engine, text: str, start: str | None = None) -> tuple[list[int], int]:
+def text_ids(engine: ModelEngine, text: str, start: str | None = None) -> tuple[list[int], int]:
     """The ids that score `text` and how many of them lead as a document start: `start` ("none", "bos", "eos" or a
     special token) puts that token before the text so its first token is scored too (see Engine.context_start_ids)."""
     prefix = engine.context_start_ids(start) if start is not None else []
@@ -181,7 +208,7 @@ def text_ids(engine: Engine, text: str, start: str | None = None) -> tuple[list[
 
 
 def score_text(
-    engine: Engine,
+    engine: ModelEngine,
     text: str,
     k: int = 5,
     chunk: int | None = None,

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import os
 
-from explorer.engine import gguf, llamacpp
+import explorer.engine.gguf as gguf
+import explorer.engine.llamacpp as llamacpp
+from explorer.engine.forward import ForwardEngine
 from explorer.engine.loading import DEFAULT_MODEL, pick_device
 from explorer.engine.model import Engine
 from explorer.errors import ExplorerError
@@ -81,7 +83,7 @@ def load_any(
     engine: str | None = None,
     name: str | None = None,
     hub_only: bool = False,
-) -> Engine:
+) -> ForwardEngine:
     """Load `source` with the engine `engine` asks (see the module docstring), called `name` (default: the source)."""
     kind, file, why = plan(source, engine, device, hub_only)
     shown = name or source or DEFAULT_MODEL

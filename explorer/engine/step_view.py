@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from explorer.engine.model import Engine
+from explorer.engine.interface import ModelEngine, forward_pass
 from explorer.engine.sampling import process
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
@@ -20,7 +20,7 @@ from explorer.step_view import StepView
 
 
 @torch.inference_mode()
-def step_view(engine: Engine, r: TokenScores, pos: int, k: int = 20) -> StepView:
+def step_view(engine: ModelEngine, r: TokenScores, pos: int, k: int = 20) -> StepView:
     """Raw and processed distributions of generated position `pos` of `r` (top-k of each)."""
     if r.output_k is None or not r.n_prompt <= pos < r.n:
         raise ExplorerError(f"Position {pos} is not a generated token: pick one after the prompt.", param="pos")
@@ -28,6 +28,7 @@ def step_view(engine: Engine, r: TokenScores, pos: int, k: int = 20) -> StepView
         raise ExplorerError(f"This result came from {r.model}, not {engine.name}.", param="model")
     s = SamplerSettings.from_dict(r.sampler)
     ids = r.token_ids.tolist()
+    engine = forward_pass(engine)
     x = torch.tensor([ids[:pos]], device=engine.device)  # (1, pos)
     hidden, _ = engine.body(x)  # (pos, H)
     raw = _head_block(engine, hidden[-1:]).float()  # (1, V)

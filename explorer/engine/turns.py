@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from explorer.engine.model import Engine
+from explorer.engine.interface import ModelEngine
 from explorer.errors import ExplorerError
 
 
-def chat_turns(engine: Engine, messages: list[dict]) -> tuple[list[int], list[tuple[int, str]]]:
+def chat_turns(engine: ModelEngine, messages: list[dict]) -> tuple[list[int], list[tuple[int, str]]]:
     """Token ids of `messages` ready for the reply, and (first position, role) of each turn.
 
     Turn i starts where the template of messages[:i] ends; the reply's own header (the generation

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from explorer.engine.interface import ModelEngine, forward_pass
 from explorer.engine.metrics import row_stats
-from explorer.engine.model import Engine
 from explorer.engine.sampling import process
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
@@ -30,15 +30,16 @@ MAX_SHOWN = 50  # most entries drawn per side
 
 
 @torch.inference_mode()
-def logits_row(engine: Engine, ids: list[int], pos: int) -> np.ndarray:
+def logits_row(engine: ModelEngine, ids: list[int], pos: int) -> np.ndarray:
     """(V,) float32 raw logits predicting ids[pos] from ids[:pos] (1 <= pos < len(ids))."""
     if isinstance(pos, bool) or not isinstance(pos, int) or not 1 <= pos < len(ids):
         raise ExplorerError(
             f"Pick a scored token: position {pos} has no distribution (positions 1..{len(ids) - 1} do).", param="pos"
         )
     engine.check_ids(ids[:pos])
-    hidden, _ = engine.body(torch.tensor([ids[:pos]], device=engine.device))  # (pos, H)
-    return _head_block(engine, hidden[-1:]).float()[0].cpu().numpy()
+    here = forward_pass(engine)
+    hidden, _ = here.body(torch.tensor([ids[:pos]], device=here.device))  # (pos, H)
+    return _head_block(here, hidden[-1:]).float()[0].cpu().numpy()
 
 
 def _side(logits: torch.Tensor, actual: torch.Tensor, n: int):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from weakref import WeakKeyDictionary
 
-from explorer.engine import Engine
+from explorer.engine import ModelEngine
 from explorer.render.heatmap import Marks
 
 _SPECIAL: WeakKeyDictionary = WeakKeyDictionary()  # engine -> its special ids, computed once
 
 
-def special_ids(engine: Engine) -> frozenset[int]:
+def special_ids(engine: ModelEngine) -> frozenset[int]:
     """Ids of the model's special tokens (template markers, BOS/EOS, document separators)."""
     if engine not in _SPECIAL:
         tok = engine.tokenizer
@@ -20,6 +20,6 @@ def special_ids(engine: Engine) -> frozenset[int]:
     return _SPECIAL[engine]
 
 
-def marks_of(engine: Engine, turns: list[tuple[int, str]] | None = None) -> Marks:
+def marks_of(engine: ModelEngine, turns: list[tuple[int, str]] | None = None) -> Marks:
     """Marks of a result from `engine`: its special tokens, and the chat `turns` (first position, role)."""
     return Marks(special_ids(engine), tuple(turns or ()))

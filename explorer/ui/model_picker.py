@@ -10,12 +10,12 @@ import html
 
 import gradio as gr
 
-from explorer.engine import Engine
+from explorer.engine import ModelEngine
 from explorer.runtime import Models
 from explorer.ui.errors import user_errors
 
 
-def status_text(engine: Engine) -> str:
+def status_text(engine: ModelEngine) -> str:
     """One line on the loaded model: name, where it runs (device, dtype, engine), vocabulary, context."""
     return (
         f"Loaded **{html.escape(engine.name)}** on {html.escape(engine.placement())}, "
@@ -33,7 +33,7 @@ def memory_text(models: Models) -> str:
     return f"In memory now: {names}{room}."
 
 
-def public_text(models: Models, engine: Engine | None = None) -> str:
+def public_text(models: Models, engine: ModelEngine | None = None) -> str:
     """On a public server: what an action may cost, and which models it serves (empty elsewhere)."""
     if not models.public:
         return ""
@@ -44,7 +44,7 @@ def public_text(models: Models, engine: Engine | None = None) -> str:
     )
 
 
-def status_lines(models: Models, engine: Engine | None, default: str) -> str:
+def status_lines(models: Models, engine: ModelEngine | None, default: str) -> str:
     first = status_text(engine) if engine else f"Model **{html.escape(default)}** loads on the first action."
     return "  \n".join(x for x in (first, memory_text(models), public_text(models, engine)) if x)
 

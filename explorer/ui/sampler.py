@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.engine import Done, Engine, Step, stream, with_seed
+from explorer.engine import Done, ModelEngine, Step, stream, with_seed
 from explorer.engine.generation import collect
 from explorer.render.heatmap import Marks
 from explorer.runtime import Models
@@ -113,7 +113,7 @@ def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prom
 def run(
     models: Models,
     name: str,
-    encode: Callable[[Engine], tuple[list[int], Marks]],
+    encode: Callable[[ModelEngine], tuple[list[int], Marks]],
     s: SamplerSettings,
     inspector: Inspector,
     metric: str,

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import gradio as gr
 
-from explorer.engine import Engine
+from explorer.engine import ModelEngine
 from explorer.engine.scoring import score_progress, text_ids
 from explorer.settings import page_k
 from explorer.ui.bounds import uses_model
@@ -30,7 +30,7 @@ EXAMPLES = [
 ]
 
 
-def start_menu(engine: Engine | None) -> dict:
+def start_menu(engine: ModelEngine | None) -> dict:
     """The document-start menu for `engine`: its special tokens, the end-of-text one first (the default)."""
     if engine is None:
         return {

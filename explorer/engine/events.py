@@ -1,0 +1,31 @@
+"""What a decode loop yields (Step per token, then Done) and the stop hook every long computation calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from explorer.result import Rows
+
+Check = Callable[[], None]  # raises to stop the work (client gone, time limit); called between chunks and steps
+
+
+@dataclass
+class Step:
+    token_id: int
+    rows: Rows  # this token's numbers: one row
+    text: str  # characters this token completes
+    start: int  # character offset of `text` in the generated text
+
+    @property
+    def logprob(self) -> float:
+        return float(self.rows.logprobs[0])
+
+
+@dataclass
+class Done:
+    finish_reason: str  # "stop" | "length"
+    text: str  # the generated text, cut at a stop string
+    prompt_rows: Rows | None  # prompt positions 1.. when asked
+    stop_reason: str | int | None = None  # the stop string or stop token id that ended it (None for EOS / length)
+    stop_token: bool = False  # the last token ended the generation and adds nothing to the text

@@ -1,0 +1,123 @@
+"""What callers use of an engine, written down: `ModelEngine` (every engine: tokens, scoring, generation) and
+`Forward` (an engine whose forward pass runs here, torch or llama.cpp: hidden states or logits rows, KV caches).
+
+A served model (explorer/engine/remote.py) is a ModelEngine and not a Forward: its server scores and generates
+(`score`, `stream`). What an engine can give is its `capabilities` record; `forward_pass` says, for the code that
+needs the model's insides, that a served model has none.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from explorer.engine.capabilities import Capabilities
+from explorer.engine.events import Check, Done, Step
+from explorer.engine.metrics import Stats
+from explorer.errors import ExplorerError
+from explorer.result import TokenScores
+from explorer.settings import SamplerSettings
+
+STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
+HEAD_ROWS = 128  # most positions per output-layer call (more buys no speed on a CPU; fewer bytes alive)
+HEAD_MIN_ROWS = 64  # the output layer always sees >= 64 rows: the same BLAS kernel, so chunking cannot change a logit
+
+
+@runtime_checkable
+class ModelEngine(Protocol):
+    """Every engine, as the views, the API, the CLI and the engine's own modules use it."""
+
+    name: str
+    tokenizer: Any  # a transformers tokenizer, or None (a served model tokenized on its server)
+    vocab_size: int  # 0: not known yet (a served model's)
+    context: int  # most tokens per text
+    eos_ids: set[int]
+    special_ids: set[int]
+    weights_mb: float
+
+    @property
+    def vocab(self) -> Sequence[bytes]:
+        """id -> raw bytes (a served model's may be learnt as texts come)."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def adds_bos(self) -> bool: ...
+
+    def placement(self) -> str: ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]: ...
+
+    def detokenize(self, ids: list[int]) -> str: ...
+
+    def token_strs(self, ids: list[int]) -> list[str]: ...
+
+    def encode_chat(
+        self,
+        messages: list[dict],
+        *,
+        add_generation_prompt: bool = True,
+        continue_final_message: bool = False,
+        template_kwargs: dict | None = None,
+    ) -> list[int]: ...
+
+    def special_tokens(self) -> list[str]: ...
+
+    def context_start_ids(self, mode: str | None) -> list[int]: ...
+
+    def check_ids(self, ids: list[int]) -> None: ...
+
+    def score(self, ids: list[int], k: int, check: Check | None = None, listed: Any = None) -> TokenScores:
+        """`ids` scored as given (position 0 unscored); `listed`: these ids' entries instead of the top-k."""
+        ...
+
+    def stream(
+        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check: Check | None = None
+    ) -> Iterator[Step | Done]:
+        """Steps, then one Done, generated from prompt `ids` (sample i uses seed + i)."""
+        ...
+
+
+@runtime_checkable
+class Forward(ModelEngine, Protocol):
+    """An engine whose forward pass runs here (explorer/engine/forward.py): body and head apart, our statistics."""
+
+    device: Any  # a torch.device
+    dtype: Any  # a torch.dtype
+    lock: threading.Lock  # one forward at a time on the shared model
+    split_head: bool  # body gives hidden states (the head separate), else logits
+
+    @property
+    def compiled(self) -> bool: ...
+
+    def body(self, ids: Any, past: Any = None, cache: bool = False) -> tuple[Any, Any]: ...
+
+    def last_rows(self, ids: Any, past: Any = None) -> Any: ...
+
+    def head(self, hidden: Any) -> Any: ...
+
+    def chunk_size(self, positions: int) -> int: ...
+
+    def stats(self, logits: Any, targets: Any, k: int, full: bool = False) -> Stats: ...
+
+    def background(self, fn, *args) -> Any: ...
+
+    def _sums(self, logits: Any, m: Any) -> tuple[Any, Any]:
+        """The engine's fused sums (exp-sum and its second moment) of logits rows under their maxima `m`."""
+        ...
+
+
+def forward_pass(engine: ModelEngine) -> Forward:
+    """`engine` as a forward pass run here, or the ExplorerError saying a served model exposes none."""
+    if isinstance(engine, Forward):
+        return engine
+    raise ExplorerError(
+        f"{engine.name} runs on a remote backend, which does not expose hidden states or logits "
+        "(needed for this view): use a model loaded here (drop --backend).",
+        code="not_available_remote",
+    )
