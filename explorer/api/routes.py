@@ -127,19 +127,19 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
     )
 
 
-def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> dict:
+def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
     prompts, s = completion_setup(engine, req, limits)
     results = []
     for ids in prompts:
         if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
             k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
-            results += [score_ids(engine, ids, k=k, check=check, listed=req.prompt_logprob_token_ids)] * s.n
+            results += [score_ids(engine, ids, k=k, listed=req.prompt_logprob_token_ids)] * s.n
         else:
-            results += generate(engine, ids, s, check=check)
+            results += generate(engine, ids, s)
     return openai_completion.export(results, options=completion_options(req, s))
 
 
-def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
+def full_vocab_npy_body(engine, req, limits: Limits) -> bytes:
     """`Accept: application/x-npy` with `prompt_logprobs: -1`: the prompt's full distributions as float16 .npy."""
     if req.prompt_logprobs != -1:
         raise ExplorerError(
@@ -154,7 +154,7 @@ def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
         if len(prompts) != 1:
             raise ExplorerError("`Accept: application/x-npy` takes one prompt.", param="prompt", code="invalid_value")
         ids = prompts[0]
-    return full_vocab_npy(score_ids(engine, ids, k=-1, check=check))
+    return full_vocab_npy(score_ids(engine, ids, k=-1))
 
 
 def chat_setup(engine, req: ChatRequest, limits: Limits):
@@ -185,9 +185,9 @@ def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Optio
     )
 
 
-def chat_body(engine, req: ChatRequest, limits: Limits, check) -> dict:
+def chat_body(engine, req: ChatRequest, limits: Limits) -> dict:
     ids, s, messages = chat_setup(engine, req, limits)
-    results = generate(engine, ids, s, check=check)
+    results = generate(engine, ids, s)
     return openai_chat.export(results, options=chat_options(req, s, messages))
 
 
@@ -303,9 +303,9 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
         token = await stack.enter_async_context(gate.slot())
         try:
 
-            def work(check):
+            def work():
                 with models.use(req.model) as engine:
-                    return body_fn(engine, req, limits, check)
+                    return body_fn(engine, req, limits)
 
             body = await gate.run(work, request, token)
             if isinstance(body, bytes):
@@ -330,16 +330,14 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
         token = await stack.enter_async_context(gate.slot())
         try:
             engine = await _threaded(lambda: stack.enter_context(models.use(req.model)))
-            events = await _threaded(
-                lambda: events_fn(engine, req, limits, token.check)
-            )  # validates before the first byte
+            events = await _threaded(lambda: events_fn(engine, req, limits))  # validates before the first byte
         except BaseException:
             await stack.aclose()
             raise
 
         async def body():
             try:
-                async for chunk in gate.iterate(events):
+                async for chunk in gate.iterate(events, token):
                     yield chunk
                 yield DONE
             except ExplorerError as err:

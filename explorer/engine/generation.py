@@ -27,7 +27,7 @@ from explorer.engine.capabilities import Served
 from explorer.engine.listed import listed_rows
 from explorer.engine.model import Engine
 from explorer.engine.sampling import pick, process
-from explorer.engine.scoring import Check, chunked_rows
+from explorer.engine.scoring import chunked_rows
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
@@ -110,17 +110,15 @@ def stream(
     s: SamplerSettings,
     sample: int = 0,
     want_prompt: bool = True,
-    check: Check | None = None,
     resume=None,
 ) -> Iterator[Step | Done]:
-    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step.
+    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `bounds.check()` runs before each step.
 
     `resume`: (KV cache of all of `ids`, hidden state of its last position (1, H)): decode from there (branches).
     """
-    check = bounds.checked(check)  # a page action's deadline too
     bounds.check_new_tokens(s.max_tokens)
     if isinstance(engine, Served):  # a served model (explorer/engine/remote.py)
-        yield from engine.stream(ids, s, sample, want_prompt, check)
+        yield from engine.stream(ids, s, sample, want_prompt)
         return
     engine.check_ids(ids)
     bad = [i for i in (*s.stop_token_ids, *s.logprob_ids) if i >= engine.vocab_size]
@@ -149,7 +147,7 @@ def stream(
         (past, hidden), want_prompt = resume, False
     prompt_rows = None
     if want_prompt and s.prompt_logprobs is not None:
-        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
+        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
     last = hidden[-1:]  # (1, H)
     budget = min(s.max_tokens, engine.context - len(ids))
     longest = max((len(t) for t in s.stop), default=0)
@@ -158,8 +156,7 @@ def stream(
     out_ids: list[int] = []
     done = Done("length", "", prompt_rows)
     for step in range(budget):
-        if check is not None:
-            check()
+        bounds.check()
         raw = engine.head(last).float()  # (1, V)
         proc = _distribution(raw, s, x, out_ids, masked if step < s.min_tokens else None)
         tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
@@ -265,14 +262,14 @@ def step_scores(engine: Engine, step: Step, s: SamplerSettings) -> TokenScores:
     )
 
 
-def generate(engine: Engine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:
+def generate(engine: Engine, ids: list[int], s: SamplerSettings) -> list[TokenScores]:
     """n samples of prompt `ids`, each a TokenScores (prompt + generated tokens); the prompt is scored once."""
     s = with_seed(s)
     out, prompt_rows = [], None
     for i in range(s.n):
         steps: list[Step] = []
         done: Done | None = None
-        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0, check=check):
+        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0):
             if isinstance(ev, Done):
                 done = ev
             else:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from explorer import bounds
 from explorer.engine.model import STAT_ROWS, Engine
-from explorer.engine.scoring import Check, _head_block
+from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.lookup import Lookup, check_queries, joint_logprobs, parse_query
 
@@ -62,9 +63,7 @@ def check_query_ids(engine: Engine, query_ids) -> list[int]:
 
 
 @torch.inference_mode()
-def _pass(
-    engine: Engine, ids: list[int], q_ids: list[int], check: Check | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pass(engine: Engine, ids: list[int], q_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(logprobs (T, Q), ranks (T, Q), logprob of the actual token (T,)); row 0 NaN and rank 0."""
     engine.check_ids(ids)
     t, nq = len(ids), len(q_ids)
@@ -79,8 +78,7 @@ def _pass(
     hidden, targets = hidden[:-1], x[0, 1:]  # (T-1, H), (T-1,): row j predicts position j + 1
     chunk = engine.chunk_size(t - 1)
     for a in range(0, t - 1, chunk):
-        if check is not None:
-            check()
+        bounds.check()
         logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
         lp, rank, actual = block_logprobs_of_ids(engine, logits, q, targets[a : a + chunk])
         span = slice(a + 1, a + 1 + lp.shape[0])
@@ -88,15 +86,13 @@ def _pass(
     return out_lp, out_rank, out_actual
 
 
-def logprobs_of_ids(
-    engine: Engine, ids: list[int], query_ids: list[int], check: Check | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def logprobs_of_ids(engine: Engine, ids: list[int], query_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(logprobs (T, Q) float32, ranks (T, Q) int64) of `query_ids` at every position of `ids`.
 
     Row i is the distribution that predicts ids[i] from ids[:i] (raw: the model's own);
     row 0 has no context: NaN and rank 0.
     """
-    lp, rank, _ = _pass(engine, ids, check_query_ids(engine, query_ids), check)
+    lp, rank, _ = _pass(engine, ids, check_query_ids(engine, query_ids))
     return lp, rank
 
 
@@ -111,7 +107,7 @@ def query_ids_of(engine: Engine, query: str) -> list[int]:
     return ids
 
 
-def lookup(engine: Engine, ids: list[int], queries: list[str], check: Check | None = None) -> list[Lookup]:
+def lookup(engine: Engine, ids: list[int], queries: list[str]) -> list[Lookup]:
     """One Lookup per typed query over the text `ids` (one scoring pass for all of them).
 
     A query of several tokens is followed by its first token at every position; where the text
@@ -121,7 +117,7 @@ def lookup(engine: Engine, ids: list[int], queries: list[str], check: Check | No
         raise ExplorerError("Type at least one string or token id to look up.", param="lookup")
     check_queries(queries)
     tokens = [query_ids_of(engine, q) for q in queries]
-    lp, rank, actual = _pass(engine, ids, [t[0] for t in tokens], check)
+    lp, rank, actual = _pass(engine, ids, [t[0] for t in tokens])
     return [
         Lookup(q, np.array(t, np.int64), lp[:, j], rank[:, j], joint_logprobs(actual, ids, t))
         for j, (q, t) in enumerate(zip(queries, tokens))

@@ -21,6 +21,7 @@ import re
 
 import numpy as np
 
+from explorer import bounds
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.listed import listed_width
 from explorer.engine.model import Engine
@@ -247,7 +248,7 @@ class RemoteEngine(Engine):
         return context_start.context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
 
     # ---- scoring -------------------------------------------------------------------------
-    def score_ids(self, ids: list[int], k: int, check=None, listed=None) -> TokenScores:
+    def score_ids(self, ids: list[int], k: int, listed=None) -> TokenScores:
         """Score `ids` as sent; the full vocabulary (exact entropy) when the server's cap allows it."""
         self.check_ids(ids)
         if k == -1 and not self.capabilities.full_vocab:
@@ -257,8 +258,7 @@ class RemoteEngine(Engine):
                 param="prompt_logprobs",
                 code="full_vocab_unavailable",
             )
-        if check is not None:
-            check()
+        bounds.check()
         body, full = self.score_body(ids, k, listed)
         entries = self.backend.post("/v1/completions", body)["choices"][0].get("prompt_logprobs")
         if listed is None and not entries:
@@ -346,7 +346,7 @@ class RemoteEngine(Engine):
                 code="not_available_remote",
             )
 
-    def stream(self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check=None):
+    def stream(self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True):
         """Steps, then Done, as explorer.engine.generation.stream yields them, from a streamed completions call."""
         from explorer.engine.generation import Done
 
@@ -354,13 +354,12 @@ class RemoteEngine(Engine):
         self.check_ids(ids)
         prompt_rows = None
         if want_prompt and s.prompt_logprobs is not None:
-            prompt_rows = self.score_ids(ids, s.prompt_logprobs, check).rows
+            prompt_rows = self.score_ids(ids, s.prompt_logprobs).rows
             prompt_rows = prompt_rows.sliced(slice(1, None))
         text, finish, stop_reason, steps, piece = "", "length", None, [], ""
         with self.backend.events("/v1/completions", generation_body(self.model_id, ids, s, sample)) as events:
             for event in events:
-                if check is not None:
-                    check()
+                bounds.check()
                 ch = event["choices"][0] if event.get("choices") else None
                 if ch is None:
                     continue
