@@ -1,12 +1,15 @@
-"""The bound on one page action: the server's limits and a deadline, which the engine enforces while it runs.
+"""The bound on one piece of work: limits, a deadline and a stop, which the engine enforces while it runs.
 
-The API checks a request's cost before any work and stops it through its work gate (explorer/api/work.py); the
-page's actions are plain functions called by Gradio, so the page runs each one `within(limits)` instead
-(explorer/ui/bounds.py wraps every event), and the engine asks `current()`:
-- `Engine.check_ids` refuses a text over `max_input_tokens`;
-- generation refuses `max_tokens` over the cap;
-- scoring and generation call `checked(check)` before every block or step, which stops work past the deadline.
-Outside an action (CLI, tests, the API) there is no bound and nothing changes.
+The one way to stop work: the engine calls `check()` between blocks and decode steps, which raises when the
+current bound says stop. Each face sets the bound where the work starts:
+- the page's actions are plain functions called by Gradio, so each one runs `within(start(limits))`
+  (explorer/ui/bounds.py wraps every event), and the engine also asks the bound's limits:
+  `Engine.check_ids` refuses a text over `max_input_tokens`, generation refuses `max_tokens` over the cap;
+  the why tab's Stop adds its own stop with `stopping(...)`;
+- the API checks a request's cost itself before any work, and its work gate (explorer/api/work.py) runs the work
+  `within(Bound(stop=token.check))`: no limits, no deadline here (the token has the request's own), only its stop
+  (the client went away, the time limit, shutdown).
+Outside these (CLI, tests) there is no bound and `check()` does nothing.
 """
 
 from __future__ import annotations
@@ -14,23 +17,31 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
+T = TypeVar("T")
+Stop = Callable[[], None]  # raises to stop the work (client gone, Stop pressed)
+
 
 @dataclass(frozen=True)
 class Bound:
-    limits: Limits
-    deadline: float  # time.monotonic() after which work stops (inf: never)
+    limits: Limits | None = None  # the caps the engine applies (None: the caller checked them, as the API does)
+    deadline: float = math.inf  # time.monotonic() after which work stops (inf: never)
+    stop: Stop | None = None  # asked first at every check
 
     def check(self) -> None:
+        if self.stop is not None:
+            self.stop()
         if time.monotonic() > self.deadline:
+            seconds = self.limits.max_seconds if self.limits is not None else 0
             raise ExplorerError(
-                f"This took longer than this server allows for one action ({self.limits.max_seconds:g} s, "
+                f"This took longer than this server allows for one action ({seconds:g} s, "
                 "EXPLORER_MAX_SECONDS): ask for less (a shorter text, fewer tokens) and run it again.",
                 code="timeout",
             )
@@ -41,6 +52,13 @@ _current: ContextVar[Bound | None] = ContextVar("explorer_bound", default=None)
 
 def current() -> Bound | None:
     return _current.get()
+
+
+def check() -> None:
+    """Raise if the current bound says stop (its stop, then its deadline); nothing without a bound."""
+    bound = _current.get()
+    if bound is not None:
+        bound.check()
 
 
 def start(limits: Limits) -> Bound:
@@ -58,29 +76,45 @@ def within(bound: Bound) -> Iterator[Bound]:
         _current.reset(token)
 
 
-def checked(check: Callable[[], None] | None) -> Callable[[], None] | None:
-    """`check` plus the current bound's deadline (just `check` when there is no bound)."""
-    bound = current()
-    if bound is None or bound.deadline == math.inf:
-        return check
-    if check is None:
-        return bound.check
+def stopping(stop: Stop) -> AbstractContextManager[Bound]:
+    """Run the block under the current bound (or none) with `stop` asked too, after the bound's own stop."""
+    bound = current() or Bound()
+    first = bound.stop
+    if first is None:
+        return within(replace(bound, stop=stop))
 
     def both() -> None:
-        check()
-        bound.check()
+        first()
+        stop()
 
-    return both
+    return within(replace(bound, stop=both))
+
+
+def iterated(bound: Bound, items: Iterator[T]) -> Iterator[T]:
+    """The items of `items`, each computed under `bound` (whichever thread asks for the next one)."""
+    try:
+        while True:
+            with within(bound):
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+            yield item
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            with within(bound):
+                close()
 
 
 def check_input(n: int, param: str = "prompt") -> None:
     """Refuse `n` input tokens over the current bound's cap."""
     bound = current()
-    if bound is not None:
+    if bound is not None and bound.limits is not None:
         bound.limits.check_input(n, param)
 
 
 def check_new_tokens(n: int, param: str = "max_tokens") -> None:
     bound = current()
-    if bound is not None:
+    if bound is not None and bound.limits is not None:
         bound.limits.check_new_tokens(n, param)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorer import bounds
 from explorer.engine import generate, score_ids, score_text
 from explorer.engine.scoring import score_blocks
 from explorer.engine.step_view import step_view
@@ -74,8 +75,8 @@ def test_stop_ends_the_work_within_one_block(long_gpt2, long_ids, monkeypatch):
             raise Stopped
 
     monkeypatch.setattr(long_gpt2, "body", counting_body)
-    with pytest.raises(Stopped):
-        for _ in score_blocks(long_gpt2, long_ids, k=3, prefill=64, check=check):
+    with pytest.raises(Stopped), bounds.stopping(check):
+        for _ in score_blocks(long_gpt2, long_ids, k=3, prefill=64):
             pass
     assert len(calls) - stop["at"] == 0  # blocks computed after the stop
     assert math.ceil((len(long_ids) - 1) / 64) > 3 + 1  # there were blocks left to skip

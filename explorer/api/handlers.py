@@ -106,19 +106,19 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
     )
 
 
-def completion_body(engine, req: CompletionRequest, limits: Limits, check) -> dict:
+def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
     prompts, s = completion_setup(engine, req, limits)
     results = []
     for ids in prompts:
         if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
             k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
-            results += [score_ids(engine, ids, k=k, check=check, listed=req.prompt_logprob_token_ids)] * s.n
+            results += [score_ids(engine, ids, k=k, listed=req.prompt_logprob_token_ids)] * s.n
         else:
-            results += generate(engine, ids, s, check=check)
+            results += generate(engine, ids, s)
     return openai_completion.export(results, options=completion_options(req, s))
 
 
-def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
+def full_vocab_npy_body(engine, req, limits: Limits) -> bytes:
     """`Accept: application/x-npy` with `prompt_logprobs: -1`: the prompt's full distributions as float16 .npy."""
     if req.prompt_logprobs != -1:
         raise ExplorerError(
@@ -133,7 +133,7 @@ def full_vocab_npy_body(engine, req, limits: Limits, check) -> bytes:
         if len(prompts) != 1:
             raise ExplorerError("`Accept: application/x-npy` takes one prompt.", param="prompt", code="invalid_value")
         ids = prompts[0]
-    return full_vocab_npy(score_ids(engine, ids, k=-1, check=check))
+    return full_vocab_npy(score_ids(engine, ids, k=-1))
 
 
 def chat_setup(engine, req: ChatRequest, limits: Limits):
@@ -164,9 +164,9 @@ def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Optio
     )
 
 
-def chat_body(engine, req: ChatRequest, limits: Limits, check) -> dict:
+def chat_body(engine, req: ChatRequest, limits: Limits) -> dict:
     ids, s, messages = chat_setup(engine, req, limits)
-    results = generate(engine, ids, s, check=check)
+    results = generate(engine, ids, s)
     return openai_chat.export(results, options=chat_options(req, s, messages))
 
 

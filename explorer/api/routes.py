@@ -127,9 +127,9 @@ async def serve(served: Served, request: Request, schema, body_fn, events_fn):
     token = await stack.enter_async_context(gate.slot())
     try:
 
-        def work(check):
+        def work():
             with models.use(req.model) as engine:
-                return body_fn(engine, req, limits, check)
+                return body_fn(engine, req, limits)
 
         body = await gate.run(work, request, token)
         if isinstance(body, bytes):
@@ -157,16 +157,14 @@ async def _stream(served: Served, request: Request, req, events_fn):
     token = await stack.enter_async_context(gate.slot())
     try:
         engine = await _threaded(gate, lambda: stack.enter_context(models.use(req.model)))
-        events = await _threaded(
-            gate, lambda: events_fn(engine, req, limits, token.check)
-        )  # validates before the first byte
+        events = await _threaded(gate, lambda: events_fn(engine, req, limits))  # validates before the first byte
     except BaseException:
         await stack.aclose()
         raise
 
     async def body():
         try:
-            async for chunk in gate.iterate(events):
+            async for chunk in gate.iterate(events, token):
                 yield chunk
             yield DONE
         except ExplorerError as err:

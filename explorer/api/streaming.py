@@ -22,14 +22,14 @@ from explorer.export.common import envelope, last_chunk, usage_chunk, usage_of
 from explorer.result import TokenScores
 
 
-def _tokens(engine, ids, s, sample, check):
+def _tokens(engine, ids, s, sample):
     """(Step, Done or None) per generated token, the Done riding on the last one; (None, Done) when none came.
 
     The last token's text also carries what only the end of the text decodes (a split character's `\ufffd`),
     so the streamed texts join to the non-streamed `text`.
     """
     held, sent = None, ""
-    for ev in stream(engine, ids, s, sample=sample, want_prompt=False, check=check):
+    for ev in stream(engine, ids, s, sample=sample, want_prompt=False):
         if isinstance(ev, Done):
             if held is not None:
                 joined = sent + held.text
@@ -69,7 +69,7 @@ def _echoed(engine, ids, s, step, done, prompt: TokenScores):
     return collect(engine, ids, s, steps, replace(end, prompt_rows=prompt.rows.sliced(slice(1, None))))
 
 
-def completion_events(engine, req, limits, check) -> Iterator[bytes]:
+def completion_events(engine, req, limits) -> Iterator[bytes]:
     """Completions chunks for every prompt x n sample; with `echo`, each choice's first chunk leads with its prompt."""
     prompts, s = completion_setup(engine, req, limits)
     o = completion_options(req, s)
@@ -80,10 +80,10 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
         index, n_prompt, n_out = 0, 0, 0
         for ids in prompts:
             n_prompt += len(ids)
-            prompt = score_ids(engine, ids, k=pk, check=check) if req.echo else None
+            prompt = score_ids(engine, ids, k=pk) if req.echo else None
             for sample in range(s.n):
                 first = True
-                for step, done in _tokens(engine, ids, s, sample, check):
+                for step, done in _tokens(engine, ids, s, sample):
                     n_out += step is not None
                     echo = first and prompt is not None
                     if echo and prompt is not None:
@@ -116,7 +116,7 @@ def completion_events(engine, req, limits, check) -> Iterator[bytes]:
     return sse(_ended(gen()))
 
 
-def chat_events(engine, req, limits, check) -> Iterator[bytes]:
+def chat_events(engine, req, limits) -> Iterator[bytes]:
     """Chat chunks: role first, then one chunk per token with its logprobs, the last one with finish_reason."""
     ids, s, messages = chat_setup(engine, req, limits)
     o = chat_options(req, s, messages)
@@ -126,7 +126,7 @@ def chat_events(engine, req, limits, check) -> Iterator[bytes]:
         n_out = 0
         for sample in range(s.n):
             yield openai_chat.role_chunk(head, sample, o.echo_text, ids if sample == 0 and o.return_token_ids else None)
-            for step, done in _tokens(engine, ids, s, sample, check):
+            for step, done in _tokens(engine, ids, s, sample):
                 n_out += step is not None
                 r = _scores(engine, step, s, done, o.logprobs)
                 piece = openai_chat.Piece(

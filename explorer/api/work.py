@@ -1,5 +1,7 @@
 """Model work off the event loop: a bounded number of requests compute at once, a bounded queue waits,
-and each request can be stopped (client gone, time limit, shutdown) between chunks and decode steps.
+and each request can be stopped (client gone, time limit, shutdown) between chunks and decode steps: its work runs
+`within` a bound whose stop is the request's token (explorer/bounds.py), so the engine's `bounds.check()` asks it.
+The bound carries no limits and no deadline: the routes check a request's cost before any work, the token its time.
 
 Cheap routes (`GET /v1/models`) never enter the gate, so they never wait behind model work.
 """
@@ -16,6 +18,7 @@ import anyio
 import anyio.to_thread
 from fastapi import Request
 
+from explorer import bounds
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
@@ -23,13 +26,17 @@ _END = object()  # end of an iterator
 
 
 class Token:
-    """Says when a request's work must stop; `check()` raises then (the engine calls it between steps)."""
+    """Says when a request's work must stop; `check()` raises then (the engine asks it between steps)."""
 
     def __init__(self, max_seconds: float):
         self.deadline = time.monotonic() + max_seconds if max_seconds else None
         self.max_seconds = max_seconds
         self.reason: str | None = None
         self.steps = 0  # checks passed: positions blocks and decode steps computed
+
+    def bound(self) -> bounds.Bound:
+        """The bound the request's work runs within: this token's stop, and nothing else."""
+        return bounds.Bound(stop=self.check)
 
     def cancel(self, reason: str) -> None:
         self.reason = self.reason or reason
@@ -86,13 +93,17 @@ class Gate:
             for t in self.tokens:
                 t.cancel("the server is shutting down")
 
-    async def run(self, fn: Callable[[Callable[[], None]], object], request: Request, token: Token):
-        """fn(check) on a worker thread; a client that goes away stops it at its next step."""
+    async def run(self, fn: Callable[[], object], request: Request, token: Token):
+        """fn() on a worker thread within the token's bound; a client that goes away stops it at its next step."""
         out: dict = {}
+
+        def bounded():
+            with bounds.within(token.bound()):  # set on the worker thread itself: nothing relies on copied contexts
+                return fn()
 
         async def work():
             try:
-                out["result"] = await anyio.to_thread.run_sync(fn, token.check, limiter=self.limiter)
+                out["result"] = await anyio.to_thread.run_sync(bounded, limiter=self.limiter)
             except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
                 out["error"] = err
             finally:
@@ -110,8 +121,10 @@ class Gate:
             raise out["error"]
         return out["result"]
 
-    async def iterate(self, events: Iterator[bytes]) -> AsyncIterator[bytes]:
-        """The items of a blocking iterator, each computed on a worker thread."""
+    async def iterate(self, events: Iterator[bytes], token: Token | None = None) -> AsyncIterator[bytes]:
+        """The items of a blocking iterator, each computed on a worker thread (within the token's bound, if any)."""
+        if token is not None:
+            events = bounds.iterated(token.bound(), events)
         try:
             while True:
                 item = await anyio.to_thread.run_sync(next, events, _END, limiter=self.limiter)

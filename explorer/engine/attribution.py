@@ -30,7 +30,6 @@ from explorer.errors import ExplorerError
 from explorer.result import TokenScores
 from explorer.words import words
 
-Check = Callable[[], None]
 Progress = Callable[[int, int], None]  # (units done, units in all)
 MAX_STEPS = 256
 MAX_DETAIL = 4096
@@ -114,7 +113,7 @@ def _blocks(spans: np.ndarray, pos: int) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, check, progress) -> np.ndarray:
+def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progress) -> np.ndarray:
     """f of every ablated text, each block of rows continuing the cache of the text before its first unit."""
     out = np.full(len(spans), np.nan)
     past, held = None, 0  # the KV cache of ids[:held]
@@ -123,8 +122,7 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, check
     if progress is not None:
         progress(0, len(spans))
     for block in _blocks(spans, len(ids)):
-        if check is not None:
-            check()
+        bounds.check()
         a0 = max(int(spans[block[0], 0]) - 1, 0)  # rows start one token early: never empty after a cache
         if a0 > held:  # extend the cache of the text up to this block
             _, past = engine.body(x[:, held:a0], past, cache=True)
@@ -142,18 +140,17 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, check
     return out
 
 
-def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, check, progress) -> np.ndarray:
+def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, progress) -> np.ndarray:
     """f of every ablated text by scoring it (ablated + [target] / [contrast]): the naive path, any engine."""
     want = [target] if contrast is None else [target, contrast]
     out = np.full(len(spans), np.nan)
     if progress is not None:
         progress(0, len(spans))
     for u, (a, b) in enumerate(spans.tolist()):
-        if check is not None:
-            check()
+        bounds.check()
         row = _ablated(ids, a, b, mode, neutral)
         if row:
-            r = score_ids(engine, row + [target], 0, check=check, listed=want)
+            r = score_ids(engine, row + [target], 0, listed=want)
             lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))
             out[u] = lp[target] - (lp[contrast] if contrast is not None else 0.0)
         if progress is not None:
@@ -183,9 +180,9 @@ def _baseline(engine, emb: torch.Tensor, baseline: str, neutral: int) -> torch.T
 
 
 def _gradients(
-    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, check, progress
+    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, progress
 ) -> tuple[np.ndarray, float, float | None]:
-    """(per-token values (T,), f(x), f(baseline) or None) by Captum; `check` and `progress` between its batches."""
+    """(per-token values (T,), f(x), f(baseline) or None) by Captum; `bounds.check()` and `progress` between its batches."""
     from captum.attr import InputXGradient, IntegratedGradients
 
     f = _forward_of(engine, target, contrast)
@@ -193,8 +190,7 @@ def _gradients(
     done = [0]
 
     def forward(emb: torch.Tensor) -> torch.Tensor:
-        if check is not None:
-            check()
+        bounds.check()
         with engine.lock:  # one forward at a time on the shared model; other requests run between the batches
             out = f(emb)
         if emb.shape[0] > 1 or method == "gxi":  # one of Captum's batches of steps
@@ -264,7 +260,6 @@ def attribute(
     baseline: str = "neutral",
     layers: int = 1,
     cached: bool = True,
-    check: Check | None = None,
     progress: Progress | None = None,
 ) -> Attribution:
     """Why token `pos` of `r` (or rather than `contrast`): `method` over `units` before it."""
@@ -278,7 +273,6 @@ def attribute(
     caps = engine.capabilities
     if method != "occlusion" and not caps.hidden_states:
         raise _bad(f"{NAMES[method]} {caps.why_not('hidden_states')}; occlusion works on every engine.", "method")
-    check = bounds.checked(check)
     ctx = ids[:pos]
     engine.check_ids(ctx)
     spans = unit_spans(r, pos, units, detail)
@@ -289,7 +283,7 @@ def attribute(
         settings.update(mode=mode, **({"neutral_id": n} if mode == "replace" else {}))
         fx = _f_text(engine, ctx, target, contrast)
         run = _occlusion_cached if cached and caps.engine != "remote" else _occlusion_scored
-        values = fx - run(engine, ctx, spans, target, contrast, mode, n, check, progress)
+        values = fx - run(engine, ctx, spans, target, contrast, mode, n, progress)
     elif method == "attention":
         settings["layers"] = int(layers)
         per_token, fx = _attention(engine, ctx, int(layers)), _f_text(engine, ctx, target, contrast)
@@ -297,9 +291,7 @@ def attribute(
     else:
         n = _neutral(engine, neutral)
         settings.update({"steps": steps, "baseline": baseline, "neutral_id": n} if method == "ig" else {})
-        per_token, fx, f_base = _gradients(
-            engine, ctx, target, contrast, method, steps, chunk, baseline, n, check, progress
-        )
+        per_token, fx, f_base = _gradients(engine, ctx, target, contrast, method, steps, chunk, baseline, n, progress)
         values = np.array([per_token[a:b].sum() for a, b in spans.tolist()])
     marked = _marked(engine)
     special = np.array([all(i in marked for i in ids[a:b]) for a, b in spans.tolist()], bool)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from explorer.engine.events import Check, Done, Step
+from explorer.engine.events import Done, Step
 from explorer.engine.generation import collect, generate, stream, with_seed
 from explorer.engine.interface import Forward, ModelEngine
 from explorer.engine.sampling import process
@@ -107,7 +107,6 @@ def branch(
     token: int,
     s: SamplerSettings,
     k: int | None = None,
-    check: Check | None = None,
 ) -> Branch:
     """`prefix` + `token`, continued with sampler `s`; the token's numbers with `k` top entries (default s.logprobs)."""
     if not prefix:
@@ -120,23 +119,23 @@ def branch(
     engine.check_ids(head)
     kk = (s.logprobs or 0) if k is None else k
     if not isinstance(engine, Forward):  # a served model: no KV caches here
-        return _served_branch(engine, head, s, kk, check)
+        return _served_branch(engine, head, s, kk)
     past = prefixes.take(engine, head, len(prefix) - 1)
     x = torch.tensor([head[-2:]], device=engine.device)  # (1, 2): the prefix's last token, then `token`
     hidden, past = engine.body(x, past, cache=True)  # (2, H)
     raw = engine.head(hidden[:1]).float()  # (1, V)
     dist = raw if s.mode == "raw" else process(raw, s, torch.tensor(prefix, device=engine.device))
     row = engine.stats(dist, x[0, 1:], kk).to_rows()
-    steps, done = _drain(stream(engine, head, s, check=check, resume=(past, hidden[1:])))
+    steps, done = _drain(stream(engine, head, s, resume=(past, hidden[1:])))
     path = head + [st.token_id for st in steps]
     prefixes.remember(path, past)
     return Branch(path, len(prefix), row, steps, done)
 
 
-def _served_branch(engine: ModelEngine, head: list[int], s: SamplerSettings, k: int, check: Check | None) -> Branch:
+def _served_branch(engine: ModelEngine, head: list[int], s: SamplerSettings, k: int) -> Branch:
     """A served model's branch: the continuation generated from `head`, then the token's numbers scored."""
-    steps, done = _drain(stream(engine, head, s, check=check))  # first: the server refuses what it cannot give
-    row = score_ids(engine, head, k, check=check).rows.sliced(slice(len(head) - 1, None))  # the token's position
+    steps, done = _drain(stream(engine, head, s))  # first: the server refuses what it cannot give
+    row = score_ids(engine, head, k).rows.sliced(slice(len(head) - 1, None))  # the token's position
     return Branch(head + [st.token_id for st in steps], len(head) - 1, row, steps, done)
 
 
@@ -150,20 +149,20 @@ def _pad(rows: Rows, width: int) -> Rows:
 
 @torch.inference_mode()
 def generate_kept(
-    engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: SamplerSettings, check: Check | None = None
+    engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: SamplerSettings
 ) -> TokenScores:
     """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes` (none for a served model)."""
     if not isinstance(engine, Forward):  # a served model: no KV cache to keep
-        return generate(engine, ids, s, check)[0]
+        return generate(engine, ids, s)[0]
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)
     prompt = (
-        chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
+        chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
         if s.prompt_logprobs is not None
         else None
     )
-    steps, done = _drain(stream(engine, ids, s, check=check, resume=(past, hidden[-1:])))
+    steps, done = _drain(stream(engine, ids, s, resume=(past, hidden[-1:])))
     r = collect(engine, ids, s, steps, replace(done, prompt_rows=prompt))
     prefixes.remember(r.token_ids.tolist(), past)
     return r
@@ -199,7 +198,7 @@ def branch_scores(engine: ModelEngine, r: TokenScores, b: Branch, s: SamplerSett
 
 
 def generate_then_branch(
-    engine: ModelEngine, ids: list[int], s: SamplerSettings, at: int, token: int, check: Check | None = None
+    engine: ModelEngine, ids: list[int], s: SamplerSettings, at: int, token: int
 ) -> tuple[TokenScores, TokenScores]:
     """Generate from `ids`, then put `token` at position `at` of the result (prompt + generated) and continue with `s`."""
     if s.n != 1 or s.logprob_ids or s.prompt_logprobs == -1:
@@ -210,14 +209,14 @@ def generate_then_branch(
         )
     s = with_seed(s)
     prefixes = Prefixes(engine.name)
-    r = generate_kept(engine, prefixes, ids, s, check)
+    r = generate_kept(engine, prefixes, ids, s)
     if not 1 <= at < r.n:
         raise ExplorerError(
             f"--branch-at {at} is outside the result: it has {r.n} tokens ({r.n_prompt} prompt + "
             f"{r.n - r.n_prompt} generated); pick 1..{r.n - 1}.",
             param="branch_at",
         )
-    b = branch(engine, prefixes, r.token_ids[:at].tolist(), token, s, k=r.top_ids.shape[1], check=check)
+    b = branch(engine, prefixes, r.token_ids[:at].tolist(), token, s, k=r.top_ids.shape[1])
     return r, branch_scores(engine, r, b, s)
 
 
@@ -235,16 +234,15 @@ def plant(
     n_prompt: int = 0,
     sampler: dict | None = None,
     k: int = MAX_K,
-    check: Check | None = None,
 ) -> BranchTree:
     """A tree of the text `ids` (raw numbers, one scoring pass whose KV cache is kept for the branches)."""
     if not isinstance(engine, Forward):  # a served model: no KV cache to keep
-        rows = score_ids(engine, ids, k, check=check).rows.sliced(slice(1, None))
+        rows = score_ids(engine, ids, k).rows.sliced(slice(1, None))
         return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)
-    rows = chunked_rows(engine, hidden[:-1], x[0, 1:], k, check=check)
+    rows = chunked_rows(engine, hidden[:-1], x[0, 1:], k)
     prefixes.remember(ids, past)
     return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
 
@@ -256,7 +254,6 @@ def grow(
     after: int,
     token: int,
     s: SamplerSettings,
-    check: Check | None = None,
 ) -> tuple[BranchTree, int]:
     """The tree with a branch: `token` after node `after`, then what sampler `s` draws; also the new leaf's id."""
     if tree.model != engine.name:
@@ -264,7 +261,7 @@ def grow(
     if not 0 <= after < tree.n:
         raise ExplorerError(f"Node {after} is not in this tree (0..{tree.n - 1}).", param="node")
     s = tree_settings(s, tree.k)
-    b = branch(engine, prefixes, tree.ids_to(after), token, s, k=tree.k, check=check)
+    b = branch(engine, prefixes, tree.ids_to(after), token, s, k=tree.k)
     rows = Rows.concat([b.row] + [st.rows for st in b.steps])
     grown = tree.grown(
         after, b.ids[b.at :], rows, engine.vocab, {"sampler": s.to_dict(), "finish_reason": b.done.finish_reason}
@@ -272,12 +269,12 @@ def grow(
     return grown, grown.n - 1
 
 
-def regrow(engine: ModelEngine, tree: BranchTree, check: Check | None = None) -> BranchTree:
+def regrow(engine: ModelEngine, tree: BranchTree) -> BranchTree:
     """The same tree grown again from its seed text and each branch's token and sampler settings (seeds included)."""
     if tree.model != engine.name:
         raise ExplorerError(f"This tree was grown by {tree.model!r}: pick that model to regrow it.", param="model")
     prefixes = Prefixes(engine.name)
-    out = plant(engine, prefixes, tree.seed_ids(), tree.n_prompt, tree.branches[0]["sampler"], tree.k, check)
+    out = plant(engine, prefixes, tree.seed_ids(), tree.n_prompt, tree.branches[0]["sampler"], tree.k)
     for b in tree.branches[1:]:
-        out, _ = grow(engine, prefixes, out, b["from"], b["token_id"], SamplerSettings.from_dict(b["sampler"]), check)
+        out, _ = grow(engine, prefixes, out, b["from"], b["token_id"], SamplerSettings.from_dict(b["sampler"]))
     return out

@@ -20,12 +20,10 @@ import torch
 
 from explorer import bounds
 from explorer.compare import Comparison
-from explorer.engine.events import Check
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
 from explorer.engine.scoring import _head_block, chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.result import Rows, assemble
-from explorer.settings import check_k
 
 log = logging.getLogger(__name__)
 _FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -116,7 +114,6 @@ def paired_rows(
     ta: torch.Tensor,
     tb: torch.Tensor,
     k: int,
-    check: Check | None = None,
 ) -> tuple[Rows, Rows, np.ndarray]:
     """Rows of a and b for paired positions (hidden ha, hb (m, H); actual ids ta, tb (m,)), and
     (3, m) float32: KL(a || b), KL(b || a), JS of each pair."""
@@ -126,8 +123,7 @@ def paired_rows(
     chunk = ea.chunk_size(m)
     ra, rb, div = [], [], []
     for s in range(0, m, chunk):
-        if check is not None:
-            check()
+        bounds.check()
         la = _head_block(ea, ha[s : s + chunk])  # (c, V)
         lb = _head_block(eb, hb[s : s + chunk]).to(la.device)  # (c, V)
         ra.append(ea.stats(la, ta[s : s + chunk], k).to_rows())
@@ -135,6 +131,16 @@ def paired_rows(
         div.append(torch.stack(divergences(la, lb, _kernel(ea))).cpu().numpy())
         del la, lb
     return Rows.concat(ra), Rows.concat(rb), np.concatenate(div, -1)
+
+
+def top_k_only(k: int) -> None:
+    """A comparison keeps a top-k per position, never two whole distributions (`k` itself the faces checked)."""
+    if k == -1:  # allowed by a server without a top-k cap
+        raise ExplorerError(
+            "A comparison keeps a top-k per position, never two whole distributions: ask for `logprobs` 0 or more.",
+            param="logprobs",
+            code="invalid_value",
+        )
 
 
 def _check_pair(ea: ModelEngine, eb: ModelEngine) -> None:
@@ -147,10 +153,9 @@ def _check_pair(ea: ModelEngine, eb: ModelEngine) -> None:
         )
 
 
-def compare_ids(ea: ModelEngine, eb: ModelEngine, ids: list[int], k: int = 5, check: Check | None = None) -> Comparison:
+def compare_ids(ea: ModelEngine, eb: ModelEngine, ids: list[int], k: int = 5) -> Comparison:
     """Models a and b (same tokenizer) on the same `ids`: both results and, per position, KL both ways and JS."""
-    check = bounds.checked(check)  # a page action's deadline too
-    k = check_k(k, "logprobs", allow_full=False)
+    top_k_only(k)
     _check_pair(ea, eb)
     ea.check_ids(ids)
     eb.check_ids(ids)
@@ -159,7 +164,7 @@ def compare_ids(ea: ModelEngine, eb: ModelEngine, ids: list[int], k: int = 5, ch
         xa = torch.tensor([ids], device=fa.device)  # (1, T)
         xb = xa.to(fb.device)
         ha, hb = fa.body(xa)[0], fb.body(xb)[0]  # (T, H) each
-        rows_a, rows_b, div = paired_rows(fa, fb, ha[:-1], hb[:-1], xa[0, 1:], xb[0, 1:], k, check)
+        rows_a, rows_b, div = paired_rows(fa, fb, ha[:-1], hb[:-1], xa[0, 1:], xb[0, 1:], k)
     a = assemble(ea.name, ea.vocab, ids, len(ids), rows_a, first=1, prompt_k=k)
     b = assemble(eb.name, eb.vocab, ids, len(ids), rows_b, first=1, prompt_k=k)
     pad = np.full((3, 1), np.nan, np.float32)  # position 0: no context
@@ -173,11 +178,9 @@ def compare_prompts(
     prompt_b: list[int],
     continuation: list[int],
     k: int = 5,
-    check: Check | None = None,
 ) -> Comparison:
     """One model, the same `continuation` after two prompts: its tokens paired, with KL both ways and JS."""
-    check = bounds.checked(check)  # a page action's deadline too
-    k = check_k(k, "logprobs", allow_full=False)
+    top_k_only(k)
     if not prompt_a or not prompt_b:
         raise ExplorerError(
             "Each prompt needs at least one token: type a prompt (or use a model that adds a BOS token).",
@@ -199,9 +202,9 @@ def compare_prompts(
         for side, ids, n in (("a", ids_a, len(prompt_a)), ("b", ids_b, len(prompt_b))):
             x = torch.tensor([ids], device=here.device)
             h = here.body(x)[0]  # (T, H)
-            parts[side] = (h[n - 1 : -1], x[0, n:], chunked_rows(here, h[: n - 1], x[0, 1:n], k, check=check))
+            parts[side] = (h[n - 1 : -1], x[0, n:], chunked_rows(here, h[: n - 1], x[0, 1:n], k))
         (ha, ta, pre_a), (hb, tb, pre_b) = parts["a"], parts["b"]
-        rows_a, rows_b, div = paired_rows(here, here, ha, hb, ta, tb, k, check)
+        rows_a, rows_b, div = paired_rows(here, here, ha, hb, ta, tb, k)
     a = assemble(engine.name, engine.vocab, ids_a, len(ids_a), Rows.concat([pre_a, rows_a]), first=1, prompt_k=k)
     b = assemble(engine.name, engine.vocab, ids_b, len(ids_b), Rows.concat([pre_b, rows_b]), first=1, prompt_k=k)
     return Comparison(a, b, "prompts", len(prompt_a), len(prompt_b), *div)
@@ -228,27 +231,25 @@ def encode_with_offsets(engine: ModelEngine, text: str) -> tuple[list[int], np.n
     return ids, np.array(enc["offset_mapping"], np.int64).reshape(-1, 2)
 
 
-def compare_text(ea: ModelEngine, eb: ModelEngine, text: str, k: int = 5, check: Check | None = None) -> Comparison:
+def compare_text(ea: ModelEngine, eb: ModelEngine, text: str, k: int = 5) -> Comparison:
     """Models a and b on `text`: per position (same tokenizer), or per aligned character span (tokenizers differ)."""
-    check = bounds.checked(check)  # a page action's deadline too
-    k = check_k(k, "logprobs", allow_full=False)
+    top_k_only(k)
     if same_tokenizer(ea, eb):
-        return compare_ids(ea, eb, ea.encode(text), k, check)
+        return compare_ids(ea, eb, ea.encode(text), k)
     ids_a, char_a = encode_with_offsets(ea, text)
     ids_b, char_b = encode_with_offsets(eb, text)
-    a, b = score_ids(ea, ids_a, k, check=check), score_ids(eb, ids_b, k, check=check)
+    a, b = score_ids(ea, ids_a, k), score_ids(eb, ids_b, k)
     return Comparison(a, b, "spans", text=text, char_a=char_a, char_b=char_b)
 
 
 def compare_prompt_texts(
-    engine: ModelEngine, prompt_a: str, prompt_b: str, continuation: str, k: int = 5, check: Check | None = None
+    engine: ModelEngine, prompt_a: str, prompt_b: str, continuation: str, k: int = 5
 ) -> Comparison:
     """`compare_prompts` on texts: each prompt with the tokenizer's special tokens (an empty one is just its BOS),
     the continuation tokenized on its own, without them."""
-    check = bounds.checked(check)  # a page action's deadline too
     for name, value in (("prompt_a", prompt_a), ("prompt_b", prompt_b), ("continuation", continuation)):
         if not isinstance(value, str):
             raise ExplorerError(f"`{name}` must be a text.", param=name, code="invalid_type")
     pa, pb = (engine.tokenize(p, add_special_tokens=True) for p in (prompt_a, prompt_b))
     cont = engine.tokenize(continuation, add_special_tokens=False) if continuation else []
-    return compare_prompts(engine, pa, pb, cont, k, check)
+    return compare_prompts(engine, pa, pb, cont, k)

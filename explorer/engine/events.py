@@ -1,14 +1,10 @@
-"""What a decode loop yields (Step per token, then Done) and the stop hook every long computation calls."""
+"""What a decode loop yields: a Step per token, then Done (work stops through explorer/bounds.py's `check()`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from explorer.result import Rows
-
-Check = Callable[[], None]  # raises to stop the work (client gone, time limit); called between chunks and steps
-
 
 @dataclass
 class Step:

@@ -21,7 +21,7 @@ import torch
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
 from explorer.engine.encoding import chat_ids, check_ids, check_text
-from explorer.engine.events import Check, Done, Step
+from explorer.engine.events import Done, Step
 from explorer.engine.generation import decode_text
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
 from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
@@ -161,15 +161,15 @@ class ForwardEngine(ABC):
         return done
 
     # ---- scoring and generation (the Protocol's, by our own code) ----------------------------
-    def score(self, ids: list[int], k: int, check: Check | None = None, listed: Any = None) -> TokenScores:
+    def score(self, ids: list[int], k: int, listed: Any = None) -> TokenScores:
         """scoring.score_ids over this forward pass."""
-        return score_forward(self, ids, k, check=check, listed=listed)
+        return score_forward(self, ids, k, listed=listed)
 
     def stream(
-        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check: Check | None = None
+        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True
     ) -> Iterator[Step | Done]:
         """generation.stream over this forward pass."""
-        return decode_text(self, ids, s, sample, want_prompt, check)
+        return decode_text(self, ids, s, sample, want_prompt)
 
     # ---- text -> ids -----------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:

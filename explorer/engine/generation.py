@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.events import Check, Done, Step
+from explorer.engine.events import Done, Step
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.listed import listed_rows
 from explorer.engine.sampling import pick, process
@@ -122,7 +122,7 @@ def _generator(engine: Forward, s: SamplerSettings, sample: int) -> torch.Genera
 
 # ---- 1. the decode loop: ids only ---------------------------------------------------------------
 def prefill(
-    engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bool, check: Check | None, resume=None
+    engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bool, resume=None
 ) -> Prefilled:
     """The prompt checked and read through the body (or `resume`: its KV cache and last hidden state (1, H))."""
     # 1. the prompt and the ids the settings name are within the model
@@ -142,7 +142,7 @@ def prefill(
         (past, hidden), want_prompt = resume, False
     prompt_rows = None
     if want_prompt and s.prompt_logprobs is not None:
-        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs, check=check)
+        prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
     return Prefilled(x, past, hidden[-1:], prompt_rows)
 
 
@@ -152,7 +152,6 @@ def sampled(
     start: Prefilled,
     s: SamplerSettings,
     sample: int,
-    check: Check | None,
     more: Callable[[int, bool], bool],
 ) -> Iterator[Token]:
     """Tokens drawn after `start`, each with its numbers, until an ending token, the budget, or `more(id, ends)`
@@ -170,8 +169,7 @@ def sampled(
     out_ids: list[int] = []
     budget = min(s.max_tokens, engine.context - start.x.shape[1])
     for step in range(budget):
-        if check is not None:
-            check()
+        bounds.check()
         raw = engine.head(last).float()  # (1, V)
         proc = _distribution(raw, s, start.x, out_ids, masked if step < s.min_tokens else None)
         tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
@@ -223,15 +221,14 @@ def decode_text(
     s: SamplerSettings,
     sample: int = 0,
     want_prompt: bool = True,
-    check: Check | None = None,
     resume=None,
 ) -> Iterator[Step | Done]:
     """Steps, then Done, from a forward pass here: the decode loop's tokens with their text (see the module)."""
-    start = prefill(engine, ids, s, want_prompt, check, resume)
+    start = prefill(engine, ids, s, want_prompt, resume)
     t = _Text(engine, s)
     pending: list[Step] = []
     done = Done("length", "", start.prompt_rows)
-    for tok in sampled(engine, start, s, sample, check, t.more):
+    for tok in sampled(engine, start, s, sample, t.more):
         pending.append(Step(tok.id, tok.rows, t.piece, t.start))
         if tok.ends:
             stop_id = tok.id if tok.id in s.stop_token_ids else None
@@ -259,20 +256,18 @@ def stream(
     s: SamplerSettings,
     sample: int = 0,
     want_prompt: bool = True,
-    check: Check | None = None,
     resume=None,
 ) -> Iterator[Step | Done]:
-    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `check()` runs before each step.
+    """Generate from prompt `ids`; yields Steps, then Done. Sample i uses seed + i; `bounds.check()` runs before each step.
 
     The engine generates (`engine.stream`). `resume`: (KV cache of all of `ids`, hidden state of its last
     position (1, H)): decode from there (branches, on a forward pass here).
     """
-    check = bounds.checked(check)  # a page action's deadline too
     bounds.check_new_tokens(s.max_tokens)
     if resume is not None:
-        yield from decode_text(forward_pass(engine), ids, s, sample, want_prompt, check, resume)
+        yield from decode_text(forward_pass(engine), ids, s, sample, want_prompt, resume)
         return
-    yield from engine.stream(ids, s, sample, want_prompt, check)
+    yield from engine.stream(ids, s, sample, want_prompt)
 
 
 def with_seed(s: SamplerSettings) -> SamplerSettings:
@@ -344,14 +339,14 @@ def step_scores(engine: ModelEngine, step: Step, s: SamplerSettings) -> TokenSco
     )
 
 
-def generate(engine: ModelEngine, ids: list[int], s: SamplerSettings, check: Check | None = None) -> list[TokenScores]:
+def generate(engine: ModelEngine, ids: list[int], s: SamplerSettings) -> list[TokenScores]:
     """n samples of prompt `ids`, each a TokenScores (prompt + generated tokens); the prompt is scored once."""
     s = with_seed(s)
     out, prompt_rows = [], None
     for i in range(s.n):
         steps: list[Step] = []
         done: Done | None = None
-        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0, check=check):
+        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0):
             if isinstance(ev, Done):
                 done = ev
             else:

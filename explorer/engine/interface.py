@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.events import Check, Done, Step
+from explorer.engine.events import Done, Step
 from explorer.engine.metrics import Stats
 from explorer.errors import ExplorerError
 from explorer.result import TokenScores
@@ -72,12 +72,12 @@ class ModelEngine(Protocol):
 
     def check_ids(self, ids: list[int]) -> None: ...
 
-    def score(self, ids: list[int], k: int, check: Check | None = None, listed: Any = None) -> TokenScores:
+    def score(self, ids: list[int], k: int, listed: Any = None) -> TokenScores:
         """`ids` scored as given (position 0 unscored); `listed`: these ids' entries instead of the top-k."""
         ...
 
     def stream(
-        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check: Check | None = None
+        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True
     ) -> Iterator[Step | Done]:
         """Steps, then one Done, generated from prompt `ids` (sample i uses seed + i)."""
         ...

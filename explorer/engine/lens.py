@@ -23,14 +23,12 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.events import Check
 from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
 from explorer.engine.model import Engine
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.lens import LensGrid
 from explorer.result import Rows
-from explorer.settings import check_k
 
 NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "decoder.final_layer_norm", "model.norm")
 _NORMS: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = (
@@ -104,17 +102,14 @@ def _block(norm, hs: list[torch.Tensor], a: int, b: int) -> torch.Tensor:
     return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
-def _layer_rows(
-    engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Tensor, k: int, check: Check | None
-) -> Rows:
+def _layer_rows(engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Tensor, k: int) -> Rows:
     """Rows of every (layer, position) of `hs` (each (t, H)) for `targets` (t,), layer-major."""
     t = hs[0].shape[0]
     n_rows = len(hs) * t  # R = (L+1) t
     chunk = min(engine.chunk_size(n_rows), max(t, HEAD_MIN_ROWS))  # a block never outgrows one [t, V] matrix
     parts = []
     for a in range(0, n_rows, chunk):
-        if check is not None:
-            check()
+        bounds.check()
         b = min(a + chunk, n_rows)
         logits = _head_block(engine, _block(norm, hs, a, b))  # (c, V)
         tgt = targets[(torch.arange(a, b, device=targets.device) % t)]  # (c,)
@@ -150,11 +145,9 @@ def _grid(engine: Engine, ids: list[int], layers: int, rows: Rows | None, k: int
 
 
 @torch.inference_mode()
-def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5, check: Check | None = None) -> LensGrid:
+def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5) -> LensGrid:
     """The logit lens of `ids`: every layer's logprob, rank, entropy and top-k of each actual token."""
-    check = bounds.checked(check)  # a page action's deadline too
-    k = check_k(k, "logprobs", allow_full=False)
-    if k == -1:  # allowed by a server without a top-k cap; a lens keeps statistics only
+    if k == -1:  # allowed by a server without a top-k cap (the faces check `k`); a lens keeps statistics only
         raise ExplorerError(
             "The logit lens keeps a top-k per cell, never whole distributions: ask for 0 to 20 entries.",
             param="logprobs",
@@ -172,10 +165,10 @@ def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5, check: Check | Non
     hs = _hidden_states(here, x)
     if len(ids) == 1:
         return _grid(here, ids, len(hs), None, k)
-    rows = _layer_rows(here, norm, [h[:-1] for h in hs], x[0, 1:], k, check)
+    rows = _layer_rows(here, norm, [h[:-1] for h in hs], x[0, 1:], k)
     return _grid(here, ids, len(hs), rows, k)
 
 
-def lens_text(engine: ModelEngine, text: str, k: int = 5, check: Check | None = None) -> LensGrid:
+def lens_text(engine: ModelEngine, text: str, k: int = 5) -> LensGrid:
     """The logit lens of `text`, tokenized with the tokenizer's special tokens."""
-    return lens_ids(engine, engine.encode(text), k, check)
+    return lens_ids(engine, engine.encode(text), k)

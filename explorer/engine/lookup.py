@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer.engine.events import Check
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
+from explorer import bounds
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.lookup import Lookup, check_queries, joint_logprobs, parse_query
@@ -64,7 +64,7 @@ def check_query_ids(engine: ModelEngine, query_ids) -> list[int]:
 
 @torch.inference_mode()
 def _pass(
-    engine: Forward, ids: list[int], q_ids: list[int], check: Check | None
+    engine: Forward, ids: list[int], q_ids: list[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(logprobs (T, Q), ranks (T, Q), logprob of the actual token (T,)); row 0 NaN and rank 0."""
     engine.check_ids(ids)
@@ -80,8 +80,7 @@ def _pass(
     hidden, targets = hidden[:-1], x[0, 1:]  # (T-1, H), (T-1,): row j predicts position j + 1
     chunk = engine.chunk_size(t - 1)
     for a in range(0, t - 1, chunk):
-        if check is not None:
-            check()
+        bounds.check()
         logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
         lp, rank, actual = block_logprobs_of_ids(engine, logits, q, targets[a : a + chunk])
         span = slice(a + 1, a + 1 + lp.shape[0])
@@ -90,14 +89,14 @@ def _pass(
 
 
 def logprobs_of_ids(
-    engine: ModelEngine, ids: list[int], query_ids: list[int], check: Check | None = None
+    engine: ModelEngine, ids: list[int], query_ids: list[int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """(logprobs (T, Q) float32, ranks (T, Q) int64) of `query_ids` at every position of `ids`.
 
     Row i is the distribution that predicts ids[i] from ids[:i] (raw: the model's own);
     row 0 has no context: NaN and rank 0.
     """
-    lp, rank, _ = _pass(forward_pass(engine), ids, check_query_ids(engine, query_ids), check)
+    lp, rank, _ = _pass(forward_pass(engine), ids, check_query_ids(engine, query_ids))
     return lp, rank
 
 
@@ -112,7 +111,7 @@ def query_ids_of(engine: ModelEngine, query: str) -> list[int]:
     return ids
 
 
-def lookup(engine: ModelEngine, ids: list[int], queries: list[str], check: Check | None = None) -> list[Lookup]:
+def lookup(engine: ModelEngine, ids: list[int], queries: list[str]) -> list[Lookup]:
     """One Lookup per typed query over the text `ids` (one scoring pass for all of them).
 
     A query of several tokens is followed by its first token at every position; where the text
@@ -122,7 +121,7 @@ def lookup(engine: ModelEngine, ids: list[int], queries: list[str], check: Check
         raise ExplorerError("Type at least one string or token id to look up.", param="lookup")
     check_queries(queries)
     tokens = [query_ids_of(engine, q) for q in queries]
-    lp, rank, actual = _pass(forward_pass(engine), ids, [t[0] for t in tokens], check)
+    lp, rank, actual = _pass(forward_pass(engine), ids, [t[0] for t in tokens])
     return [
         Lookup(q, np.array(t, np.int64), lp[:, j], rank[:, j], joint_logprobs(actual, ids, t))
         for j, (q, t) in enumerate(zip(queries, tokens))

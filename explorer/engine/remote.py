@@ -23,10 +23,11 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from explorer import bounds
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
 from explorer.engine.encoding import check_ids, check_text
-from explorer.engine.events import Check, Done, Step
+from explorer.engine.events import Done, Step
 from explorer.engine.listed import listed_width
 from explorer.engine.remote_http import Backend, error_message
 from explorer.engine.remote_stream import generation_body, listed_row, num, top_row
@@ -236,7 +237,7 @@ class RemoteEngine:
         return context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
 
     # ---- scoring -------------------------------------------------------------------------
-    def score(self, ids: list[int], k: int, check: Check | None = None, listed=None) -> TokenScores:
+    def score(self, ids: list[int], k: int, listed=None) -> TokenScores:
         """Score `ids` as sent; the full vocabulary (exact entropy) when the server's cap allows it."""
         self.check_ids(ids)
         if k == -1 and not self.capabilities.full_vocab:
@@ -246,8 +247,7 @@ class RemoteEngine:
                 param="prompt_logprobs",
                 code="full_vocab_unavailable",
             )
-        if check is not None:
-            check()
+        bounds.check()
         body, full = self.score_body(ids, k, listed)
         entries = self.backend.post("/v1/completions", body)["choices"][0].get("prompt_logprobs")
         if listed is None and not entries:
@@ -336,20 +336,19 @@ class RemoteEngine:
             )
 
     def stream(
-        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True, check: Check | None = None
+        self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True
     ) -> Iterator[Step | Done]:
         """Steps, then Done, as explorer.engine.generation.stream yields them, from a streamed completions call."""
         self.check_sampler(s)
         self.check_ids(ids)
         prompt_rows = None
         if want_prompt and s.prompt_logprobs is not None:
-            prompt_rows = self.score(ids, s.prompt_logprobs, check).rows
+            prompt_rows = self.score(ids, s.prompt_logprobs).rows
             prompt_rows = prompt_rows.sliced(slice(1, None))
         text, finish, stop_reason, steps, piece = "", "length", None, [], ""
         with self.backend.events("/v1/completions", generation_body(self.model_id, ids, s, sample)) as events:
             for event in events:
-                if check is not None:
-                    check()
+                bounds.check()
                 ch = event["choices"][0] if event.get("choices") else None
                 if ch is None:
                     continue

@@ -1,5 +1,5 @@
 """ids -> TokenScores: the prompt runs through the KV cache a block of positions at a time (chunked prefill),
-statistics per chunk of positions; between blocks `check()` may stop the work and callers see progress."""
+statistics per chunk of positions; between blocks `bounds.check()` may stop the work and callers see progress."""
 
 from __future__ import annotations
 
@@ -8,14 +8,12 @@ from collections.abc import Iterator
 import torch
 
 from explorer import bounds
-from explorer.engine.events import Check
 from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine
 from explorer.engine.listed import listed_rows, listed_width
 from explorer.errors import ExplorerError
 from explorer.result import Rows, TokenScores, assemble
-from explorer.settings import check_k
 
-__all__ = ["PREFILL", "Check", "chunked_rows", "score_blocks", "score_forward", "score_ids", "score_progress"]
+__all__ = ["chunked_rows", "score_blocks", "score_forward", "score_ids", "score_progress"]
 PREFILL = 512  # positions per forward pass through the KV cache: bounded memory, progress and a stop between blocks
 
 
@@ -34,7 +32,6 @@ def chunked_rows(
     targets: torch.Tensor,
     k: int,
     chunk: int | None = None,
-    check: Check | None = None,
     listed: torch.Tensor | None = None,
 ) -> Rows:
     """Rows of positions `hidden` (T, H) for `targets` (T,): k top entries (k = -1: full rows), or with
@@ -48,8 +45,7 @@ def chunked_rows(
     chunk = chunk or engine.chunk_size(t)
     parts = []
     for a in range(0, t, chunk):
-        if check is not None:
-            check()
+        bounds.check()
         logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
         if listed is not None:
             parts.append(listed_rows(engine, logits, targets[a : a + chunk], listed[a : a + chunk]))
@@ -86,21 +82,18 @@ def score_blocks(
     ids: list[int],
     k: int = 5,
     chunk: int | None = None,
-    check: Check | None = None,
     listed: list[int] | list[list[int]] | None = None,
     prefill: int | None = None,
 ) -> Iterator[tuple[int, Rows]]:
     """Score `ids` a block of `prefill` positions at a time: yields (positions scored so far, Rows of the block).
 
     Block b runs ids[a:b] through the body with the KV cache of ids[:a] (chunked prefill), so the
-    numbers equal one pass over all of `ids`; `check()` runs before every block.
+    numbers equal one pass over all of `ids`; `bounds.check()` runs before every block. `k`: valid (the faces check it).
     """
-    k = check_k(k, "logprobs", allow_full=True)
-    check = bounds.checked(check)  # a page action's deadline too
     if not isinstance(engine, Forward):  # a served model: one call, one block
-        yield len(ids) - 1, engine.score(ids, k, check, listed).rows.sliced(slice(1, None))
+        yield len(ids) - 1, engine.score(ids, k, listed).rows.sliced(slice(1, None))
         return
-    yield from _blocks(engine, ids, k, chunk, check, listed, prefill)
+    yield from _blocks(engine, ids, k, chunk, listed, prefill)
 
 
 @torch.inference_mode()
@@ -109,21 +102,19 @@ def _blocks(
     ids: list[int],
     k: int,
     chunk: int | None,
-    check: Check | None,
     listed: list[int] | list[list[int]] | None,
     prefill: int | None,
 ) -> Iterator[tuple[int, Rows]]:
-    """score_blocks over a forward pass here (`k` and `check` as score_blocks makes them)."""
+    """score_blocks over a forward pass here (`k` as score_blocks takes it)."""
     engine.check_ids(ids)
     q = listed_ids(engine, listed, len(ids) - 1) if listed is not None else None
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     t, step, past = len(ids) - 1, max(1, prefill or PREFILL), None  # positions 1..T-1 read the hidden states 0..T-2
     for a in range(0, t, step):
         b = min(a + step, t)
-        if check is not None:
-            check()
+        bounds.check()
         hidden, past = engine.body(x[:, a:b], past, cache=b < t)  # (b - a, H)
-        yield b, chunked_rows(engine, hidden, x[0, a + 1 : b + 1], k, chunk, check, q[a:b] if q is not None else None)
+        yield b, chunked_rows(engine, hidden, x[0, a + 1 : b + 1], k, chunk, q[a:b] if q is not None else None)
 
 
 def score_ids(
@@ -131,7 +122,6 @@ def score_ids(
     ids: list[int],
     k: int = 5,
     chunk: int | None = None,
-    check: Check | None = None,
     listed: list[int] | list[list[int]] | None = None,
     prefill: int | None = None,
 ) -> TokenScores:
@@ -140,23 +130,21 @@ def score_ids(
     `listed`: report these ids (one list, or one per scored position) instead of the top-k. The engine scores
     (`engine.score`); `chunk` and `prefill` size a forward pass's blocks here (a served model has none).
     """
-    k = check_k(k, "logprobs", allow_full=True)
     if isinstance(engine, Forward) and (chunk is not None or prefill is not None):
-        return score_forward(engine, ids, k, bounds.checked(check), listed, chunk, prefill)
-    return engine.score(ids, k, bounds.checked(check), listed)
+        return score_forward(engine, ids, k, listed, chunk, prefill)
+    return engine.score(ids, k, listed)
 
 
 def score_forward(
     engine: Forward,
     ids: list[int],
     k: int,
-    check: Check | None = None,
     listed: list[int] | list[list[int]] | None = None,
     chunk: int | None = None,
     prefill: int | None = None,
 ) -> TokenScores:
     """score_ids over a forward pass here (ForwardEngine.score): every block's rows, assembled once."""
-    parts = [rows for _, rows in _blocks(engine, ids, k, chunk, check, listed, prefill)]
+    parts = [rows for _, rows in _blocks(engine, ids, k, chunk, listed, prefill)]
     width = listed_width(listed) if listed else k
     rows = Rows.concat(parts) if parts else Rows.empty(k, engine.vocab_size)
     return assemble(
@@ -171,16 +159,14 @@ def score_progress(
     *,
     context_start: int = 0,
     chunk: int | None = None,
-    check: Check | None = None,
     prefill: int | None = None,
     partial: bool = True,
 ) -> Iterator[tuple[int, TokenScores | None]]:
     """Score `ids` a block at a time: yields (positions scored, the TokenScores of every position so far) after
     each block, the last one whole (`partial` False: None before the last, nothing assembled twice);
     `context_start`: how many leading ids are a document start (see text_ids)."""
-    k = check_k(k, "logprobs", allow_full=True)
     if not isinstance(engine, Forward):  # a served model: one call, one block
-        r = engine.score(ids, k, bounds.checked(check), None)
+        r = engine.score(ids, k, None)
         r.context_start = context_start
         yield len(ids) - 1, r
         return
@@ -193,7 +179,7 @@ def score_progress(
 
     parts: list[Rows] = []
     total = len(ids) - 1
-    for done, rows in score_blocks(engine, ids, k, chunk, check, prefill=prefill):
+    for done, rows in score_blocks(engine, ids, k, chunk, prefill=prefill):
         parts.append(rows)
         if done < total:
             yield done, so_far(parts) if partial else None
@@ -212,11 +198,10 @@ def score_text(
     text: str,
     k: int = 5,
     chunk: int | None = None,
-    check: Check | None = None,
     start: str | None = None,
 ) -> TokenScores:
     """Score `text`, tokenized with the tokenizer's special tokens; `start` as in `text_ids`."""
     ids, lead = text_ids(engine, text, start)
-    *_, (_, r) = score_progress(engine, ids, k, context_start=lead, chunk=chunk, check=check, partial=False)
+    *_, (_, r) = score_progress(engine, ids, k, context_start=lead, chunk=chunk, partial=False)
     assert r is not None  # the last item is the whole result
     return r

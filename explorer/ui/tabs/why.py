@@ -1,7 +1,7 @@
 """The Why tab: which earlier tokens made the selected token likely (or likelier than another), by a method you pick.
 
 The work runs beside the page's event (a thread), so the tab shows its progress while it runs and Stop ends it at the
-next batch of ablated rows (the engine's `check`); the page's time cap applies as to every action.
+next batch of ablated rows (the engine's `bounds.check()`); the page's time cap applies as to every action.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import gradio as gr
 
+from explorer import bounds
 from explorer.attribution import Attribution
 from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
 from explorer.errors import ExplorerError
@@ -76,12 +77,12 @@ def stopped(summary: str) -> str:
 
 
 def run_beside(fn) -> Iterator[tuple[int, int] | Attribution]:
-    """Run fn(check, progress) on a thread in this context (the page's time cap): yields (done, total) while it
-    runs, then its result. Closing the iterator (Stop) makes `check` raise, so the work ends at its next batch."""
+    """Run fn(progress) on a thread in this context (the page's time cap): yields (done, total) while it runs, then
+    its result. Closing the iterator (Stop) makes the bound's check raise, so the work ends at its next batch."""
     state: dict[str, Any] = {"done": (0, 0), "stop": False}
     finished = threading.Event()
 
-    def check() -> None:
+    def stop() -> None:
         if state["stop"]:
             raise ExplorerError("Stopped.", code="cancelled")
 
@@ -90,7 +91,8 @@ def run_beside(fn) -> Iterator[tuple[int, int] | Attribution]:
 
     def work() -> None:
         try:
-            state["result"] = fn(check, progress)
+            with bounds.stopping(stop):  # the page's bound (copied below), and Stop
+                state["result"] = fn(progress)
         except BaseException as err:  # noqa: BLE001 - handed back to the page's thread
             state["error"] = err
         finally:
@@ -211,9 +213,7 @@ class WhyTab:
         with user_errors(), self.models.use(r.model) as engine:
             c = contrast_id(engine, q.pop("contrast"))
             pos = q.pop("pos")
-            for item in run_beside(
-                lambda check, prog: attribute(engine, r, pos, contrast=c, check=check, progress=prog, **q)
-            ):
+            for item in run_beside(lambda prog: attribute(engine, r, pos, contrast=c, progress=prog, **q)):
                 if isinstance(item, Attribution):
                     yield self.show(item, bool(with_special))
                     return
