@@ -264,11 +264,10 @@ class Share:
         return ""
 
     def _inputs(self, v: ViewState) -> dict[Any, Any]:
-        """The inputs of `v` into the page's controls (the tab switched to its own): the base's, then the tab's."""
+        """The base's inputs of `v` into the page's controls (the tab switched to its own)."""
         b, controls = v.base, controls_of(v)
         out: dict[Any, Any] = {
             self.tab_block: gr.Tabs(selected=v.tab),
-            self.current: v.tab,
             self.inspector.metric: b.metric,
             self.inspector.thresholds: gr.Textbox(", ".join(map(str, b.thresholds)), visible=b.metric == "rank"),
             self.inspector.k: shown_k(b.k),  # a link made under a higher cap shows what this one allows
@@ -281,6 +280,11 @@ class Share:
             history = [{"role": r, "content": c} for r, c in b.messages[:-1]]
             out.update({self.chat.system: b.system, self.chat.history: history, self.chat.message: b.messages[-1][1]})
             out.update(dict(zip(self.chat.controls, controls)))
+        return out
+
+    def _link_inputs(self, v: ViewState) -> dict[Any, Any]:
+        """A link's inputs: the base's (`_inputs`), the tab shown, then the tab's own (the other tabs keep theirs)."""
+        out = {**self._inputs(v), self.current: v.tab}
         if v.tool is not None and v.tab in self.links:
             out.update(v.tool.apply(self.links[v.tab][1], v))
         return out
@@ -299,7 +303,7 @@ class Share:
         except ExplorerError as err:
             yield {self.note: note_html(err.message)}
             return
-        yield {**self._inputs(v), self.picker.name: name, self.picker.choice: name,  # 2. its inputs
+        yield {**self._link_inputs(v), self.picker.name: name, self.picker.choice: name,  # 2. its inputs
                self.note: note_html(f"Opened a shared link: {v.tab} with {name}.")}  # fmt: skip
         try:  # 3. the inspector's result, then the tab's own run on it
             result = yield from self._base(v, name)
