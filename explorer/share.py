@@ -1,12 +1,21 @@
 """A view as a link: the inputs and settings that make a result, packed into one URL-safe string and read back.
 
-`encode(state)` writes compact JSON (fields left at their defaults omitted), compresses it with raw deflate and
-writes URL-safe base64 without padding after a version prefix (`2.`; links of version `1.` still open). `decode(s)` reads anything a visitor can paste: it is strict and bounded (the
-encoded length, the decompressed size, every type and range; the sampler's rules are SamplerSettings' own) and
-everything wrong with it is one ExplorerError saying what. A link names a model at most: the page resolves that
-name through `Models.resolve`, like any name a visitor types.
+A `ViewState` is `{version, tab, base, tool}`: `base` (a `Base`) is what made the inspector's result (Score, Generate
+or Chat: their inputs, the colour settings and the selected token); `tool` is the shown tab's own part when that tab
+works beside the result (Compare, What-if, Why, ...): a `TabLink`, one small class in that tab's own module
+(explorer/ui/tabs/<tab>.py) holding its fields, their checks, the ranges its sliders are built from, and how its tab
+reads, sets and reruns them. Defining such a class registers it in `LINKS`: a new tab's link is that one class.
 
-No gradio, no torch: the page, the tests and a script can all build and read links.
+On the wire a link is one flat JSON object (the base's fields, `base`, then the tool's fields; fields left at their
+defaults omitted), raw-deflated and written as URL-safe base64 without padding after a version prefix (`2.`; links
+of version `1.` still open, and every `2.` link made before the per-tab link states opens to the same state).
+`decode(s)` reads anything a visitor can paste: it is strict and bounded (the encoded length, the decompressed size,
+every type and range, every registered tab's fields whichever the tab: a link is one whole; the sampler's rules are
+SamplerSettings' own) and everything wrong with it is one ExplorerError saying what. A link names a model at most:
+the page resolves that name through `Models.resolve`, like any name a visitor types.
+
+No gradio, no torch: the page, the tests and a script can all build and read links (a tool tab's link once its
+module is imported; the page imports them all).
 """
 
 from __future__ import annotations
@@ -16,15 +25,13 @@ import binascii
 import json
 import math
 import zlib
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar
 
-from explorer.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
 from explorer.errors import ExplorerError
 from explorer.render.heatmap import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRICS
-from explorer.render.lens import METRICS as LENS_METRICS
-from explorer.render.words import METRICS as WORD_METRICS
 from explorer.settings import MAX_K, SamplerSettings
 
 VERSION = "2"
@@ -35,36 +42,10 @@ MAX_JSON_BYTES = 256 * 1024  # the decompressed JSON (a link's deflate cannot ex
 MAX_TEXT_CHARS = 100_000
 MAX_MESSAGES = 64
 MAX_POSITION = 1_000_000
-TABS = ("score", "generate", "chat")  # the tabs that make the inspector's result (a link's `base`)
-TOOLS = ("compare", "whatif", "why", "lookup", "words", "branch", "lens")  # the tabs that work beside it
-ON_RESULT = (
-    "whatif",
-    "why",
-    "lookup",
-    "words",
-    "branch",
-)  # ... those that read the inspector's result (lens: when no text)
-COMPARE_MODES = ("models", "prompts")
-COLOURS = ("delta", "js")
-MAX_QUERY_CHARS = 2000
-MAX_LAYER = 4096
-# the What-if tab's sliders (explorer/ui/tabs/whatif.py): name -> (low, high, whole number)
-SLIDERS = {"temperature": (0.0, 2.0, False), "top_k": (0, 200, True), "top_p": (0.01, 1.0, False),
-           "min_p": (0.0, 1.0, False), "repetition_penalty": (0.5, 3.0, False), "top_n": (5, 50, True)}  # fmt: skip
-DEFAULT_SLIDERS: dict[str, Any] = {
-    "temperature": 1.0,
-    "top_k": 0,
-    "top_p": 1.0,
-    "min_p": 0.0,
-    "repetition_penalty": 1.0,
-    "top_n": 15,
-}
-# the Why tab's settings (explorer/ui/tabs/why.py, explorer/attribution.py): name -> the values allowed
-WHY_CHOICES = {"why_method": METHODS, "why_units": UNITS, "why_mode": OCCLUSION_MODES, "why_baseline": BASELINES}
-WHY_NUMBERS = {"why_detail": (0, 1024, 128), "why_steps": (2, 256, 32)}  # name -> (low, high, default)
 MAX_TOKEN_CHARS = 200
+TABS = ("score", "generate", "chat")  # the tabs that make the inspector's result (a link's `base`)
 ROLES = ("user", "assistant")
-# the page's sampler controls (explorer/ui/sampler.py): a link outside them would not fit the sliders
+# the page's sampler controls (explorer/ui/sampler.py builds its sliders from these): name -> (low, high)
 CONTROL_BOUNDS = {"max_tokens": (1, 512), "temperature": (0.0, 2.0), "top_p": (0.01, 1.0), "top_k": (0, 200)}
 SAMPLER_KEYS = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode")
 DEFAULT_SAMPLER: dict[str, Any] = {
@@ -79,10 +60,12 @@ DEFAULT_SAMPLER: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class ViewState:
-    """Everything that makes a view: the tab and its inputs, the colour settings and the selected token."""
+class Base:
+    """What made the inspector's result: the tab (one of TABS; '' = none), its inputs, the colour settings and the
+    selected token. A tab beside the result may use these fields for its own (Compare: `model` is model A, `text`
+    the compared text, `selected` the compared token; Branch: `selected` is its position)."""
 
-    tab: str = "score"
+    tab: str = ""
     model: str = ""  # the model's public name ('' = the page's default)
     text: str = ""  # Score: the text; Generate: the prompt
     system: str = ""  # Chat: the system message
@@ -94,49 +77,146 @@ class ViewState:
     score_prompt: bool = True
     from_start: bool = False  # Score: put a document-start token first
     start: str = "eos"  # that token's menu value
-    selected: int = 0  # the inspector's token (What-if's position, Branch's position); Compare: the compared token
-    base: str = ""  # which of TABS made the inspector's result ('' = none; for those tabs, the tab itself)
-    # Compare (`model` is model A, `text` the compared text, `selected` the compared token)
-    compare_mode: str = "models"
-    model_b: str = ""
-    prompt_a: str = ""
-    prompt_b: str = ""
-    colour: str = "delta"
-    sliders: dict = field(default_factory=lambda: dict(DEFAULT_SLIDERS))  # What-if
-    query: str = ""  # Look up: one query a line
-    word_metric: str = "probability"  # Words
-    word: int = 0
-    lens_text: str = ""  # Logit lens ('' = the inspector's result)
-    lens_metric: str = "rank"
-    layer: int = 0
-    lens_pos: int = 0
-    why_contrast: str = ""  # Why: the token the target is compared with ('' = none)
-    why_method: str = "occlusion"
-    why_units: str = "token"
-    why_detail: int = 128
-    why_mode: str = "remove"
-    why_steps: int = 32
-    why_baseline: str = "neutral"
-
-    def __post_init__(self):
-        if self.tab in TABS:  # a tab that makes the result is its own base
-            object.__setattr__(self, "base", self.tab)
+    selected: int = 0  # the inspector's token
 
     def to_dict(self) -> dict:
+        """The link's base fields (flat), `base` naming the tab, after them."""
         d = asdict(self)
         d["messages"] = [list(m) for m in self.messages]
         d["thresholds"] = list(self.thresholds)
-        return d
+        return {**{k: v for k, v in d.items() if k != "tab"}, "base": self.tab}
+
+    @classmethod
+    def read(cls, d: dict, tab: str) -> Base:
+        """The base fields of a link's object `d`, checked (made by `tab`)."""
+        metric = d.get("metric", DEFAULT_METRIC)
+        if not isinstance(metric, str) or metric not in METRICS:
+            raise damaged(f"`metric` must be one of {', '.join(METRICS)}, got {str(metric)[:40]!r}")
+        return cls(
+            tab=tab,
+            model=text(d, "model", 200),
+            text=text(d, "text"),
+            system=text(d, "system"),
+            messages=_messages(d.get("messages", [])),
+            metric=metric,
+            thresholds=_thresholds(d.get("thresholds", list(DEFAULT_THRESHOLDS))),
+            k=whole(d, "k", 1, MAX_K, 10),
+            sampler=_sampler(d.get("sampler", {})),
+            score_prompt=flag(d, "score_prompt", True),
+            from_start=flag(d, "from_start", False),
+            start=text(d, "start", 64) or "eos",
+            selected=whole(d, "selected", 0, MAX_POSITION, 0),
+        )
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """What a tab's rerun gets: the link's model and the other models it names (`TabLink.models`), both resolved,
+    the inspector's result it works on ([] when none) and the link's token within that result."""
+
+    name: str
+    others: tuple[str, ...]
+    result: list
+    selected: int
+
+
+LINKS: dict[str, type[TabLink]] = {}  # tab id -> its link state class (filled by defining the class)
+
+
+@dataclass(frozen=True)
+class TabLink:
+    """One tab's own part of a link. A subclass is a frozen dataclass in its tab's module: its fields (their names are
+    the link's keys, their defaults the defaults) with `tab` (the tab's id), `read` (the checks) and the page side:
+    `inputs` / `to_link` (what *Copy link* reads), `apply` (a link's values into the tab's controls), `rerun` (the
+    tab's own handlers on them) and `outputs` (every control those set). Defining it registers it in LINKS."""
+
+    tab: ClassVar[str] = ""
+    on_result: ClassVar[bool] = True  # it works on the inspector's result (its link carries that result's base)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("tab"):
+            LINKS[cls.tab] = cls
+
+    @classmethod
+    def read(cls, d: dict) -> TabLink:
+        """This tab's fields of a link's object `d`, checked (a missing one takes its default)."""
+        return cls()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def needs_result(self) -> bool:
+        """Whether this link must carry the result it works on (a `base`)."""
+        return self.on_result
+
+    def models(self) -> tuple[str, ...]:
+        """The model names the link runs besides its base's (resolved by the page before anything runs)."""
+        return ()
+
+    # ---- the page side (explorer/ui/: `tab` is the tab's object, `values` its controls' values by component) ----
+    @classmethod
+    def inputs(cls, tab: Any) -> list:
+        """The tab's controls *Copy link* reads."""
+        return []
+
+    @classmethod
+    def to_link(cls, tab: Any, values: Mapping, base: Base, model: str) -> tuple[Base, TabLink]:
+        """The link's base and this tab's part from its controls' `values` (`base`: the inspector's result's, or
+        `Base(model=model)` when there is none; `model`: the session's). Raises ExplorerError when there is nothing
+        to share."""
+        return base, cls()
+
+    def apply(self, tab: Any, v: ViewState) -> dict:
+        """The tab's controls set to this link's values (before the rerun)."""
+        return {}
+
+    def rerun(self, tab: Any, v: ViewState, run: Rerun) -> Iterator[dict]:
+        """The tab's own handlers on this link's values, then its selection (a gr.Error: the run's message)."""
+        return iter(())
+
+    @classmethod
+    def outputs(cls, tab: Any) -> list:
+        """Every control `apply` and `rerun` set."""
+        return []
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """Everything that makes a view: the tab shown, the result's `base`, the tab's own `tool` part (None for the tabs
+    that make the result), and the link format's version it was read from."""
+
+    version: str = field(default=VERSION, compare=False)
+    tab: str = "score"
+    base: Base = field(default_factory=Base)
+    tool: TabLink | None = None
+
+    def __post_init__(self):
+        if self.tab in TABS and self.base.tab != self.tab:  # a tab that makes the result is its own base
+            object.__setattr__(self, "base", replace(self.base, tab=self.tab))
+        if self.tool is not None and not self.tool.on_result and self.base.tab:
+            object.__setattr__(self, "base", replace(self.base, tab=""))
+
+    def to_dict(self) -> dict:
+        """The flat object a link carries: tab, the base's fields, then the tab's own."""
+        return {"tab": self.tab, **self.base.to_dict(), **(self.tool.to_dict() if self.tool else {})}
 
     def compact(self) -> dict:
         """`to_dict` less the fields left at their defaults (tab and base kept): what a link carries."""
-        default = ViewState().to_dict()
+        tool = type(self.tool)().to_dict() if self.tool else {}
+        default = {"tab": self.tab, **Base().to_dict(), **tool}
         return {k: v for k, v in self.to_dict().items() if k in ("tab", "base") or v != default[k]}
 
     @classmethod
     def from_dict(cls, d: object) -> ViewState:
         """Checked field by field; unknown keys are ignored, a missing one takes its default."""
         return _checked(d)
+
+
+def link_fields() -> list[str]:
+    """Every key a link may carry (the base's, then each registered tab's)."""
+    keys = ["tab", *Base().to_dict()]
+    return keys + [f.name for cls in LINKS.values() for f in fields(cls)]
 
 
 def damaged(why: str) -> ExplorerError:
@@ -151,7 +231,7 @@ def too_long(n: int) -> ExplorerError:
 
 
 def encode(state: ViewState) -> str:
-    """`1.` + URL-safe base64 (no padding) of the raw-deflated compact JSON of `state`."""
+    """`2.` + URL-safe base64 (no padding) of the raw-deflated compact JSON of `state`."""
     raw = json.dumps(state.compact(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     z = zlib.compressobj(9, zlib.DEFLATED, -15)
     packed = base64.urlsafe_b64encode(z.compress(raw) + z.flush()).rstrip(b"=").decode("ascii")
@@ -188,11 +268,11 @@ def decode(s: object) -> ViewState:
         d = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise damaged("its content is not JSON") from None
-    return _checked(d)
+    return replace(_checked(d), version=version)
 
 
-# ---- checks ------------------------------------------------------------------------------------
-def _text(d: dict, key: str, cap: int = MAX_TEXT_CHARS) -> str:
+# ---- checks (each tab's `read` uses them) ------------------------------------------------------
+def text(d: dict, key: str, cap: int = MAX_TEXT_CHARS) -> str:
     v = d.get(key, "")
     if not isinstance(v, str):
         raise damaged(f"`{key}` must be text, got {type(v).__name__}")
@@ -201,7 +281,7 @@ def _text(d: dict, key: str, cap: int = MAX_TEXT_CHARS) -> str:
     return v
 
 
-def _int(d: dict, key: str, lo: int, hi: int, default: int) -> int:
+def whole(d: dict, key: str, lo: int, hi: int, default: int) -> int:
     v = d.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int):
         raise damaged(f"`{key}` must be a whole number, got {str(v)[:40]!r}")
@@ -210,11 +290,29 @@ def _int(d: dict, key: str, lo: int, hi: int, default: int) -> int:
     return v
 
 
-def _bool(d: dict, key: str, default: bool) -> bool:
+def flag(d: dict, key: str, default: bool) -> bool:
     v = d.get(key, default)
     if not isinstance(v, bool):
         raise damaged(f"`{key}` must be true or false")
     return v
+
+
+def choice(d: dict, key: str, options: tuple[str, ...], default: str) -> str:
+    v = d.get(key, default)
+    if not isinstance(v, str) or v not in options:
+        raise damaged(f"`{key}` must be one of {', '.join(options)}, got {str(v)[:40]!r}")
+    return v
+
+
+def slider(name: str, x: object, lo: float, hi: float, whole_number: bool) -> int | float:
+    """A slider's value `x` (named `name` in messages): a (whole) finite number within the slider's range."""
+    ok = isinstance(x, int) if whole_number else isinstance(x, (int, float)) and math.isfinite(x)
+    if isinstance(x, bool) or not ok:
+        raise damaged(f"`{name}` must be a {'whole ' if whole_number else ''}number")
+    assert isinstance(x, (int, float))
+    if not lo <= x <= hi:
+        raise damaged(f"`{name}` (={x}) is outside the slider's range {lo} to {hi}")
+    return x
 
 
 def _thresholds(v: object) -> tuple[int, ...]:
@@ -261,79 +359,23 @@ def _sampler(v: object) -> dict:
     return out
 
 
-def _choice(d: dict, key: str, options: tuple[str, ...], default: str) -> str:
-    v = d.get(key, default)
-    if not isinstance(v, str) or v not in options:
-        raise damaged(f"`{key}` must be one of {', '.join(options)}, got {str(v)[:40]!r}")
-    return v
-
-
-def _sliders(v: object) -> dict:
-    """What-if's slider values, each in its slider's range (top_k and top_n whole numbers)."""
-    if not isinstance(v, dict):
-        raise damaged("`sliders` must be an object")
-    out = dict(DEFAULT_SLIDERS)
-    for key, (lo, hi, whole) in SLIDERS.items():
-        x = v.get(key, out[key])
-        ok = isinstance(x, int) if whole else isinstance(x, (int, float)) and math.isfinite(x)
-        if isinstance(x, bool) or not ok:
-            raise damaged(f"`sliders.{key}` must be a {'whole ' if whole else ''}number")
-        if not lo <= x <= hi:
-            raise damaged(f"`sliders.{key}` (={x}) is outside the slider's range {lo} to {hi}")
-        out[key] = x
-    return out
-
-
-def _tools(d: dict, tab: str, base: str) -> dict:
-    """The fields of the tabs beside the result (all checked, whichever the tab: a link is one whole)."""
-    out: dict[str, Any] = {
-        "compare_mode": _choice(d, "compare_mode", COMPARE_MODES, "models"),
-        "model_b": _text(d, "model_b", 200),
-        "prompt_a": _text(d, "prompt_a"),
-        "prompt_b": _text(d, "prompt_b"),
-        "colour": _choice(d, "colour", COLOURS, "delta"),
-        "sliders": _sliders(d.get("sliders", {})),
-        "query": _text(d, "query", MAX_QUERY_CHARS),
-        "word_metric": _choice(d, "word_metric", tuple(WORD_METRICS), "probability"),
-        "word": _int(d, "word", 0, MAX_POSITION, 0),
-        "lens_text": _text(d, "lens_text"),
-        "lens_metric": _choice(d, "lens_metric", tuple(LENS_METRICS), "rank"),
-        "layer": _int(d, "layer", 0, MAX_LAYER, 0),
-        "lens_pos": _int(d, "lens_pos", 0, MAX_POSITION, 0),
-        "why_contrast": _text(d, "why_contrast", MAX_TOKEN_CHARS),
-        **{k: _choice(d, k, options, options[0]) for k, options in WHY_CHOICES.items()},
-        **{k: _int(d, k, lo, hi, default) for k, (lo, hi, default) in WHY_NUMBERS.items()},
-    }
-    if not base and (tab in ON_RESULT or (tab == "lens" and not out["lens_text"].strip())):
-        raise damaged(f"a {tab} link must carry the result it works on (`base`)")
-    return out
-
-
 def _checked(d: object) -> ViewState:
+    """1. the tab; 2. the base (which tab made it, then its fields); 3. every registered tab's fields (a link is
+    one whole), the shown tab's kept; 4. the rules between them."""
     if not isinstance(d, dict):
         raise damaged("its content is not an object")
-    tab = _choice(d, "tab", TABS + TOOLS, "score")
-    base = tab if tab in TABS else "" if tab == "compare" else _choice(d, "base", ("", *TABS), "")
-    metric = d.get("metric", DEFAULT_METRIC)
-    if not isinstance(metric, str) or metric not in METRICS:
-        raise damaged(f"`metric` must be one of {', '.join(METRICS)}, got {str(metric)[:40]!r}")
-    state = ViewState(
-        tab=tab,
-        model=_text(d, "model", 200),
-        text=_text(d, "text"),
-        system=_text(d, "system"),
-        messages=_messages(d.get("messages", [])),
-        metric=metric,
-        thresholds=_thresholds(d.get("thresholds", list(DEFAULT_THRESHOLDS))),
-        k=_int(d, "k", 1, MAX_K, 10),
-        sampler=_sampler(d.get("sampler", {})),
-        score_prompt=_bool(d, "score_prompt", True),
-        from_start=_bool(d, "from_start", False),
-        start=_text(d, "start", 64) or "eos",
-        selected=_int(d, "selected", 0, MAX_POSITION, 0),
-        base=base,
-        **_tools(d, tab, base),
-    )
-    if base == "chat" and (not state.messages or state.messages[-1][0] != "user"):
+    tab = choice(d, "tab", TABS + tuple(LINKS), "score")
+    link = LINKS.get(tab)
+    made_by = tab if link is None else _choice_base(d) if link.on_result else ""
+    base = Base.read(d, made_by)
+    tools = {name: cls.read(d) for name, cls in LINKS.items()}
+    tool = tools.get(tab)
+    if not made_by and tool is not None and tool.needs_result():
+        raise damaged(f"a {tab} link must carry the result it works on (`base`)")
+    if made_by == "chat" and (not base.messages or base.messages[-1][0] != "user"):
         raise damaged("a chat link must end with the user's message")
-    return state
+    return ViewState(tab=tab, base=base, tool=tool)
+
+
+def _choice_base(d: dict) -> str:
+    return choice(d, "base", ("", *TABS), "")

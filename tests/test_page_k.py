@@ -12,6 +12,8 @@ import pytest
 from explorer.settings import page_k
 from explorer.share import decode
 from explorer.ui.inspector import View
+from explorer.ui.sampler import RunOptions
+from tests.helpers.share import page_values
 from tests.views import whole_page
 
 T = "1, 10, 100, 1000"
@@ -60,12 +62,12 @@ def test_score_generate_and_chat_ask_at_most_the_cap(capped):
     assert r.prompt_k == cap and r.rows.top_ids.shape[1] == cap and r.scored[1:].all()
     assert listed(out[v.detail]) == [cap] and blob_k(out[v.heatmap]) == cap
     assert "<dt>rank</dt>" in out[v.detail] and "<dt>logprob</dt>" in out[v.detail]  # the token's own numbers
-    gen = list(p.tabs["GenerateTab"].generate(GPT2, "Once upon", *CONTROLS, "rank", T, 20))[-1]
+    gen = list(p.tabs["GenerateTab"].generate(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1]
     g = gen[v.result][0]
     assert g.output_k == cap and g.prompt_k == cap and g.n > g.n_prompt
     assert blob_k(gen[v.heatmap]) == cap and listed(v.detail_of([g], 2, 20)[v.detail]) == [cap]  # a prompt token
     assert all(n <= cap + 1 for n in listed(gen[v.detail]))  # a generated one, raw beside processed (+ the actual)
-    chat = list(p.tabs["ChatTab"].chat(GPT2, [], "Be brief.", "Hi", *CONTROLS, "logprob", T, 20))[-1]
+    chat = list(p.tabs["ChatTab"].chat(GPT2, [], "Be brief.", "Hi", RunOptions(*CONTROLS, "logprob", T, 20)))[-1]
     c = chat[v.result][0]
     assert c.output_k == cap and c.n > c.n_prompt and blob_k(chat[v.heatmap]) == cap
 
@@ -103,7 +105,9 @@ def test_the_view_tabs_run_under_the_cap(capped):
 def test_branch_under_the_cap(capped):
     p, cap = capped
     b = p.tabs["BranchTab"]
-    r = list(p.tabs["GenerateTab"].generate(GPT2, "Once upon", *CONTROLS, "rank", T, 20))[-1][p.inspector.result][0]
+    r = list(p.tabs["GenerateTab"].generate(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1][
+        p.inspector.result
+    ][0]
     at = r.n_prompt + 1
     picked = b.pick_position([r], at)
     alts = [x for _, x in picked[b.alts].choices]
@@ -120,8 +124,10 @@ def test_a_link_made_under_a_cap_of_zero_opens(monkeypatch, gpt2):
     p = whole_page(gpt2)
     r = score(p)[p.inspector.result][0]
     k = p.inspector.k.value  # 0: the fixed slider
-    code = p.share.copy_link([r], View(), 1, "logprob", T, k, TEXT, False, "eos", "", "", [])[p.share.code]
-    assert code and decode(code).k == 1
+    code = p.share.copy_link(page_values(p, [[r], View(), 1, "logprob", T, k, TEXT, False, "eos", "", "", []]))[
+        p.share.code
+    ]
+    assert code and decode(code).base.k == 1
 
 
 def test_the_cap_is_read_when_a_request_runs(monkeypatch, gpt2):

@@ -8,7 +8,6 @@ import contextlib
 import json
 import math
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,21 @@ from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
 from explorer.imports import open_document
-from explorer.share import MAX_LINK_CHARS, ViewState, decode, encode
-from tests.helpers.share import GEN, JSON, SCRIPT, STATES, built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
+from explorer.share import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
+from tests.helpers.share import (  # noqa: F401 - `built`: fixture
+    GEN,
+    JSON,
+    SCRIPT,
+    STATES,
+    built,
+    last,
+    note_of,
+    pack,
+    page_values,
+    restore,
+    view,
+    with_base,
+)  # fmt: skip
 from tests.recorded import close, json_paths
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -30,18 +42,18 @@ def test_every_tab_round_trips(tab):
     code = encode(s)
     assert code.startswith("2.") and len(code) < 400 and "=" not in code and "+" not in code and "/" not in code
     assert decode(code) == s
-    assert decode(encode(ViewState(**{**s.__dict__, "text": SCRIPT, "system": SCRIPT}))).text == SCRIPT
+    assert decode(encode(with_base(s, text=SCRIPT, system=SCRIPT))).base.text == SCRIPT
 
 
 def test_a_few_pages_fit_and_a_longer_text_says_use_the_session_file():
     pages = " ".join(f"Sentence {i} of a long essay about the weather and the sea." for i in range(120))
-    assert decode(encode(ViewState(text=pages))).text == pages  # ~7,000 characters of text
+    assert decode(encode(view(text=pages))).base.text == pages  # ~7,000 characters of text
     import random
 
     rnd = random.Random(0)
     noise = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789 ") for _ in range(12_000))
     with pytest.raises(ExplorerError, match=r"too long for a link.*Download session"):
-        encode(ViewState(text=noise))
+        encode(view(text=noise))
 
 
 BAD = {
@@ -86,7 +98,7 @@ def test_hostile_links_are_one_clear_message(name):
 
 def test_unknown_keys_are_ignored_and_script_is_only_text():
     v = decode(pack({"text": SCRIPT, "model": SCRIPT, "evil": {"__proto__": 1}, "start": SCRIPT[:60]}))
-    assert v.text == SCRIPT and v.model == SCRIPT and v.tab == "score"
+    assert v.base.text == SCRIPT and v.base.model == SCRIPT and v.tab == "score"
 
 
 # ---- the page's handlers: links never load a model outside the allowed set, files never load one -------------------
@@ -94,14 +106,14 @@ def test_a_link_naming_a_model_not_served_is_refused_before_anything_loads(built
     p, _models, calls = built
     calls.clear()
     for name in ["gpt2", "/etc/passwd", "../../models/x", "HuggingFaceTB/SmolLM2-1.7B", SCRIPT]:
-        outs = restore(built, encode(ViewState(model=name, text="hi")))
+        outs = restore(built, encode(view(model=name, text="hi")))
         assert "is not available here" in note_of(p, outs) and "<script>" not in note_of(p, outs)
     assert calls == []
 
 
 def test_a_link_reruns_and_selects_its_token(built, gpt2):
     p, _, calls = built
-    outs = restore(built, encode(ViewState(model="tiny-gpt2", text="The quick brown fox", selected=2, k=3)))
+    outs = restore(built, encode(view(model="tiny-gpt2", text="The quick brown fox", selected=2, k=3)))
     assert last(outs, p.inspector.selected) == 2 and 'data-pos="2"' in last(outs, p.inspector.detail)
     assert outs[0][p.share.score.text] == "The quick brown fox" and calls == []
 
@@ -116,7 +128,7 @@ def test_a_bad_link_is_a_note_and_the_default_page(built):
 # real links of each tab, their model, text and token varied (3 tokens at most drawn, so a restore stays quick)
 LINKS = st.builds(
     lambda s, model, text, selected: encode(
-        replace(s, model=model, text=text, selected=selected, sampler={**s.sampler, "max_tokens": 3})
+        with_base(s, model=model, text=text, selected=selected, sampler={**s.base.sampler, "max_tokens": 3})
     ),
     st.sampled_from(list(STATES.values())),
     st.sampled_from(["tiny-gpt2", "", "gpt2", "../../models/x"]),
@@ -154,7 +166,7 @@ def test_fuzz_decode_and_restore_never_escape_nor_load_outside_the_list(built):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(st.sampled_from(list(STATES["chat"].to_dict()) + ["x"]), JSON, max_size=8))
+@given(st.dictionaries(st.sampled_from([*link_fields(), "x"]), JSON, max_size=8))
 def test_fuzz_link_fields(built, d):
     _p, models, calls = built
     code = pack(d)
@@ -275,11 +287,11 @@ def test_a_session_file_round_trips_with_its_inputs(built, gpt2, tmp_path):
     p, _, calls = built
     r = score_text(gpt2, "The capital of France is Paris.", k=5)
     values = [[r], View(), 3, "rank", "1, 5", 4, "The capital of France is Paris.", False, "eos", "", "", []]
-    path = p.share.prepare_session(*values).value["path"]
+    path = p.share.prepare_session(page_values(p, values)).value["path"]
     o = open_document(Path(path).read_bytes())
     assert o.shape == "session" and o.results[0].to_dict() == r.to_dict()
-    assert ViewState.from_dict(o.view) == ViewState(model="tiny-gpt2", text=values[6], metric="rank",
-                                                    thresholds=(1, 5), k=4, selected=3)  # fmt: skip
+    assert ViewState.from_dict(o.view) == view(model="tiny-gpt2", text=values[6], metric="rank",
+                                               thresholds=(1, 5), k=4, selected=3)  # fmt: skip
     calls.clear()
     out = p.share.open_file(path, "other-model", "logprob", "1, 10, 100, 1000", 10)
     assert out[p.inspector.selected] == 3 and out[p.share.score.text] == values[6] and calls == []
@@ -288,7 +300,7 @@ def test_a_session_file_round_trips_with_its_inputs(built, gpt2, tmp_path):
 
 def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(built, gpt2):
     p, _, calls = built
-    gen = encode(ViewState(tab="generate", model="tiny-gpt2", text="The lazy", sampler={**GEN, "mode": "raw"}))
+    gen = encode(view("generate", model="tiny-gpt2", text="The lazy", sampler={**GEN, "mode": "raw"}))
     runs = [last(restore(built, gen), p.inspector.result)[0] for _ in range(2)]
     assert runs[0].token_ids.tolist() == runs[1].token_ids.tolist() and runs[0].sampler["seed"] == GEN["seed"]
     outs = restore(built, encode(STATES["chat"]))
@@ -300,8 +312,9 @@ def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(bui
     # its own link again: the same conversation, the reply left for the rerun
     values = [[r], last(outs, p.inspector.view), 12, "entropy", "1, 10, 100, 1000", 10, "", False, "eos", "",
               "Be terse.", last(outs, chat.history)]  # fmt: skip
-    again = decode(p.share.copy_link(*values)[p.share.code])
-    assert again.messages == STATES["chat"].messages and again.sampler["seed"] == STATES["chat"].sampler["seed"]
+    again = decode(p.share.copy_link(page_values(p, values))[p.share.code])
+    assert again.base.messages == STATES["chat"].base.messages
+    assert again.base.sampler["seed"] == STATES["chat"].base.sampler["seed"]
 
 
 def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):
@@ -314,13 +327,17 @@ def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):
     rnd = random.Random(1)
     text = "".join(rnd.choice("abcdefghij klmnop") for _ in range(20_000))
     r = score_text(gpt2, "short", k=5)
-    out = p.share.copy_link([r], View(), 0, "logprob", "1, 10, 100, 1000", 10, text, False, "eos", "", "", [])
+    out = p.share.copy_link(
+        page_values(p, [[r], View(), 0, "logprob", "1, 10, 100, 1000", 10, text, False, "eos", "", "", []])
+    )
     assert (
         out[p.share.code] == ""
         and "too long for a link" in out[p.share.note]
         and "Download session" in out[p.share.note]
     )
-    nothing = p.share.copy_link([], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", [])
+    nothing = p.share.copy_link(
+        page_values(p, [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []])
+    )
     assert "Score a text, generate or chat first" in nothing[p.share.note]
 
 

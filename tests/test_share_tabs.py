@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,24 +14,43 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
-from explorer.share import TABS, TOOLS, ViewState, decode, encode
-from tests.helpers.share import JSON, SCRIPT, STATES, built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
+from explorer.share import LINKS, TABS, decode, encode, link_fields
+from explorer.ui.tabs.branch import BranchLink
+from explorer.ui.tabs.compare import CompareLink
+from explorer.ui.tabs.lens import LensLink
+from explorer.ui.tabs.lookup import LookupLink
+from explorer.ui.tabs.whatif import WhatIfLink
+from explorer.ui.tabs.words import WordsLink
+from tests.helpers.share import (  # noqa: F401 - `built`: fixture
+    JSON,
+    SCRIPT,
+    STATES,
+    built,
+    last,
+    note_of,
+    pack,
+    page_values,
+    restore,
+    view,
+)  # fmt: skip
+
+TOOLS = tuple(LINKS)
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 SLIDERS = {"temperature": 0.5, "top_k": 20, "top_p": 0.9, "min_p": 0.05, "repetition_penalty": 1.3, "top_n": 8}
-SCORED = {"base": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
+SCORED = {"tab": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
 TOOL_STATES = {
-    "compare": ViewState(tab="compare", model="tiny-gpt2", model_b="tiny-gpt2", text=TEXT, colour="js", selected=3),
-    "compare prompts": ViewState(tab="compare", model="tiny-gpt2", compare_mode="prompts", prompt_a="Q: fox?",
-                                 prompt_b="", text=" A fox.", selected=1),
-    "whatif": ViewState(tab="whatif", sliders=SLIDERS, **SCORED),
-    "lookup": ViewState(tab="lookup", query=" the\n fox\n42", **SCORED),
-    "words": ViewState(tab="words", word_metric="surprisal", word=4, **SCORED),
-    "branch": ViewState(tab="branch", **SCORED),
-    "lens": ViewState(tab="lens", lens_metric="entropy", layer=1, lens_pos=3, **SCORED),
-    "lens text": ViewState(tab="lens", model="tiny-gpt2", lens_text="Hello there, world", layer=2, lens_pos=1),
-    "whatif after chat": ViewState(tab="whatif", base="chat", messages=(("user", "Hi"),), sampler=STATES["chat"].sampler,
-                                   selected=6),
+    "compare": view("compare", CompareLink(model_b="tiny-gpt2", colour="js"), model="tiny-gpt2", text=TEXT, selected=3),
+    "compare prompts": view("compare", CompareLink(compare_mode="prompts", prompt_a="Q: fox?", prompt_b=""),
+                            model="tiny-gpt2", text=" A fox.", selected=1),
+    "whatif": view("whatif", WhatIfLink(SLIDERS), **SCORED),
+    "lookup": view("lookup", LookupLink(query=" the\n fox\n42"), **SCORED),
+    "words": view("words", WordsLink(word_metric="surprisal", word=4), **SCORED),
+    "branch": view("branch", BranchLink(), **SCORED),
+    "lens": view("lens", LensLink(lens_metric="entropy", layer=1, lens_pos=3), **SCORED),
+    "lens text": view("lens", LensLink(lens_text="Hello there, world", layer=2, lens_pos=1), model="tiny-gpt2"),
+    "whatif after chat": view("whatif", WhatIfLink(), tab="chat", messages=(("user", "Hi"),),
+                              sampler=STATES["chat"].base.sampler, selected=6),
 }  # fmt: skip
 
 
@@ -40,7 +60,8 @@ def test_every_tool_tab_round_trips(name):
     code = encode(s)
     assert code.startswith("2.") and len(code) < 400
     assert decode(code) == s
-    assert decode(encode(ViewState(**{**s.__dict__, "query": SCRIPT, "lens_text": SCRIPT}))).query == SCRIPT
+    texts = {f: SCRIPT for f in ("query", "lens_text", "prompt_a", "prompt_b") if hasattr(s.tool, f)}  # its own texts
+    assert all(getattr(decode(encode(replace(s, tool=replace(s.tool, **texts)))).tool, f) == SCRIPT for f in texts)
 
 
 def test_version_1_links_still_open():
@@ -82,7 +103,7 @@ def test_hostile_tool_fields_are_one_clear_message(name):
         decode(pack(TOOL_BAD[name]))
 
 
-FIELDS = [k for k in ViewState().to_dict() if k not in ("tab", "base")] + ["x"]
+FIELDS = [k for k in link_fields() if k not in ("tab", "base")] + ["x"]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -99,7 +120,7 @@ def test_fuzz_tool_links(built, tab, base, d):
 def test_a_compare_link_naming_a_model_not_served_is_refused_before_anything_loads(built):
     p, _models, calls = built
     calls.clear()
-    outs = restore(built, encode(ViewState(tab="compare", model="tiny-gpt2", model_b="/etc/passwd", text="hi")))
+    outs = restore(built, encode(view("compare", CompareLink(model_b="/etc/passwd"), model="tiny-gpt2", text="hi")))
     assert "is not available here" in note_of(p, outs) and calls == [] and len(outs) == 1
 
 
@@ -117,8 +138,16 @@ def test_compare_restores_the_same_numbers_and_token(built):
     own = {**own, **c.select(own[c.state], 3)}
     values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
     tool = _tool_values(p, compare=(own[c.state], own[c.made_from], "Jensen-Shannon", 3))
-    v = decode(p.share.copy_link(*values, "compare", "tiny-gpt2", *tool)[p.share.code])
-    assert v.tab == "compare" and v.colour == "js" and v.selected == 3 and v.base == "" and v.model_b == "tiny-gpt2"
+    v = decode(
+        p.share.copy_link(page_values(p, values, current="compare", model="tiny-gpt2", components=tool))[p.share.code]
+    )
+    assert (
+        v.tab == "compare"
+        and v.tool.colour == "js"
+        and v.base.selected == 3
+        and v.base.tab == ""
+        and v.tool.model_b == "tiny-gpt2"
+    )
     outs = restore(built, encode(v))
     assert last(outs, c.detail) == own[c.detail] and last(outs, c.pos) == 3 and calls == []
     assert last(outs, c.summary) == own[c.summary] and 'data-pos="3"' in last(outs, c.heatmap)
@@ -131,13 +160,13 @@ def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(buil
     c = p.tabs["CompareTab"]
     own = c.compare("One model, two prompts", "tiny-gpt2", "", " A fox.", "Q: fox?", "Q: dog?", "Jensen-Shannon")
     own = {**own, **c.select(own[c.state], 1)}
-    page = {comp: None for comp in p.share.tools.inputs}  # the page's values at *Copy link* time, boxes edited
+    page = {comp: None for comp in p.share.copy_inputs}  # the page's values at *Copy link* time, boxes edited
     page.update({p.share.current: "compare", p.share.picker.name: "tiny-gpt2", c.state: own[c.state],
                  c.made_from: own[c.made_from], c.colour: "Jensen-Shannon", c.pos: 1, c.mode: "Two models, one text",
                  c.text: " A cat, edited.", c.prompt_a: "edited A", c.prompt_b: "edited B"})  # fmt: skip
     values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
-    v = decode(p.share.copy_link(*values, *(page[comp] for comp in p.share.tools.inputs))[p.share.code])
-    assert (v.compare_mode, v.text, v.prompt_a, v.prompt_b, v.model_b) == (
+    v = decode(p.share.copy_link({**page, **page_values(p, values)})[p.share.code])
+    assert (v.tool.compare_mode, v.base.text, v.tool.prompt_a, v.tool.prompt_b, v.tool.model_b) == (
         "prompts",
         " A fox.",
         "Q: fox?",
@@ -151,9 +180,15 @@ def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(buil
 
 
 def _tool_values(p, compare=(None, None, "Δ logprob (B − A)", 0), sliders=None,
-                 query="", words=("probability", 0), lens=(None, "", "rank", 0, 1), at=1) -> list:  # fmt: skip
+                 query="", words=("probability", 0), lens=(None, "", "rank", 0, 1), at=1) -> dict:  # fmt: skip
+    """The tabs' controls' values by component."""
     s = sliders or {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repetition_penalty": 1.0, "top_n": 15}
-    return [*compare, *s.values(), query, *words, *lens, at]
+    c, w, lu, wo, le, br = (
+        p.tabs[t] for t in ("CompareTab", "WhatIfTab", "LookupTab", "WordsTab", "LensTab", "BranchTab")
+    )
+    comps = [c.state, c.made_from, c.colour, c.pos, *w.sliders, w.top_n, lu.queries, wo.metric, wo.word, le.state,
+             le.text, le.metric, le.layer, le.pos, br.at]  # fmt: skip
+    return dict(zip(comps, [*compare, *s.values(), query, *words, *lens, at]))
 
 
 @pytest.mark.parametrize("tab", ["whatif", "lookup", "words", "branch", "lens"])
@@ -176,8 +211,8 @@ def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2
         g = t.run("tiny-gpt2", "", result, "entropy")[t.state]
         own, tool = t.show_cell(g, "entropy", 1, 3), _tool_values(p, lens=(g, "", "entropy", 1, 3))
     values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
-    v = decode(p.share.copy_link(*values, tab, "tiny-gpt2", *tool)[p.share.code])
-    assert v.tab == tab and v.base == "score" and v.text == TEXT and v.selected == 5
+    v = decode(p.share.copy_link(page_values(p, values, current=tab, model="tiny-gpt2", components=tool))[p.share.code])
+    assert v.tab == tab and v.base.tab == "score" and v.base.text == TEXT and v.base.selected == 5
     outs = restore(built, encode(v))
     assert "lx-note" not in note_of(p, outs[1:]) and calls == []
     assert last(outs, p.inspector.selected) == 5 and last(outs, p.share.tab_block).selected == tab
@@ -200,7 +235,7 @@ def _same(a, b) -> bool:
 def test_a_link_restores_the_start_menu_and_the_model_status_line(built, gpt2):
     p = built[0]
     start = gpt2.special_tokens()[0]
-    outs = restore(built, encode(ViewState(model="tiny-gpt2", text="Hi there", from_start=True, start=start)))
+    outs = restore(built, encode(view(model="tiny-gpt2", text="Hi there", from_start=True, start=start)))
     menu = last(outs, p.share.score.start)
     assert menu.value == start and "tiny-gpt2" in last(outs, p.picker.status)
     assert last(outs, p.share.score.from_start) is True
@@ -213,8 +248,8 @@ def test_the_session_file_carries_the_selection_now(built, gpt2):
     result = _base(p, gpt2)
     view = View(rid="abc123")
     values = [result, view, 2, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
-    first = json.loads(Path(p.share.prepare_session(*values).value["path"]).read_text())
+    first = json.loads(Path(p.share.prepare_session(page_values(p, values)).value["path"]).read_text())
     values[2] = 6  # a new selection: the file is written again, its results taken from the run's kept JSON
-    again = json.loads(Path(p.share.prepare_session(*values).value["path"]).read_text())
+    again = json.loads(Path(p.share.prepare_session(page_values(p, values)).value["path"]).read_text())
     assert first["view"]["selected"] == 2 and again["view"]["selected"] == 6
     assert again["results"] == first["results"] == json.loads(json.dumps([r.to_dict() for r in result]))

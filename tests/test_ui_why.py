@@ -18,7 +18,7 @@ from explorer.errors import ExplorerError
 from explorer.render.why import LOWERS, RAISES, why_html
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_id, run_beside
 from tests.helpers.page import chat, gen, make_page, path_of, score
-from tests.helpers.share import built, last, note_of, pack, restore  # noqa: F401 - `built`: fixture
+from tests.helpers.share import built, last, note_of, pack, page_values, restore, view  # noqa: F401 - `built`: fixture
 
 TEXT = "The quick brown fox jumps over the lazy dog"
 
@@ -154,10 +154,13 @@ LINK = {"base": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
 
 
 def test_a_why_link_round_trips_and_refuses_bad_fields():
-    from explorer.share import ViewState, decode, encode
+    from explorer.share import decode, encode
+    from explorer.ui.tabs.why import WhyLink
 
-    s = ViewState(tab="why", why_contrast=" the", why_method="ig", why_units="word", why_detail=5, why_steps=8,
-                  why_baseline="zero", **LINK)  # fmt: skip
+    own = WhyLink(
+        why_contrast=" the", why_method="ig", why_units="word", why_detail=5, why_steps=8, why_baseline="zero"
+    )
+    s = view("why", own, **{k: v for k, v in LINK.items() if k != "base"}, tab=LINK["base"])
     assert decode(encode(s)) == s
     for bad, match in [
         ({"tab": "why"}, "must carry the result"),
@@ -179,10 +182,11 @@ def test_a_why_link_restores_what_the_tab_showed(built):
     controls = [" the", METHOD_LABELS["occlusion"], "Words", 3, MODE_LABELS["replace"], 8, BASELINE_LABELS["zero"]]
     own = list(t.run(result, 5, *controls, False, progress=lambda *a, **kw: None))[-1]
     values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
-    tools = {c: None for c in p.share.tools.inputs}
+    tools = {c: None for c in p.share.copy_inputs}
     tools.update({p.share.current: "why", p.share.picker.name: "tiny-gpt2", **dict(zip(t.controls, controls))})
-    v = decode(p.share.copy_link(*values, *(tools[c] for c in p.share.tools.inputs))[p.share.code])
-    assert (v.tab, v.why_contrast, v.why_method, v.why_units, v.why_detail, v.why_mode) == (
+    v = decode(p.share.copy_link({**tools, **page_values(p, values)})[p.share.code])
+    w = v.tool
+    assert (v.tab, w.why_contrast, w.why_method, w.why_units, w.why_detail, w.why_mode) == (
         "why",
         " the",
         "occlusion",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import gradio as gr
@@ -13,6 +15,7 @@ from explorer.engine.generation import collect
 from explorer.render.heatmap import Marks
 from explorer.runtime import Models
 from explorer.settings import SamplerSettings, page_k
+from explorer.share import CONTROL_BOUNDS, DEFAULT_SAMPLER
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
 
@@ -20,15 +23,44 @@ MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperatu
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """A generation's options as the page's controls give them (`sampler_controls`' order, then the inspector's
+    look): what Generate and Chat run with, and what a link's rerun builds."""
+
+    max_tokens: Any = DEFAULT_SAMPLER["max_tokens"]
+    temperature: Any = DEFAULT_SAMPLER["temperature"]
+    top_p: Any = DEFAULT_SAMPLER["top_p"]
+    top_k: Any = DEFAULT_SAMPLER["top_k"]
+    seed: Any = ""  # empty: a new random seed
+    stop: Any = ""  # one a line, \\n for a newline
+    mode: Any = MODE_CHOICES[0]
+    score_prompt: Any = True
+    metric: str = "logprob"
+    thresholds_text: str = "1, 10, 100, 1000"
+    k: int = 10
+
+    def settings(self) -> SamplerSettings:
+        """SamplerSettings from the controls' values, with a concrete seed."""
+        return settings(*astuple(self)[:8])
+
+
+def _slider(key: str, most: float, value: float, step: float, label: str) -> gr.Slider:
+    """A sampler slider over the page's range for `key` (explorer/share.py's CONTROL_BOUNDS, which links keep to)."""
+    lo, hi = CONTROL_BOUNDS[key]
+    return gr.Slider(lo, min(hi, most), value=min(value, most), step=step, label=label)
+
+
 def sampler_controls(cap: int = 0) -> list:
     """Max tokens (up to the server's `cap` where it has one), temperature, top-p, top-k, seed, stop strings, mode,
     score-the-prompt (in that order)."""
-    most = min(512, cap) if cap else 512
+    most = cap or CONTROL_BOUNDS["max_tokens"][1]
+    d = DEFAULT_SAMPLER
     with gr.Row():
-        max_tokens = gr.Slider(1, most, value=min(48, most), step=1, label="Max tokens")
-        temperature = gr.Slider(0, 2, value=0.7, step=0.05, label="Temperature (0 = greedy)")
-        top_p = gr.Slider(0.01, 1, value=1.0, step=0.01, label="Top-p (1 = off)")
-        top_k = gr.Slider(0, 200, value=0, step=1, label="Top-k (0 = off)")
+        max_tokens = _slider("max_tokens", most, d["max_tokens"], 1, "Max tokens")
+        temperature = _slider("temperature", math.inf, d["temperature"], 0.05, "Temperature (0 = greedy)")
+        top_p = _slider("top_p", math.inf, d["top_p"], 0.01, "Top-p (1 = off)")
+        top_k = _slider("top_k", math.inf, d["top_k"], 1, "Top-k (0 = off)")
     with gr.Row():
         seed = gr.Textbox(
             "",

@@ -23,16 +23,13 @@ from explorer.imports import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_docume
 from explorer.render.heatmap import Marks
 from explorer.result import TokenScores
 from explorer.runtime import Models
-from explorer.share import QUERY_KEY, TOOLS, ViewState, decode, encode
+from explorer.share import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
 from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
 from explorer.ui.model_picker import status_lines
-from explorer.ui.sampler import MODE_CHOICES
-from explorer.ui.share_tools import ToolLinks
+from explorer.ui.sampler import MODE_CHOICES, RunOptions
 from explorer.ui.tabs.score import start_menu
-
-BASE_INPUTS = 12  # the leading values of Copy link's inputs that describe the inspector's result
 
 COPY_JS = """(code) => {
   if (!code) return "";
@@ -73,10 +70,11 @@ def stop_text(stops) -> str:
 
 def controls_of(v: ViewState) -> list:
     """The sampler controls' values (explorer/ui/sampler.py order) for `v`."""
-    s = v.sampler
+    s = v.base.sampler
     seed = "" if s["seed"] is None else str(s["seed"])
     mode = MODE_CHOICES[1 if s["mode"] == "processed" else 0]
-    return [s["max_tokens"], s["temperature"], s["top_p"], s["top_k"], seed, stop_text(s["stop"]), mode, v.score_prompt]
+    return [s["max_tokens"], s["temperature"], s["top_p"], s["top_k"], seed, stop_text(s["stop"]), mode,
+            v.base.score_prompt]  # fmt: skip
 
 
 class Share:
@@ -86,8 +84,8 @@ class Share:
         self.models, self.picker, self.inspector, self.note, self.tab_block = models, picker, inspector, note, tab_block
         self.score, self.gen, self.chat = tabs["ScoreTab"], tabs["GenerateTab"], tabs["ChatTab"]
         self.tabs = tabs
+        self.by_id = {t.tab.id: t for t in tabs.values()}  # tab id -> the tab's object (its link: LINKS[id])
         self.current = gr.State("score")  # the tab shown (Copy link describes that one)
-        self.tools = ToolLinks(tabs, self.current, picker.name)
         self._blobs: dict[str, str] = {}  # run id -> its results' JSON, so a new selection rewrites the file cheaply
         with gr.Row(elem_id="share", elem_classes=["lx-share", "lx-hide-present"]):
             with gr.Column(scale=3, min_width=280):
@@ -114,24 +112,45 @@ class Share:
     # ---- the inputs a view is made of ------------------------------------------------------------
     @property
     def inputs(self) -> list:
+        """What the inspector's result's base is read from (`base_of`)."""
         sc, ch = self.score, self.chat
         return [self.inspector.result, self.inspector.view, self.inspector.selected, *self.inspector.look,
                 sc.text, sc.from_start, sc.start, self.gen.prompt, ch.system, ch.history]  # fmt: skip
 
-    def state_of(self, *values) -> ViewState:
-        """The ViewState of the tab shown (values: `inputs`, then those of `tools.inputs`; without them, the
-        inspector's result). Raises ExplorerError when there is nothing to describe."""
-        base_values, tool_values = values[:BASE_INPUTS], values[BASE_INPUTS:]
-        if not tool_values or tool_values[0] not in TOOLS:
-            return self.base_of(*base_values)
-        try:
-            base, why = self.base_of(*base_values), None
-        except ExplorerError as err:
-            base, why = None, err
-        return self.tools.state_of(tool_values[0], tool_values[1], base, why, *tool_values[2:])
+    @property
+    def links(self) -> dict:
+        """tab id -> (its link state class, the tab's object), for the tabs of this page that have one."""
+        return {name: (cls, self.by_id[name]) for name, cls in LINKS.items() if name in self.by_id}
 
-    def base_of(self, state, view, selected, metric, thresholds, k, text, from_start, start, prompt, system, history):
+    @property
+    def copy_inputs(self) -> set:
+        """Everything *Copy link* reads: the base's inputs, the tab shown, the session's model and each tab's own."""
+        own = [c for cls, tab in self.links.values() for c in cls.inputs(tab)]
+        return {*self.inputs, self.current, self.picker.name, *own}
+
+    def state_of(self, values: dict[Any, Any]) -> ViewState:
+        """The ViewState of the tab shown (`values`: by component, as Gradio gives a set of inputs; the tab shown
+        missing: the inspector's result). Raises ExplorerError when there is nothing to describe."""
+        tab = str(values.get(self.current))
+        if tab not in self.links:
+            return self.base_of(values)
+        cls, obj = self.links[tab]
+        model = values.get(self.picker.name) or ""
+        try:
+            base, why = self.base_of(values).base, None
+        except ExplorerError as err:
+            base, why = Base(model=model), err
+        base, own = cls.to_link(obj, values, base, model)
+        if not base.tab and own.needs_result():
+            raise why or ExplorerError("Score a text, generate or chat first: then its link can be shared.")
+        return ViewState(tab=tab, base=base, tool=own)
+
+    def base_of(self, values: dict[Any, Any]) -> ViewState:
         """The ViewState of the current result (raises ExplorerError when there is none to describe)."""
+        ins, sc, ch = self.inspector, self.score, self.chat
+        state, view, selected = values.get(ins.result), values.get(ins.view), values.get(ins.selected)
+        metric, thresholds, k = (values[c] for c in ins.look)
+        text, prompt, history = values.get(sc.text), values.get(self.gen.prompt), values.get(ch.history)
         if not state:
             raise ExplorerError("Score a text, generate or chat first: then its link and session can be shared.")
         r, tab = state[0], tab_of(state[0], view)
@@ -140,40 +159,42 @@ class Share:
         msgs = [(m["role"], m["content"]) for m in (history or []) if m.get("role") in ("user", "assistant")]
         if tab == "chat" and msgs and msgs[-1][0] == "assistant":
             msgs = msgs[:-1]  # the reply: the link regenerates it
-        base = ViewState()
+        system = values.get(ch.system)
         return ViewState(
             tab=tab,
-            model=r.model,
-            text=(text if tab == "score" else prompt if tab == "generate" else "") or "",
-            system=(system or "") if tab == "chat" else "",
-            messages=tuple(msgs) if tab == "chat" else (),
-            metric=metric,
-            thresholds=parse_thresholds(thresholds),
-            k=max(int(k), 1),  # a cap of 0 fixes the slider at 0; a link keeps 1..20 (the opener shows what it allows)
-            sampler={**base.sampler, **sampler_of(r)} if tab != "score" else base.sampler,
-            score_prompt=r.prompt_k is not None if tab != "score" else True,
-            from_start=bool(from_start) and tab == "score",
-            start=str(start or "eos"),
-            selected=int(selected or 0),
+            base=Base(
+                model=r.model,
+                text=(text if tab == "score" else prompt if tab == "generate" else "") or "",
+                system=(system or "") if tab == "chat" else "",
+                messages=tuple(msgs) if tab == "chat" else (),
+                metric=metric,
+                thresholds=parse_thresholds(thresholds),
+                k=max(int(k), 1),  # a cap of 0 fixes the slider at 0; a link keeps 1..20 (the opener shows its own)
+                sampler={**Base().sampler, **sampler_of(r)} if tab != "score" else Base().sampler,
+                score_prompt=r.prompt_k is not None if tab != "score" else True,
+                from_start=bool(values.get(sc.from_start)) and tab == "score",
+                start=str(values.get(sc.start) or "eos"),
+                selected=int(selected or 0),
+            ),
         )
 
     # ---- handlers ---------------------------------------------------------------------------------
-    def copy_link(self, *values) -> dict:
+    def copy_link(self, values: dict[Any, Any]) -> dict:
         """The link's code (the page's script makes it a URL, copies it and shows it under *Link*)."""
         try:
-            code = encode(self.state_of(*values))
+            code = encode(self.state_of(values))
         except ExplorerError as err:
             return {self.code: "", self.link: "", self.note: note_html(err.message)}
         return {self.code: code, self.note: ""}
 
-    def prepare_session(self, *values) -> gr.DownloadButton:
+    def prepare_session(self, values: dict[Any, Any]) -> gr.DownloadButton:
         """The session file of the current result: its inputs, settings and selected token (where known) and the
         results. Written again on each new selection: the results' JSON is kept per run, so that stays cheap."""
-        state, view = values[0], values[1]
+        state, view = values.get(self.inspector.result), values.get(self.inspector.view)
         if not state:
             return gr.DownloadButton(value=None, interactive=False)
         try:
-            inputs = self.base_of(*values[:BASE_INPUTS]).to_dict()
+            inputs = self.base_of(values).to_dict()
         except (ExplorerError, gr.Error):
             inputs = None
         marks = view.marks if isinstance(view, View) and view.marks else Marks()
@@ -222,11 +243,11 @@ class Share:
         lines.append(self._model_note(r.model, name))
         lines += o.notes
         if view is not None:
-            metric, thresholds, k = view.metric, ", ".join(map(str, view.thresholds)), view.k
+            metric, thresholds, k = view.base.metric, ", ".join(map(str, view.base.thresholds)), view.base.k
             inputs = self._inputs(view)
         marks = Marks(frozenset(o.special), o.turns) if o.special or o.turns else None
         out = self.inspector.show(
-            r, metric, thresholds, k, marks, imported=o.shape, pos=view.selected if view else None
+            r, metric, thresholds, k, marks, imported=o.shape, pos=view.base.selected if view else None
         )
         return {**out, **inputs, self.note: note_html(*lines)}
 
@@ -243,22 +264,29 @@ class Share:
         return ""
 
     def _inputs(self, v: ViewState) -> dict[Any, Any]:
-        """The inputs of `v` into the page's controls (the tab switched to its own)."""
-        controls = controls_of(v)
+        """The base's inputs of `v` into the page's controls (the tab switched to its own)."""
+        b, controls = v.base, controls_of(v)
         out: dict[Any, Any] = {
             self.tab_block: gr.Tabs(selected=v.tab),
-            self.inspector.metric: v.metric,
-            self.inspector.thresholds: gr.Textbox(", ".join(map(str, v.thresholds)), visible=v.metric == "rank"),
-            self.inspector.k: shown_k(v.k),  # a link made under a higher cap shows what this one allows
+            self.inspector.metric: b.metric,
+            self.inspector.thresholds: gr.Textbox(", ".join(map(str, b.thresholds)), visible=b.metric == "rank"),
+            self.inspector.k: shown_k(b.k),  # a link made under a higher cap shows what this one allows
         }
-        if v.base == "score":
-            out.update({self.score.text: v.text, self.score.from_start: v.from_start})
-        elif v.base == "generate":
-            out.update({self.gen.prompt: v.text, **dict(zip(self.gen.controls, controls))})
-        elif v.base == "chat":
-            history = [{"role": r, "content": c} for r, c in v.messages[:-1]]
-            out.update({self.chat.system: v.system, self.chat.history: history, self.chat.message: v.messages[-1][1]})
+        if b.tab == "score":
+            out.update({self.score.text: b.text, self.score.from_start: b.from_start})
+        elif b.tab == "generate":
+            out.update({self.gen.prompt: b.text, **dict(zip(self.gen.controls, controls))})
+        elif b.tab == "chat":
+            history = [{"role": r, "content": c} for r, c in b.messages[:-1]]
+            out.update({self.chat.system: b.system, self.chat.history: history, self.chat.message: b.messages[-1][1]})
             out.update(dict(zip(self.chat.controls, controls)))
+        return out
+
+    def _link_inputs(self, v: ViewState) -> dict[Any, Any]:
+        """A link's inputs: the base's (`_inputs`), the tab shown, then the tab's own (the other tabs keep theirs)."""
+        out = {**self._inputs(v), self.current: v.tab}
+        if v.tool is not None and v.tab in self.links:
+            out.update(v.tool.apply(self.links[v.tab][1], v))
         return out
 
     @uses_model  # a link reruns: the model's queue, caps and (on ZeroGPU) the GPU, like any run
@@ -268,37 +296,38 @@ class Share:
         if code is None:
             yield {self.note: ""}
             return
-        try:
+        try:  # 1. the link and every model it names (refused before anything loads or runs)
             v = decode(code)
-            name = self.models.resolve(v.model or None).name
-            two = v.tab == "compare" and v.compare_mode == "models"
-            name_b = self.models.resolve(v.model_b or None).name if two else name
+            name = self.models.resolve(v.base.model or None).name
+            others = tuple(self.models.resolve(m or None).name for m in (v.tool.models() if v.tool else ()))
         except ExplorerError as err:
             yield {self.note: note_html(err.message)}
             return
-        inputs = {**self._inputs(v), **self.tools.inputs_of(v)}
-        yield {**inputs, self.picker.name: name, self.picker.choice: name,
+        yield {**self._link_inputs(v), self.picker.name: name, self.picker.choice: name,  # 2. its inputs
                self.note: note_html(f"Opened a shared link: {v.tab} with {name}.")}  # fmt: skip
-        try:
+        try:  # 3. the inspector's result, then the tab's own run on it
             result = yield from self._base(v, name)
-            yield from self.tools.rerun(v, name, name_b, result)
+            if v.tool is not None and v.tab in self.links:
+                sel = min(v.base.selected, result[0].n - 1) if result else v.base.selected
+                yield from v.tool.rerun(self.links[v.tab][1], v, Rerun(name, others, result, sel))
         except gr.Error as err:  # the run's own message (already escaped by explorer.ui.errors)
             yield {self.note: f'<div class="lx-note" role="status"><p>{err.message}</p></div>'}
-        yield self._model_lines(name, v.start)
+        yield self._model_lines(name, v.base.start)
 
     def _base(self, v: ViewState, name: str) -> Generator[dict, None, list]:
         """The link's inspector result rerun and its token selected; returns the result ([] when it has none)."""
         last: dict = {}
-        if v.base:
+        if v.base.tab:
             for last in self._run(v, name):
                 yield last
         if self.inspector.result not in last:
             return []
         result, view = last[self.inspector.result], last[self.inspector.view]
-        sel = min(v.selected, result[0].n - 1)
-        th = ", ".join(map(str, v.thresholds))
-        yield {**self.inspector.detail_of(result, sel, v.k, view),
-               **self.inspector.restyle(result, v.metric, th, sel, view)}  # fmt: skip
+        b = v.base
+        sel = min(b.selected, result[0].n - 1)
+        th = ", ".join(map(str, b.thresholds))
+        yield {**self.inspector.detail_of(result, sel, b.k, view),
+               **self.inspector.restyle(result, b.metric, th, sel, view)}  # fmt: skip
         return result
 
     def _model_lines(self, name: str, start: str) -> dict:
@@ -310,26 +339,29 @@ class Share:
         return {self.picker.status: status_lines(self.models, engine, name), self.score.start: gr.Dropdown(**menu)}
 
     def _run(self, v: ViewState, name: str) -> Iterator[dict]:
-        th, controls = ", ".join(map(str, v.thresholds)), controls_of(v)
-        if v.base == "score":
-            yield from self.score.score(name, v.text, v.metric, th, v.k, v.from_start, v.start)
-        elif v.base == "generate":
-            yield from self.gen.generate(name, v.text, *controls, v.metric, th, v.k)
+        b = v.base
+        th = ", ".join(map(str, b.thresholds))
+        if b.tab == "score":
+            yield from self.score.score(name, b.text, b.metric, th, b.k, b.from_start, b.start)
+            return
+        opts = RunOptions(*controls_of(v), metric=b.metric, thresholds_text=th, k=b.k)  # type: ignore[misc]
+        if b.tab == "generate":
+            yield from self.gen.generate(name, b.text, opts)
         else:
-            history = [{"role": r, "content": c} for r, c in v.messages[:-1]]
-            yield from self.chat.chat(name, history, v.system, v.messages[-1][1], *controls, v.metric, th, v.k)
+            history = [{"role": r, "content": c} for r, c in b.messages[:-1]]
+            yield from self.chat.chat(name, history, b.system, b.messages[-1][1], opts)
 
     # ---- wiring -----------------------------------------------------------------------------------
     def _wire(self, demo: gr.Blocks) -> None:
         ins, look = self.inspector, self.inspector.look
-        copy_inputs = [*self.inputs, *self.tools.inputs]
-        self.copy.click(self.copy_link, copy_inputs, [self.code, self.link, self.note], api_visibility="private").then(
-            None, [self.code], [self.link], js=COPY_JS, api_visibility="private"
+        copy = self.copy.click(
+            self.copy_link, self.copy_inputs, [self.code, self.link, self.note], api_visibility="private"
         )
+        copy.then(None, [self.code], [self.link], js=COPY_JS, api_visibility="private")
         gr.on(
             [ins.result.change, ins.selected.change, self.copy.click],
             self.prepare_session,
-            self.inputs,
+            set(self.inputs),
             [self.session],
             api_visibility="private",
             show_progress="hidden",
@@ -356,7 +388,8 @@ class Share:
             self.chat.reuse,
             self.chat.turns,
             self.score.start,
-            *self.tools.outputs,
+            self.current,
+            *(c for cls, tab in self.links.values() for c in cls.outputs(tab)),
         ]
         demo.load(
             self.restore,

@@ -11,8 +11,9 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import strategies as st
 
+import explorer.ui.layout  # noqa: F401 - every tab's link state registered (the page imports them all)
 from explorer.errors import ExplorerError
-from explorer.share import ViewState
+from explorer.share import Base, ViewState
 
 SCRIPT = "<script>alert(1)</script>${alert(2)}`x`"
 GEN = {
@@ -33,12 +34,37 @@ def pack(obj, raw: bytes | None = None) -> str:
 
 
 STATES = {
-    "score": ViewState(tab="score", model="tiny-gpt2", text="Bonjour 東京 👋\n" * 3, metric="rank",
-                       thresholds=(1, 5, 50), k=7, from_start=True, start="<|endoftext|>", selected=4),
-    "generate": ViewState(tab="generate", text="The capital of France is", sampler=GEN, score_prompt=False, selected=9),
-    "chat": ViewState(tab="chat", system="Be terse.", messages=(("user", "Hi"), ("assistant", "Hello!"), ("user", "Why?")),
-                      sampler={**GEN, "seed": 2**63 - 1, "stop": []}, metric="entropy", selected=12),
+    "score": ViewState(tab="score", base=Base(model="tiny-gpt2", text="Bonjour 東京 👋\n" * 3, metric="rank",
+                       thresholds=(1, 5, 50), k=7, from_start=True, start="<|endoftext|>", selected=4)),
+    "generate": ViewState(tab="generate", base=Base(text="The capital of France is", sampler=GEN, score_prompt=False,
+                                                    selected=9)),
+    "chat": ViewState(tab="chat", base=Base(system="Be terse.", messages=(("user", "Hi"), ("assistant", "Hello!"),
+                      ("user", "Why?")), sampler={**GEN, "seed": 2**63 - 1, "stop": []}, metric="entropy", selected=12)),
 }  # fmt: skip
+
+
+def view(shown: str = "score", tool=None, **base) -> ViewState:
+    """A ViewState of tab `shown` from the base's fields by name (`tab`: the tab that made it) and the tab's own
+    part, `tool`."""
+    return ViewState(tab=shown, base=Base(**base), tool=tool)
+
+
+def with_base(s: ViewState, **base) -> ViewState:
+    """`s` with some of its base's fields replaced."""
+    from dataclasses import replace
+
+    return replace(s, base=replace(s.base, **base))
+
+
+def page_values(p, base: list, **named) -> dict:
+    """What the page gives *Copy link* / the session file: the base's inputs (`Share.inputs` order) by component,
+    then `named` components' values (`current`: the tab shown, `model`: the session's model, else a component)."""
+    out = dict(zip(p.share.inputs, base))
+    if "current" in named:
+        out[p.share.current] = named.pop("current")
+    if "model" in named:
+        out[p.share.picker.name] = named.pop("model")
+    return {**out, **named.pop("components", {})}
 
 
 @pytest.fixture(scope="module")

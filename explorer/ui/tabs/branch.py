@@ -6,6 +6,9 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 import gradio as gr
 
@@ -14,6 +17,7 @@ from explorer.render.text import visible
 from explorer.render.tree import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
 from explorer.result import TokenScores
 from explorer.settings import SamplerSettings, page_k
+from explorer.share import Base, Rerun, TabLink, ViewState
 from explorer.tree import BranchTree
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
@@ -239,3 +243,30 @@ class BranchTab:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(tree.to_dict(), f, ensure_ascii=False, allow_nan=False)
         return {self.dl_file: path}
+
+
+@dataclass(frozen=True)
+class BranchLink(TabLink):
+    """A Branch link: its position (the base's `selected`), not the branches made: each would be a rerun of a
+    sampler; the alternatives at that position come back, ready to tick."""
+
+    tab = "branch"
+
+    @classmethod
+    def inputs(cls, tab: BranchTab) -> list:
+        return [tab.at]
+
+    @classmethod
+    def to_link(cls, tab: BranchTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, BranchLink]:
+        try:
+            at = max(int(values.get(tab.at)), 0)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            at = 1
+        return replace(base, selected=at), cls()
+
+    def rerun(self, tab: BranchTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        yield tab.pick_position(run.result, run.selected)
+
+    @classmethod
+    def outputs(cls, tab: BranchTab) -> list:
+        return [tab.at, tab.alts, tab.node, tab.node_md, tab.node_df]

@@ -12,11 +12,11 @@ from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
+    RunOptions,
     reuse_button,
     run,
     run_buttons,
     sampler_controls,
-    settings,
     wire_reuse,
 )
 from explorer.ui.tabs import Shared
@@ -52,7 +52,7 @@ class ChatTab:
             gr.Examples(EXAMPLES, inputs=[self.message])
         outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
         event = self.button.click(
-            self.chat,
+            self.on_chat,
             [shared.model, self.history, self.system, self.message, *self.controls, *self.inspector.look],
             outputs,
             api_name="chat",
@@ -63,31 +63,24 @@ class ChatTab:
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
     @uses_model
-    def chat(
-        self,
-        name,
-        history,
-        system,
-        message,
-        max_tokens,
-        temperature,
-        top_p,
-        top_k,
-        seed,
-        stop,
-        mode,
-        score_prompt,
-        metric,
-        thresholds_text,
-        k,
-    ) -> Iterator[dict]:
+    def on_chat(
+        self, name, history, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
+        metric, thresholds_text, k,
+    ) -> Iterator[dict]:  # fmt: skip
+        """Gradio's event (its inputs come in order): the options record, then `chat`."""
+        opts = RunOptions(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
+                          thresholds_text, k)  # fmt: skip
+        yield from self.chat(name, history, system, message, opts)
+
+    @uses_model
+    def chat(self, name: str, history: list, system: str, message: str, opts: RunOptions) -> Iterator[dict]:
         """Stream the assistant's reply to `message` after the conversation so far (and `system`, if any)."""
         if not message or not message.strip():
             raise error("The message is empty: type what the user says.")
         history = list(history or [])
         user = {"role": "user", "content": message}
         msgs = ([{"role": "system", "content": system}] if system and system.strip() else []) + history + [user]
-        s = settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
+        s = opts.settings()
 
         def encode(engine):
             ids, turns = chat_turns(engine, msgs)
@@ -97,4 +90,5 @@ class ChatTab:
             kept = history + [user, {"role": "assistant", "content": r.completion_text}]
             return {self.reuse: reuse_button(r), self.history: kept, self.message: "", self.turns: status(kept)}
 
-        yield from run(self.models, name, encode, s, self.inspector, metric, thresholds_text, k, finish=finish)
+        yield from run(self.models, name, encode, s, self.inspector, opts.metric, opts.thresholds_text, opts.k,
+                       finish=finish)  # fmt: skip

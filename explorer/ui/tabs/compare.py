@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 from explorer.compare import Comparison
 from explorer.engine.compare import compare_prompt_texts, compare_text
+from explorer.errors import ExplorerError
 from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
 from explorer.settings import page_k
+from explorer.share import Base, Rerun, TabLink, ViewState, choice, text
 from explorer.ui.bounds import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.errors import error, user_errors
@@ -15,6 +21,8 @@ from explorer.ui.tabs import Shared
 
 MODES = ["Two models, one text", "One model, two prompts"]
 COLOURS = {"Δ logprob (B − A)": "delta", "Jensen-Shannon": "js"}
+KINDS = ("models", "prompts")  # the link's `compare_mode`, in MODES order
+COLOUR_LABELS = {key: label for label, key in COLOURS.items()}
 K = 10  # top-k computed per side (at most the server's cap: page_k); the detail shows them all
 
 
@@ -149,3 +157,70 @@ class CompareTab:
         metric = COLOURS.get(colour, "delta")
         sel = int(selected) if selected is not None else None
         return {self.heatmap: compare_html(c, metric, sel), self.legend: legend_html(c, metric)}
+
+
+def _int(x, default: int = 0) -> int:
+    try:
+        return max(int(x), 0)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class CompareLink(TabLink):
+    """A Compare link: the shown comparison's inputs (not the boxes now) and its token. It works on no result: the
+    base's `model` is model A, its `text` the compared text and its `selected` the compared token."""
+
+    tab = "compare"
+    on_result = False
+    compare_mode: str = "models"
+    model_b: str = ""
+    prompt_a: str = ""
+    prompt_b: str = ""
+    colour: str = "delta"
+
+    @classmethod
+    def read(cls, d: dict) -> CompareLink:
+        return cls(
+            compare_mode=choice(d, "compare_mode", KINDS, "models"),
+            model_b=text(d, "model_b", 200),
+            prompt_a=text(d, "prompt_a"),
+            prompt_b=text(d, "prompt_b"),
+            colour=choice(d, "colour", tuple(COLOUR_LABELS), "delta"),
+        )
+
+    def models(self) -> tuple[str, ...]:
+        return (self.model_b,) if self.compare_mode == "models" else ()
+
+    @classmethod
+    def inputs(cls, tab: CompareTab) -> list:
+        return [tab.state, tab.made_from, tab.colour, tab.pos]
+
+    @classmethod
+    def to_link(cls, tab: CompareTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, CompareLink]:
+        c, made_from = values.get(tab.state), values.get(tab.made_from)
+        if c is None or made_from is None:
+            raise ExplorerError("Compare first: then its link can be shared.")
+        compared, prompt_a, prompt_b = made_from  # what the shown comparison was computed from, not the boxes now
+        prompts = c.kind == "prompts"
+        own = cls(compare_mode=KINDS[prompts], model_b="" if prompts else c.b.model, prompt_a=str(prompt_a),
+                  prompt_b=str(prompt_b), colour=COLOURS.get(str(values.get(tab.colour)), "delta"))  # fmt: skip
+        return Base(model=c.a.model, text=str(compared), selected=_int(values.get(tab.pos))), own
+
+    def apply(self, tab: CompareTab, v: ViewState) -> dict:
+        prompts = self.compare_mode == "prompts"
+        out = {tab.mode: MODES[prompts], tab.model_a: v.base.model, tab.text: v.base.text, tab.prompt_a: self.prompt_a,
+               tab.prompt_b: self.prompt_b, tab.colour: COLOUR_LABELS[self.colour]}  # fmt: skip
+        return out if prompts else {**out, tab.model_b: self.model_b}
+
+    def rerun(self, tab: CompareTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        colour, name_b = COLOUR_LABELS[self.colour], (run.others or (run.name,))[0]
+        mode = MODES[self.compare_mode == "prompts"]
+        out = tab.compare(mode, run.name, name_b, v.base.text, self.prompt_a, self.prompt_b, colour)
+        cmp = out[tab.state]
+        j = min(v.base.selected, max((cmp.m if cmp.paired else len(cmp.spans)) - 1, 0))
+        yield {**out, **tab.select(cmp, j), **tab.restyle(cmp, colour, j)}
+
+    @classmethod
+    def outputs(cls, tab: CompareTab) -> list:
+        return [tab.mode, tab.model_a, tab.model_b, tab.text, tab.prompt_a, tab.prompt_b, tab.colour, *tab.outputs]

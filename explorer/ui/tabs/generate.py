@@ -10,11 +10,11 @@ from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
+    RunOptions,
     reuse_button,
     run,
     run_buttons,
     sampler_controls,
-    settings,
     wire_reuse,
 )
 from explorer.ui.tabs import Shared
@@ -37,7 +37,7 @@ class GenerateTab:
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
         event = self.button.click(
-            self.generate,
+            self.on_generate,
             [shared.model, self.prompt, *self.controls, *self.inspector.look],
             [*self.inspector.outputs, self.reuse],
             api_name="generate",
@@ -47,34 +47,29 @@ class GenerateTab:
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
     @uses_model
-    def generate(
-        self,
-        name,
-        prompt,
-        max_tokens,
-        temperature,
-        top_p,
-        top_k,
-        seed,
-        stop,
-        mode,
-        score_prompt,
-        metric,
-        thresholds_text,
-        k,
-    ) -> Iterator[dict]:
+    def on_generate(
+        self, name, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
+        thresholds_text, k,
+    ) -> Iterator[dict]:  # fmt: skip
+        """Gradio's event (its inputs come in order): the options record, then `generate`."""
+        opts = RunOptions(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
+                          thresholds_text, k)  # fmt: skip
+        yield from self.generate(name, prompt, opts)
+
+    @uses_model
+    def generate(self, name: str, prompt: str, opts: RunOptions) -> Iterator[dict]:
         """Stream a continuation of `prompt` from the session's model."""
         if not prompt or not prompt.strip():
             raise error("The prompt is empty: type a prompt to continue.")
-        s = settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt)
+        s = opts.settings()
         yield from run(
             self.models,
             name,
             lambda engine: (engine.encode(prompt), marks_of(engine)),
             s,
             self.inspector,
-            metric,
-            thresholds_text,
-            k,
+            opts.metric,
+            opts.thresholds_text,
+            opts.k,
             finish=lambda r: {self.reuse: reuse_button(r)},
         )

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 from explorer.engine.lens import lens_ids
+from explorer.errors import ExplorerError
 from explorer.lens import LensGrid
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
 from explorer.settings import page_k
+from explorer.share import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, text, whole
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
@@ -132,3 +138,58 @@ class LensTab:
                 f"Layer {layer}, position {pos} is outside the grid (layers 0..{g.n_layers}, positions 0..{g.n - 1})."
             )
         return self._cell(g, layer, pos)
+
+
+def _int(x, default: int = 0) -> int:
+    try:
+        return max(int(x), 0)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class LensLink(TabLink):
+    """A Logit lens link: its own text (then it needs no result) or the base's result, the colouring and the cell."""
+
+    tab = "lens"
+    MAX_LAYER = 4096
+    lens_text: str = ""  # '' = the inspector's result
+    lens_metric: str = "rank"
+    layer: int = 0
+    lens_pos: int = 0
+
+    @classmethod
+    def read(cls, d: dict) -> LensLink:
+        return cls(
+            lens_text=text(d, "lens_text"),
+            lens_metric=choice(d, "lens_metric", tuple(METRICS), "rank"),
+            layer=whole(d, "layer", 0, cls.MAX_LAYER, 0),
+            lens_pos=whole(d, "lens_pos", 0, MAX_POSITION, 0),
+        )
+
+    def needs_result(self) -> bool:
+        return not self.lens_text.strip()
+
+    @classmethod
+    def inputs(cls, tab: LensTab) -> list:
+        return [tab.state, tab.text, tab.metric, tab.layer, tab.pos]
+
+    @classmethod
+    def to_link(cls, tab: LensTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, LensLink]:
+        if values.get(tab.state) is None:
+            raise ExplorerError("Run the logit lens first: then its link can be shared.")
+        own = cls(lens_text=str(values.get(tab.text) or ""), lens_metric=values.get(tab.metric),  # type: ignore[arg-type]
+                  layer=_int(values.get(tab.layer)), lens_pos=_int(values.get(tab.pos)))  # fmt: skip
+        return (Base(model=model or "") if own.lens_text.strip() else base), own  # its own text: no result needed
+
+    def apply(self, tab: LensTab, v: ViewState) -> dict:
+        return {tab.text: self.lens_text, tab.metric: self.lens_metric}
+
+    def rerun(self, tab: LensTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        out = tab.run(run.name, self.lens_text, run.result, self.lens_metric)
+        g = out[tab.state]
+        yield {**out, **tab.show_cell(g, self.lens_metric, min(self.layer, g.n_layers), min(self.lens_pos, g.n - 1))}
+
+    @classmethod
+    def outputs(cls, tab: LensTab) -> list:
+        return [tab.text, tab.metric, tab.state, tab.grid, tab.legend, tab.cell_md, tab.cell_df, tab.layer, tab.pos]

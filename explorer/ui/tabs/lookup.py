@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 from explorer.engine.lookup import lookup
 from explorer.lookup import MAX_LOOKUPS
 from explorer.render.lookup import lookup_figure, lookup_markdown, lookup_table
+from explorer.share import Base, Rerun, TabLink, ViewState, text
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
@@ -55,3 +60,34 @@ class LookupTab:
             self.plot: lookup_figure(r, found),
             self.table: lookup_table(r, found),
         }
+
+
+@dataclass(frozen=True)
+class LookupLink(TabLink):
+    """A Look up link: its queries, one a line (over the base's result)."""
+
+    tab = "lookup"
+    MAX_CHARS = 2000
+    query: str = ""
+
+    @classmethod
+    def read(cls, d: dict) -> LookupLink:
+        return cls(text(d, "query", cls.MAX_CHARS))
+
+    @classmethod
+    def inputs(cls, tab: LookupTab) -> list:
+        return [tab.queries]
+
+    @classmethod
+    def to_link(cls, tab: LookupTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, LookupLink]:
+        return base, cls(str(values.get(tab.queries) or ""))
+
+    def apply(self, tab: LookupTab, v: ViewState) -> dict:
+        return {tab.queries: self.query}
+
+    def rerun(self, tab: LookupTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        yield tab.run(run.result, self.query)
+
+    @classmethod
+    def outputs(cls, tab: LookupTab) -> list:
+        return [tab.queries, tab.notes, tab.plot, tab.table]

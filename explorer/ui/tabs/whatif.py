@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 import numpy as np
@@ -11,12 +13,22 @@ import numpy as np
 from explorer.engine.whatif import MAX_SHOWN, logits_row, whatif
 from explorer.render.whatif import whatif_figure, whatif_markdown, whatif_table
 from explorer.settings import SamplerSettings
+from explorer.share import Base, Rerun, TabLink, ViewState, damaged, slider
 from explorer.ui.bounds import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 from explorer.whatif import context_of
 
 SLIDERS = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty")
+# the tab's sliders (built from these, checked in a link by these): name -> (low, high, step, default)
+RANGES = {"temperature": (0.0, 2.0, 0.05, 1.0), "top_k": (0, 200, 1, 0), "top_p": (0.01, 1.0, 0.01, 1.0),
+          "min_p": (0.0, 1.0, 0.01, 0.0), "repetition_penalty": (0.5, 3.0, 0.05, 1.0), "top_n": (5, MAX_SHOWN, 1, 15)}  # fmt: skip
+WHOLE = {"top_k", "top_n"}  # the sliders of whole numbers
+
+
+def _slider(name: str, label: str) -> gr.Slider:
+    lo, hi, step, default = RANGES[name]
+    return gr.Slider(lo, hi, value=default, step=step, label=label)
 
 
 class WhatIfTab:
@@ -32,13 +44,13 @@ class WhatIfTab:
                 "token would have had. The same sampler code as generation."
             )
             with gr.Row():
-                self.temperature = gr.Slider(0, 2, value=1.0, step=0.05, label="Temperature (0 = greedy)")
-                self.top_k = gr.Slider(0, 200, value=0, step=1, label="Top-k (0 = off)")
-                self.top_p = gr.Slider(0.01, 1, value=1.0, step=0.01, label="Top-p (1 = off)")
-                self.min_p = gr.Slider(0, 1, value=0.0, step=0.01, label="Min-p (0 = off)")
-                self.repetition = gr.Slider(0.5, 3, value=1.0, step=0.05, label="Repetition penalty (1 = off)")
+                self.temperature = _slider("temperature", "Temperature (0 = greedy)")
+                self.top_k = _slider("top_k", "Top-k (0 = off)")
+                self.top_p = _slider("top_p", "Top-p (1 = off)")
+                self.min_p = _slider("min_p", "Min-p (0 = off)")
+                self.repetition = _slider("repetition_penalty", "Repetition penalty (1 = off)")
             with gr.Row():
-                self.top_n = gr.Slider(5, MAX_SHOWN, value=15, step=1, label="Entries drawn")
+                self.top_n = _slider("top_n", "Entries drawn")
                 self.from_result = gr.Button("Settings this text was generated with")
                 self.button = gr.Button("What if? (at the selected token)", variant="primary")
             self.cache = gr.State(None)  # the selected position's raw logits row, recomputed only when it changes
@@ -108,3 +120,39 @@ class WhatIfTab:
             self.table: whatif_table(w),
             self.cache: cache,
         }
+
+
+@dataclass(frozen=True)
+class WhatIfLink(TabLink):
+    """A What-if link: the sliders' values (at the base's selected token)."""
+
+    tab = "whatif"
+    sliders: dict = field(default_factory=lambda: {k: r[3] for k, r in RANGES.items()})
+
+    @classmethod
+    def read(cls, d: dict) -> WhatIfLink:
+        v = d.get("sliders", {})
+        if not isinstance(v, dict):
+            raise damaged("`sliders` must be an object")
+        got = {k: v.get(k, default) for k, (_lo, _hi, _step, default) in RANGES.items()}
+        return cls({k: slider(f"sliders.{k}", x, *RANGES[k][:2], k in WHOLE) for k, x in got.items()})
+
+    @classmethod
+    def inputs(cls, tab: WhatIfTab) -> list:
+        return [*tab.sliders, tab.top_n]  # RANGES order
+
+    @classmethod
+    def to_link(cls, tab: WhatIfTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WhatIfLink]:
+        got = {k: values.get(c) for k, c in zip(RANGES, cls.inputs(tab))}
+        got = {k: RANGES[k][3] if x is None else int(x) if k in WHOLE else float(x) for k, x in got.items()}
+        return base, cls(got)
+
+    def apply(self, tab: WhatIfTab, v: ViewState) -> dict:
+        return {c: self.sliders[k] for c, k in zip(self.inputs(tab), RANGES)}
+
+    def rerun(self, tab: WhatIfTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        yield tab.run(run.result, run.selected, *(self.sliders[k] for k in RANGES), None)
+
+    @classmethod
+    def outputs(cls, tab: WhatIfTab) -> list:
+        return [*cls.inputs(tab), tab.summary, tab.plot, tab.table, tab.cache]

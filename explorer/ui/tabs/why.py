@@ -11,8 +11,9 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator
-from typing import Any, cast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
 
 import gradio as gr
 
@@ -21,6 +22,7 @@ from explorer.attribution import Attribution
 from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
 from explorer.errors import ExplorerError
 from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
+from explorer.share import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, text, whole
 from explorer.ui.bounds import uses_model
 from explorer.ui.downloads import fresh_folder
 from explorer.ui.errors import error, user_errors
@@ -41,6 +43,8 @@ MODE_LABELS = {m: label for label, m in MODES.items()}
 BASELINES = {"Neutral token everywhere": "neutral", "Zero embeddings": "zero"}
 BASELINE_LABELS = {b: label for label, b in BASELINES.items()}
 MAX_DETAIL_SLIDER = 1024
+# the tab's sliders (built from these, checked in a link by these): name -> (low, high, default)
+NUMBERS = {"why_detail": (0, MAX_DETAIL_SLIDER, DETAIL), "why_steps": (2, MAX_STEPS, 32)}
 POLL_S = 0.25  # how often the progress line is redrawn while the work runs
 INTRO = """**Why did the model expect this token?** Pick a token in the heatmap below (after Score, Generate or Chat)
 and press *Why?*: the text before it is coloured by how much each earlier token (or word) contributed to its logprob.
@@ -132,12 +136,17 @@ class WhyTab:
                     self.units = gr.Radio(list(UNITS), value="Tokens", label="Units")
                     self.with_special = gr.Checkbox(False, label="Rank template and special tokens too")
                 self.detail = gr.Slider(
-                    0, MAX_DETAIL_SLIDER, value=DETAIL, step=1, scale=2, min_width=300,
+                    *NUMBERS["why_detail"][:2], value=NUMBERS["why_detail"][2], step=1, scale=2, min_width=300,
                     label="Units next to the target taken one by one (0 = all; the text before them in 8 spans)",
                 )  # fmt: skip
             with gr.Accordion("Method settings", open=False), gr.Row():
                 self.mode = gr.Radio(list(MODES), value=MODE_LABELS["remove"], label="Occlusion")
-                self.steps = gr.Slider(2, MAX_STEPS, value=32, step=1, label="Integrated gradients: steps")
+                self.steps = gr.Slider(
+                    *NUMBERS["why_steps"][:2],
+                    value=NUMBERS["why_steps"][2],
+                    step=1,
+                    label="Integrated gradients: steps",
+                )
                 self.baseline = gr.Radio(list(BASELINES), value=BASELINE_LABELS["neutral"], label="IG baseline")
             with gr.Row():
                 self.button = gr.Button("Why? (the selected token)", variant="primary", scale=3)
@@ -243,3 +252,73 @@ def _write(a: Attribution, fmt: str) -> str:
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(json.dumps(a.to_dict(), ensure_ascii=False, allow_nan=False) if fmt == "json" else a.to_csv())
     return path
+
+
+def _int(x: Any, default: int = 0) -> int:
+    try:
+        return max(int(x), 0)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class WhyLink(TabLink):
+    """A Why link: the tab's settings (at the base's selected token); the choices by their keys, not their labels."""
+
+    tab = "why"
+    LABELS: ClassVar[dict[str, dict[str, str]]] = {"why_method": METHODS, "why_units": UNITS, "why_mode": MODES,
+                                                   "why_baseline": BASELINES}  # fmt: skip
+    why_contrast: str = ""  # the token the target is compared with ('' = none)
+    why_method: str = "occlusion"
+    why_units: str = "token"
+    why_detail: int = NUMBERS["why_detail"][2]
+    why_mode: str = "remove"
+    why_steps: int = NUMBERS["why_steps"][2]
+    why_baseline: str = "neutral"
+
+    @classmethod
+    def read(cls, d: dict) -> WhyLink:
+        keys = {k: tuple(labels.values()) for k, labels in cls.LABELS.items()}
+        kw: dict[str, Any] = {k: choice(d, k, options, options[0]) for k, options in keys.items()}
+        kw.update({k: whole(d, k, lo, hi, default) for k, (lo, hi, default) in NUMBERS.items()})
+        return cls(why_contrast=text(d, "why_contrast", MAX_TOKEN_CHARS), **kw)
+
+    @classmethod
+    def inputs(cls, tab: WhyTab) -> list:
+        return tab.controls
+
+    @classmethod
+    def to_link(cls, tab: WhyTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WhyLink]:
+        v: dict[str, Any] = {f: values.get(c) for f, c in zip(cls.FIELDS, tab.controls)}
+        kw: dict[str, Any] = {k: labels.get(v[k], getattr(cls, k)) for k, labels in cls.LABELS.items()}
+        own = cls(
+            why_contrast=str(v["why_contrast"] or ""),
+            why_detail=_int(v["why_detail"], NUMBERS["why_detail"][2]),
+            why_steps=max(_int(v["why_steps"], NUMBERS["why_steps"][2]), 2),
+            **kw,
+        )
+        return base, own
+
+    def apply(self, tab: WhyTab, v: ViewState) -> dict:
+        labels = {k: {key: label for label, key in labels.items()} for k, labels in self.LABELS.items()}
+        values = {f: labels[f][getattr(self, f)] if f in labels else getattr(self, f) for f in self.FIELDS}
+        return {c: values[f] for c, f in zip(tab.controls, self.FIELDS)}
+
+    def rerun(self, tab: WhyTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        controls = self.apply(tab, v)
+        values = [controls[c] for c in tab.controls]
+        yield from tab.run(run.result, run.selected, *values, False, progress=lambda *a, **kw: None)
+
+    @classmethod
+    def outputs(cls, tab: WhyTab) -> list:
+        return [*tab.controls, *tab.outputs]
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "why_contrast",
+        "why_method",
+        "why_units",
+        "why_detail",
+        "why_mode",
+        "why_steps",
+        "why_baseline",
+    )  # WhyTab.controls' order

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 import gradio as gr
 
 from explorer.render.words import CSS, METRICS, word_tokens, words_figure, words_html, words_legend, words_summary
+from explorer.share import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, whole
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.errors import error
 from explorer.ui.tabs import Shared
@@ -91,3 +96,44 @@ class WordsTab:
             raise error(f"Word {j} is outside this text (0..{w.n - 1}).")
         md, table = word_tokens(r, w, j)
         return {self.detail: md, self.table: table, self.word: j}
+
+
+def _int(x, default: int = 0) -> int:
+    try:
+        return max(int(x), 0)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class WordsLink(TabLink):
+    """A Words link: the colouring and the selected word (over the base's result)."""
+
+    tab = "words"
+    word_metric: str = "probability"
+    word: int = 0
+
+    @classmethod
+    def read(cls, d: dict) -> WordsLink:
+        metric = choice(d, "word_metric", tuple(METRICS), "probability")
+        return cls(metric, whole(d, "word", 0, MAX_POSITION, 0))
+
+    @classmethod
+    def inputs(cls, tab: WordsTab) -> list:
+        return [tab.metric, tab.word]
+
+    @classmethod
+    def to_link(cls, tab: WordsTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WordsLink]:
+        return base, cls(values.get(tab.metric), _int(values.get(tab.word)))  # type: ignore[arg-type]
+
+    def apply(self, tab: WordsTab, v: ViewState) -> dict:
+        return {tab.metric: self.word_metric}
+
+    def rerun(self, tab: WordsTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        j = min(self.word, max(words(run.result[0]).n - 1, 0))
+        out = tab.show(run.result, self.word_metric)
+        yield {**out, **tab.select(run.result, j), **tab.restyle(run.result, self.word_metric, j)}
+
+    @classmethod
+    def outputs(cls, tab: WordsTab) -> list:
+        return [tab.metric, tab.legend, tab.heatmap, tab.summary, tab.plot, tab.detail, tab.table, tab.word]
