@@ -148,20 +148,14 @@ def _pad(rows: Rows, width: int) -> Rows:
 
 
 @torch.inference_mode()
-def generate_kept(
-    engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: SamplerSettings
-) -> TokenScores:
+def generate_kept(engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: SamplerSettings) -> TokenScores:
     """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes` (none for a served model)."""
     if not isinstance(engine, Forward):  # a served model: no KV cache to keep
         return generate(engine, ids, s)[0]
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = engine.body(x, cache=True)  # (T, H)
-    prompt = (
-        chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
-        if s.prompt_logprobs is not None
-        else None
-    )
+    prompt = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs) if s.prompt_logprobs is not None else None
     steps, done = _drain(stream(engine, ids, s, resume=(past, hidden[-1:])))
     r = collect(engine, ids, s, steps, replace(done, prompt_rows=prompt))
     prefixes.remember(r.token_ids.tolist(), past)

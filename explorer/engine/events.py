@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from explorer.result import Rows
 
+
 @dataclass
 class Step:
     token_id: int

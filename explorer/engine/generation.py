@@ -121,9 +121,7 @@ def _generator(engine: Forward, s: SamplerSettings, sample: int) -> torch.Genera
 
 
 # ---- 1. the decode loop: ids only ---------------------------------------------------------------
-def prefill(
-    engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bool, resume=None
-) -> Prefilled:
+def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bool, resume=None) -> Prefilled:
     """The prompt checked and read through the body (or `resume`: its KV cache and last hidden state (1, H))."""
     # 1. the prompt and the ids the settings name are within the model
     engine.check_ids(ids)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
 from explorer import bounds
+from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.lookup import Lookup, check_queries, joint_logprobs, parse_query
@@ -63,9 +63,7 @@ def check_query_ids(engine: ModelEngine, query_ids) -> list[int]:
 
 
 @torch.inference_mode()
-def _pass(
-    engine: Forward, ids: list[int], q_ids: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pass(engine: Forward, ids: list[int], q_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(logprobs (T, Q), ranks (T, Q), logprob of the actual token (T,)); row 0 NaN and rank 0."""
     engine.check_ids(ids)
     t, nq = len(ids), len(q_ids)
@@ -88,9 +86,7 @@ def _pass(
     return out_lp, out_rank, out_actual
 
 
-def logprobs_of_ids(
-    engine: ModelEngine, ids: list[int], query_ids: list[int]
-) -> tuple[np.ndarray, np.ndarray]:
+def logprobs_of_ids(engine: ModelEngine, ids: list[int], query_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(logprobs (T, Q) float32, ranks (T, Q) int64) of `query_ids` at every position of `ids`.
 
     Row i is the distribution that predicts ids[i] from ids[:i] (raw: the model's own);
