@@ -302,7 +302,7 @@ class LiveServer:
 
         import uvicorn
 
-        from explorer.runtime import Models
+        from explorer.models import Models
         from explorer.server import build_app
 
         models = Models([engine.name], allow_hub=False)

@@ -237,7 +237,7 @@ def _check_score(a) -> str:
     check_out(a.out, "--out")
     check_out(a.binary_out, "--binary-out")
     if a.lookup:
-        from explorer.lookup import check_queries
+        from explorer.results.lookup import check_queries
 
         check_queries(a.lookup, a.format, getattr(a, "backend", None))
     if a.ids is not None and a.context_start.lower() != "none":

@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from explorer import __version__
 from explorer.errors import ExplorerError
-from explorer.runtime import Models, is_loopback, is_public
+from explorer.models import Models, is_loopback, is_public
 from explorer.settings import Limits
 
 PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
@@ -53,8 +53,8 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     from explorer.api.framing import error_of
     from explorer.api.guard import root_guard
     from explorer.api.routes import build_api
-    from explorer.api.tokens import token_router
-    from explorer.ui.look import launch_options
+    from explorer.api.tokenize import token_router
+    from explorer.ui.theme import launch_options
 
     if limits is not None:
         models.limits = limits
@@ -128,7 +128,7 @@ class BodyCap:
 
 def page_app(models: Models, limits: Limits):
     """The page, its actions bounded by `limits` (on ZeroGPU: the model's work under spaces.GPU), its queue bounded."""
-    from explorer.ui.bounds import bound_events
+    from explorer.ui.actions import bound_events
     from explorer.ui.layout import build
 
     demo = build(models)
@@ -232,7 +232,7 @@ def serve(
 def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | None) -> int:
     """`--share`: Gradio's own launcher (for the public link), with the API routes added to its app."""
     from explorer.api.routes import build_api
-    from explorer.ui.look import launch_options
+    from explorer.ui.theme import launch_options
 
     demo = page_app(models, models.limits)
     app, local, public = demo.launch(

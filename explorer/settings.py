@@ -92,6 +92,7 @@ NUMBERS = (
     ("n", 1, 16, False, True),
     ("min_tokens", 0, 1_000_000, False, True),
 )
+SEED_RANGE = ("seed", 0, 2**63 - 1, False, True)  # checked only when a seed is given
 
 
 def _in_range(name: str, v, lo, hi, *, lo_open: bool = False, integer: bool = False) -> None:
@@ -158,7 +159,8 @@ class SamplerSettings:
         if self.top_k == -1:
             object.__setattr__(self, "top_k", 0)
         if self.seed is not None:
-            _in_range("seed", self.seed, 0, 2**63 - 1, integer=True)
+            name, lo, hi, lo_open, integer = SEED_RANGE
+            _in_range(name, self.seed, lo, hi, lo_open=lo_open, integer=integer)
         if self.min_tokens > self.max_tokens:
             raise ExplorerError(
                 f"`min_tokens` (={self.min_tokens}) must not exceed `max_tokens` (={self.max_tokens}).",

@@ -195,7 +195,7 @@ class LiveServer:
 
         import uvicorn
 
-        from explorer.runtime import Models
+        from explorer.models import Models
         from explorer.server import build_app
 
         self.models = models or Models([e.name for e in engines], **{"allow_hub": False, **models_kw})

@@ -152,7 +152,7 @@ def assert_opens_as_recorded(name: str, data: bytes):
     """Open `data` (a body of the kind of file `name`) and check every position against the body: ids and text
     where it gives them, logprobs, ranks, and the alternatives shown (the best the body lists, the actual token
     aside when it is only an extra). Returns what opened."""
-    from explorer.imports import open_document
+    from explorer.export.read.documents import open_document
 
     o = open_document(data)
     r, (want, n_prompt) = o.results[0], positions(name, data)

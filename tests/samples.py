@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 NAN = np.nan
 NINF = -np.inf

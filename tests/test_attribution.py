@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.attribution import Attribution
 from explorer.engine.attribution import DETAIL, FAR_SPANS, attribute, unit_spans
 from explorer.engine.scoring import score_ids, score_text
 from explorer.errors import ExplorerError
+from explorer.results.attribution import Attribution
 
 TEXT = "The quick brown fox jumps over the lazy dog"
 

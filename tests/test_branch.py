@@ -10,8 +10,8 @@ import pytest
 from explorer.engine import generate, score_ids
 from explorer.engine.branch import KEEP, Prefixes, branch, generate_then_branch, grow, plant, regrow
 from explorer.errors import ExplorerError
+from explorer.results.branch import BranchTree
 from explorer.settings import SamplerSettings
-from explorer.tree import BranchTree
 from tests.helpers.cli import run
 from tests.helpers.page import make_page
 from tests.reference import assert_matches_reference, ref_logprobs
@@ -219,7 +219,7 @@ def test_cli_branch_bad_input(gpt2_dir, args, needle):
 
 
 def test_tree_html_compare_and_node_detail(gpt2):
-    from explorer.render.tree import compare_html, leaf_choices, node_markdown, node_table, tree_html
+    from explorer.render.branch import compare_html, leaf_choices, node_markdown, node_table, tree_html
 
     prefixes = Prefixes(gpt2.name)
     tree = plant(gpt2, prefixes, gpt2.encode("<script>alert(1)</script> & <b>bold</b> fox"))

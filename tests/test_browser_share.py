@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from explorer.share import Base, ViewState, encode
+from explorer.links import Base, ViewState, encode
 from tests.browser import SIZES, open_page, require_chromium, score, wait_detail
 
 require_chromium()
@@ -110,7 +110,7 @@ def session_file(tmp_path, r, model: str, **view) -> str:
 def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path, served):
     """A served model that is not loaded stays unloaded; a model not served here is named as such."""
     from explorer.engine.scoring import score_text
-    from explorer.runtime import ModelSpec
+    from explorer.models import ModelSpec
 
     name = "big-model" if served else "some-other-model"
     path = session_file(tmp_path, score_text(gpt2, TEXT, k=5), name, text=TEXT, selected=3)

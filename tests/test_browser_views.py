@@ -12,8 +12,8 @@ from explorer.engine import score_ids
 from explorer.engine.compare import compare_ids
 from explorer.engine.lookup import lookup
 from explorer.engine.whatif import logits_row, whatif
+from explorer.results.words import words
 from explorer.settings import SamplerSettings
-from explorer.words import words
 from tests.browser import require_chromium
 from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 

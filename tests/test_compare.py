@@ -10,11 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.compare import Comparison, aligned_spans, span_sums
 from explorer.engine import score_ids
 from explorer.engine.compare import compare_ids, compare_prompts, compare_text, divergences, same_tokenizer
 from explorer.errors import ExplorerError
 from explorer.export import dumps
+from explorer.results.compare import Comparison, aligned_spans, span_sums
 from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋🙂"

@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion, vllm, vllm_offline
 from explorer.export.common import envelope, fingerprint, last_chunk, usage_chunk
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from tests.helpers.exports import check_completion_logprobs, check_prompt_logprobs
 from tests.repo import ROOT, repo_files
 from tests.samples import generated_chat, scored_prompt
@@ -361,7 +361,7 @@ def check_models(body: dict) -> None:
     from fastapi.testclient import TestClient
 
     from explorer.api.routes import build_api
-    from explorer.runtime import Models
+    from explorer.models import Models
     from explorer.settings import Limits
 
     models = Models(["demo"], loader=lambda spec: None, allow_hub=False)
@@ -381,7 +381,7 @@ def check_models(body: dict) -> None:
 
 def check_tokenizer_info(body: dict) -> None:
     """The class first, no file paths, every special token as its text (never an AddedToken's fields)."""
-    from explorer.api.tokens import NOT_INFO
+    from explorer.api.tokenize import NOT_INFO
 
     assert next(iter(body)) == "tokenizer_class"
     assert not [k for k in list(body)[1:] if k in NOT_INFO], f"keys the route leaves out: {NOT_INFO}"
@@ -393,7 +393,7 @@ def check_tokenizer_info(body: dict) -> None:
 def check_request(body: dict, route: str, error: str | None = None) -> None:
     """The request parses and passes every check of its route (or fails with the code `error`)."""
     from explorer.api.schemas import ChatRequest, CompletionRequest, parse
-    from explorer.api.tokens import DetokenizeRequest, TokenizeRequest
+    from explorer.api.tokenize import DetokenizeRequest, TokenizeRequest
 
     schema = {
         "completions": CompletionRequest,

@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletion
 from explorer.engine import generate, score_text
 from explorer.export import FORMATS, dumps, export, openai_chat, openai_completion, vllm, vllm_offline
 from explorer.export.native import full_vocab_npy
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 from tests.helpers.exports import assert_generated_read_back, check_completion_logprobs, check_prompt_logprobs
 from tests.reference import ref_logprobs

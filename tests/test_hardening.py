@@ -343,7 +343,7 @@ def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
 
 def test_load_errors_never_show_a_path(tmp_path):
     from explorer.errors import ExplorerError
-    from explorer.runtime import Models
+    from explorer.models import Models
 
     broken = tmp_path / "secret-dir" / "mymodel"
     broken.mkdir(parents=True)  # a folder without config.json

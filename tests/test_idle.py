@@ -1,7 +1,7 @@
 """Small facts of the running server: an idle server does not spin (the page's Gradio queue polls every 20 ms, not
 every 1 ms), and one version is reported everywhere."""
 
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.server import IDLE_POLL_S, PROGRESS_POLL_S, page_app
 from explorer.settings import Limits
 

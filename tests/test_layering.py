@@ -3,8 +3,8 @@ functions, and `importlib.import_module` / `__import__` of a constant name):
 
 - torch and transformers only in explorer/engine/ (and in tests/ and bench/);
 - gradio only in explorer/ui/ and explorer/server.py (and in tests/ and bench/);
-- explorer/export/ and explorer/render/ import nothing from explorer but explorer.result, explorer.errors,
-  explorer.settings and their own package.
+- explorer/export/ and explorer/render/ import nothing from explorer but explorer.results (the result types),
+  explorer.errors, explorer.settings, explorer.floats and their own package.
 """
 
 from __future__ import annotations
@@ -17,21 +17,9 @@ from tests.repo import ROOT, repo_files
 EXEMPT = ("tests/", "bench/")  # tests and benchmarks may import anything
 ENGINE_ONLY = ("torch", "transformers")
 PRESENTERS = ("explorer/export/", "explorer/render/")
-# the central type and the small result types beside it (one per view: compare, lens, tree, ...), all numpy, no torch
-RESULT_LAYER = (
-    "explorer.result",
-    "explorer.attribution",
-    "explorer.errors",
-    "explorer.settings",
-    "explorer.floats",
-    "explorer.compare",
-    "explorer.lens",
-    "explorer.lookup",
-    "explorer.step_view",
-    "explorer.tree",
-    "explorer.whatif",
-    "explorer.words",
-)
+# the result types (explorer/results/: the central TokenScores and one small type per view, all numpy, no torch)
+# and the shared rules beside them: packages and modules, never a list of files
+RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.settings", "explorer.floats")
 
 
 def python_files() -> list[str]:
@@ -137,7 +125,7 @@ def test_the_rules_catch_each_kind_of_import():
         return violations(rel, imports(source, rel))
 
     assert check("explorer/export/x.py", "import torch")
-    assert check("explorer/runtime.py", "def f():\n    from transformers import AutoModel\n")
+    assert check("explorer/models.py", "def f():\n    from transformers import AutoModel\n")
     assert check("explorer/api/x.py", "import importlib\nimportlib.import_module('gradio')\n")
     assert check("explorer/cli.py", "def f():\n    import gradio as gr\n")
     assert check("explorer/render/x.py", "from explorer.engine import generate")
@@ -149,7 +137,7 @@ def test_the_rules_catch_each_kind_of_import():
     assert not check("explorer/ui/tabs/x.py", "import gradio as gr")
     assert not check(
         "explorer/export/x.py",
-        "from . import common\nfrom explorer.result import TokenScores\n"
+        "from . import common\nfrom explorer.results.scores import TokenScores\n"
         "from explorer.settings import MAX_K\nfrom explorer.errors import ExplorerError",
     )
     assert not check("explorer/render/x.py", "from explorer.render.text import escape\nimport numpy, plotly")

@@ -14,7 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from explorer.engine import score_ids
 from explorer.engine.lens import find_final_norm, lens_ids, lens_text
 from explorer.errors import ExplorerError
-from explorer.lens import LensGrid
+from explorer.results.lens import LensGrid
 from explorer.settings import check_k
 from tests.helpers.cli import run
 from tests.helpers.shapes import Shapes

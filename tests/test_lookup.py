@@ -13,7 +13,7 @@ from explorer.engine import score_ids
 from explorer.engine.lookup import FEW_QUERIES, logprobs_of_ids, lookup
 from explorer.errors import ExplorerError
 from explorer.export import dumps
-from explorer.lookup import Lookup, joint_logprobs, parse_query
+from explorer.results.lookup import Lookup, joint_logprobs, parse_query
 from tests.reference import assert_rank_close, ref_logprobs
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. 東京 👋"

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
+from explorer.links import decode
 from explorer.settings import page_k
-from explorer.share import decode
 from explorer.ui.inspector import View
 from explorer.ui.sampler import RunOptions
 from tests.helpers.share import page_values

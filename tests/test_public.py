@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from explorer.errors import ExplorerError
-from explorer.runtime import Models, is_public
+from explorer.models import Models, is_public
 from explorer.server import deployment
 from explorer.settings import PUBLIC_LIMITS, Limits
 from tests.conftest import LiveServer

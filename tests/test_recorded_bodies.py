@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
-from explorer.imports import MAX_FILE_BYTES, open_document
+from explorer.export.read.documents import MAX_FILE_BYTES, open_document
 from tests.recorded import (
     DATA,
     NAMES,
@@ -167,7 +167,7 @@ def test_fuzz_a_recorded_stream_cut_or_spliced_is_opened_or_one_clear_message(na
 # ---- the page: every token shows -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def page_share(gpt2):
-    from explorer.runtime import Models
+    from explorer.models import Models
     from explorer.ui.layout import page
 
     def loader(spec):

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
-from explorer.imports import open_document
-from explorer.share import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
+from explorer.export.read.documents import open_document
+from explorer.links import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
 from tests.helpers.share import (  # noqa: F401 - `built`: fixture
     GEN,
     JSON,
@@ -360,7 +360,7 @@ def test_a_full_vocabulary_prompt_logprobs_entry_gives_its_entropy():
 
 def test_a_link_runs_as_model_work_and_opening_a_file_does_not():
     """Marked handlers share the public queue, its caps and (on ZeroGPU) spaces.GPU; opening a file uses no model."""
-    from explorer.ui.bounds import marked
+    from explorer.ui.actions import marked
     from explorer.ui.share import Share
 
     assert marked(Share.restore) and not marked(Share.open_file) and not marked(Share.copy_link)

@@ -38,7 +38,7 @@ def test_it_is_the_tokenizers_config_at_both_roots(live, gpt2, gpt2_dir):
 
 def test_special_tokens_are_plain_text_before_json(gpt2):
     """The body is plain data (AddedTokens as their text, as vLLM writes them), not left to the encoder's fallback."""
-    from explorer.api.tokens import tokenizer_info
+    from explorer.api.tokenize import tokenizer_info
 
     info = tokenizer_info(gpt2)
     assert type(info["bos_token"]) is str and type(info["eos_token"]) is str
@@ -70,7 +70,7 @@ def test_it_is_guarded_like_tokenize(gpt2, monkeypatch):
 
 def test_a_served_model_without_a_local_tokenizer_gets_a_clear_400(gpt2, monkeypatch):
     monkeypatch.setattr(gpt2, "tokenizer", None)
-    from explorer.api.tokens import tokenizer_info
+    from explorer.api.tokenize import tokenizer_info
     from explorer.errors import ExplorerError
 
     with pytest.raises(ExplorerError, match="--tokenizer") as err:

@@ -18,7 +18,7 @@ from explorer.engine.scoring import score_blocks
 from explorer.engine.step_view import step_view
 from explorer.engine.turns import chat_turns
 from explorer.errors import ExplorerError
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 from tests.helpers.shapes import Shapes
 from tests.reference import assert_matches_reference, ref_logprobs

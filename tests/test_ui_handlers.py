@@ -110,7 +110,7 @@ def test_every_metric_colours(gpt2, metric):
 
 def fake(probs, ranks):
     """A hand-made result: tokens with these probabilities and ranks (position 0 unscored)."""
-    from explorer.result import TokenScores
+    from explorer.results.scores import TokenScores
 
     n = len(probs) + 1
     lp = np.array([np.nan, *np.log(probs)], np.float32)

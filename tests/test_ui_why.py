@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from explorer import bounds
-from explorer.attribution import Attribution
 from explorer.engine.attribution import attribute
 from explorer.errors import ExplorerError
 from explorer.render.why import LOWERS, RAISES, why_html
+from explorer.results.attribution import Attribution
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_id, run_beside
 from tests.helpers.page import chat, gen, make_page, path_of, score
 from tests.helpers.share import built, last, note_of, pack, page_values, restore, view  # noqa: F401 - `built`: fixture
@@ -154,7 +154,7 @@ LINK = {"base": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
 
 
 def test_a_why_link_round_trips_and_refuses_bad_fields():
-    from explorer.share import decode, encode
+    from explorer.links import decode, encode
     from explorer.ui.tabs.why import WhyLink
 
     own = WhyLink(
@@ -174,7 +174,7 @@ def test_a_why_link_round_trips_and_refuses_bad_fields():
 
 
 def test_a_why_link_restores_what_the_tab_showed(built):
-    from explorer.share import decode, encode
+    from explorer.links import decode, encode
 
     p = built[0]
     t = p.tabs["WhyTab"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.imports import open_document
+from explorer.export.read.documents import open_document
 from tests.recorded import assert_opens_as_recorded, raw
 from tests.vllm_record import COMPLETION, OFFLINE, REQUESTS, differences, fetch, fetch_stable, parsed
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from explorer.engine import generate, score_ids
 from explorer.engine.whatif import logits_row, whatif
 from explorer.errors import ExplorerError
+from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings
-from explorer.whatif import context_of
 from tests.reference import ref_logprobs
 
 samplers = st.builds(

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate, score_text
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
+from explorer.results.words import group_starts, word_starts, words
 from explorer.settings import SamplerSettings
-from explorer.words import group_starts, word_starts, words
 
 
 def split(text: str) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from explorer.errors import ExplorerError
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.ui.tabs import Shared
 
 

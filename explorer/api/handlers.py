@@ -12,7 +12,7 @@ from explorer.engine.listed import listed_width
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.settings import Limits, max_logprobs
 
 

@@ -23,11 +23,11 @@ from explorer.api.framing import DONE, error, error_event, error_of, json_respon
 from explorer.api.guard import Guard
 from explorer.api.handlers import card, chat_body, completion_body, full_vocab_npy_body, model_list
 from explorer.api.schemas import ChatRequest, CompletionRequest, parse
-from explorer.api.tokens import token_router
+from explorer.api.tokenize import token_router
 from explorer.api.work import Gate
 from explorer.errors import ExplorerError
 from explorer.export.common import encode_chunks, has_deferred
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.settings import Limits
 
 log = logging.getLogger(__name__)

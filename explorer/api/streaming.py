@@ -19,7 +19,7 @@ from explorer.engine import Done, score_ids, stream
 from explorer.engine.generation import collect, step_scores
 from explorer.export import openai_chat, openai_completion
 from explorer.export.common import envelope, last_chunk, usage_chunk, usage_of
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 def _tokens(engine, ids, s, sample):

@@ -2,7 +2,7 @@
 
 Two models: `--model A --model-b B (--text T | --text-file F | --ids ...)`; one model, two prompts:
 `--model A --prompt-a P --prompt-b Q (--text CONTINUATION | --text-file F)`. The body is
-`explorer.compare.Comparison.to_dict()` (shape in the README).
+`explorer.results.compare.Comparison.to_dict()` (shape in the README).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`logprob-explorer lens`: the plain logit lens of a text, as one JSON object (explorer.lens.LensGrid.to_dict)."""
+"""`logprob-explorer lens`: the plain logit lens of a text, as one JSON object (explorer.results.lens.LensGrid.to_dict)."""
 
 from __future__ import annotations
 

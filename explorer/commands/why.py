@@ -1,7 +1,7 @@
 """`logprob-explorer why`: why the model expected one token of a text, as each earlier token's (or word's) share.
 
 `--text T --position N` (or `--target TEXT`) picks the token; `--contrast TOKEN` asks why it rather than another
-one. The body is `explorer.attribution.Attribution.to_dict()` (`--format json`) or its `to_csv()` (`--format csv`).
+one. The body is `explorer.results.attribution.Attribution.to_dict()` (`--format json`) or its `to_csv()` (`--format csv`).
 Positions count the scored text's tokens as the page's inspector does (0 is the first, a BOS where the tokenizer
 adds one); -1 is the last.
 """
@@ -26,8 +26,8 @@ DEFAULTS = {"steps": 32, "baseline": "neutral", "mode": "remove", "layers": 1}
 
 
 def add_parser(sub) -> None:
-    from explorer.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
     from explorer.cli import ids_arg, k_arg, model_args
+    from explorer.results.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
 
     p = sub.add_parser(
         "why",

@@ -1,4 +1,4 @@
-"""Attribution of one token's logprob to the tokens before it (explorer.attribution.Attribution).
+"""Attribution of one token's logprob to the tokens before it (explorer.results.attribution.Attribution).
 
 f(x) = log p(target | x) [- log p(contrast | x)], x = ids[:pos].
 
@@ -24,11 +24,11 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
 from explorer.engine.scoring import _head_block, score_ids
 from explorer.errors import ExplorerError
-from explorer.result import TokenScores
-from explorer.words import words
+from explorer.results.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
+from explorer.results.scores import TokenScores
+from explorer.results.words import words
 
 Progress = Callable[[int, int], None]  # (units done, units in all)
 MAX_STEPS = 256

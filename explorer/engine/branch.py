@@ -29,9 +29,9 @@ from explorer.engine.interface import Forward, ModelEngine
 from explorer.engine.sampling import process
 from explorer.engine.scoring import chunked_rows, score_ids
 from explorer.errors import ExplorerError
-from explorer.result import Rows, TokenScores, assemble
+from explorer.results.branch import BranchTree
+from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.settings import MAX_K, SamplerSettings
-from explorer.tree import BranchTree
 
 KEEP = 6  # KV caches kept per Prefixes (most recent first)
 

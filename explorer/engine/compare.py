@@ -19,11 +19,11 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.compare import Comparison
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
 from explorer.engine.scoring import _head_block, chunked_rows, score_ids
 from explorer.errors import ExplorerError
-from explorer.result import Rows, assemble
+from explorer.results.compare import Comparison
+from explorer.results.scores import Rows, assemble
 
 log = logging.getLogger(__name__)
 _FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

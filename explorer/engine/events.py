@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explorer.result import Rows
+from explorer.results.scores import Rows
 
 
 @dataclass

@@ -26,7 +26,7 @@ from explorer.engine.generation import decode_text
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
 from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
 from explorer.engine.scoring import score_forward
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 
 log = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ from explorer.engine.listed import listed_rows
 from explorer.engine.sampling import pick, process
 from explorer.engine.scoring import chunked_rows
 from explorer.errors import ExplorerError
-from explorer.result import Rows, TokenScores, assemble
+from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
 __all__ = ["Done", "Step", "collect", "decode_text", "generate", "step_scores", "stream", "with_seed"]

@@ -16,7 +16,7 @@ from explorer.engine.capabilities import Capabilities
 from explorer.engine.events import Done, Step
 from explorer.engine.metrics import Stats
 from explorer.errors import ExplorerError
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 
 STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache

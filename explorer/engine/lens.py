@@ -27,8 +27,8 @@ from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
 from explorer.engine.model import Engine
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
-from explorer.lens import LensGrid
-from explorer.result import Rows
+from explorer.results.lens import LensGrid
+from explorer.results.scores import Rows
 
 NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "decoder.final_layer_norm", "model.norm")
 _NORMS: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = (

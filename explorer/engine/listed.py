@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from explorer.result import Rows
+from explorer.results.scores import Rows
 
 
 def listed_width(listed: list[int] | list[list[int]]) -> int:

@@ -17,7 +17,7 @@ from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
-from explorer.lookup import Lookup, check_queries, joint_logprobs, parse_query
+from explorer.results.lookup import Lookup, check_queries, joint_logprobs, parse_query
 
 FEW_QUERIES = 8  # up to this many: one compare per query; more: sort the row once
 

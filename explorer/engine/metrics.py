@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer.result import Rows
+from explorer.results.scores import Rows
 
 log = logging.getLogger(__name__)
 RANK_K = 20  # top-K always taken, so most ranks need no extra pass

@@ -35,7 +35,7 @@ from explorer.engine.remote_vocab import RemoteVocab
 from explorer.engine.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 from explorer.floats import from_json
-from explorer.result import Rows, TokenScores, assemble
+from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
 FULL_VOCAB_BUDGET = 4_000_000  # positions x vocabulary entries asked as JSON for exact entropy (~300 MB of JSON)

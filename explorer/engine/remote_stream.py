@@ -7,7 +7,7 @@ import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.floats import value_from_json
-from explorer.result import Rows
+from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings
 
 

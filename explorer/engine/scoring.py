@@ -11,7 +11,7 @@ from explorer import bounds
 from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine
 from explorer.engine.listed import listed_rows, listed_width
 from explorer.errors import ExplorerError
-from explorer.result import Rows, TokenScores, assemble
+from explorer.results.scores import Rows, TokenScores, assemble
 
 __all__ = ["chunked_rows", "score_blocks", "score_forward", "score_ids", "score_progress"]
 PREFILL = 512  # positions per forward pass through the KV cache: bounded memory, progress and a stop between blocks

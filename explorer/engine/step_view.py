@@ -14,9 +14,9 @@ from explorer.engine.interface import ModelEngine, forward_pass
 from explorer.engine.sampling import process
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
+from explorer.results.step_view import StepView
 from explorer.settings import SamplerSettings
-from explorer.step_view import StepView
 
 
 @torch.inference_mode()

@@ -23,8 +23,8 @@ from explorer.engine.metrics import row_stats
 from explorer.engine.sampling import process
 from explorer.engine.scoring import _head_block
 from explorer.errors import ExplorerError
+from explorer.results.whatif import STEPS, Side, WhatIf
 from explorer.settings import SamplerSettings
-from explorer.whatif import STEPS, Side, WhatIf
 
 MAX_SHOWN = 50  # most entries drawn per side
 

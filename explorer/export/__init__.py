@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from explorer.export import native, openai_chat, openai_completion, vllm, vllm_offline
 from explorer.export.common import encode_chunks, has_deferred
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 @dataclass(frozen=True)

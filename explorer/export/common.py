@@ -11,7 +11,7 @@ import numpy as np
 import orjson
 
 from explorer.floats import list_to_json
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.settings import VERSION
 
 

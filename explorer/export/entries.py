@@ -7,7 +7,7 @@ streamed writer all build their `prompt_logprobs` from here.
 from __future__ import annotations
 
 from explorer.export.common import nums, token_str
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 def position_entry(

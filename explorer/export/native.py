@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 def export(results: TokenScores | list[TokenScores]) -> dict:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
 from explorer.export.vllm_stream import prompt_logprobs_value
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from explorer.export.entries import position_entry, prompt_logprobs
 from explorer.export.openai_completion import Options as CompletionOptions
 from explorer.export.openai_completion import choice as completion_choice
 from explorer.export.vllm_stream import prompt_logprobs_value
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 __all__ = ["export", "position_entry", "prompt_logprobs", "prompt_logprobs_value"]
 

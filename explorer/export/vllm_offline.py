@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from explorer.export.entries import position_entry, prompt_logprobs
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 def completion_output(r: TokenScores, index: int) -> dict:

@@ -19,7 +19,7 @@ import orjson
 from explorer.export.common import Deferred, token_str
 from explorer.export.entries import position_entry, prompt_logprobs
 from explorer.floats import NEG_INF_JSON
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 CHUNK = 1 << 16  # bytes: narrow positions are gathered up to this before a chunk goes out
 NEG_INF = repr(NEG_INF_JSON).encode()

@@ -16,7 +16,7 @@ from explorer.render.heatmap import (
     rank_buckets,
 )
 from explorer.render.text import visible
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 def curves(r: TokenScores) -> go.Figure:

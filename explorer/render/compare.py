@@ -14,9 +14,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.compare import Comparison
 from explorer.render.text import escape, visible
-from explorer.result import TokenScores
+from explorer.results.compare import Comparison
+from explorer.results.scores import TokenScores
 
 METRICS = {
     "delta": "log p_B − log p_A of the actual token (red: B found it less likely, green: more)",

@@ -12,8 +12,8 @@ import numpy as np
 
 from explorer.render.numbers import fixed, logprob, pct, whole
 from explorer.render.text import escape, visible
-from explorer.result import TokenScores
-from explorer.step_view import StepView
+from explorer.results.scores import TokenScores
+from explorer.results.step_view import StepView
 
 NOISE = 1e-6  # a remaining mass below this is float32 rounding, not probability
 

@@ -16,7 +16,7 @@ from itertools import pairwise
 import numpy as np
 
 from explorer.render.text import chip_html, escape
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 
 @dataclass(frozen=True)

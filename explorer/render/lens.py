@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from explorer.lens import LensGrid
+from explorer.render.branch import md_code
 from explorer.render.tables import alternatives_table
 from explorer.render.text import escape, visible
-from explorer.render.tree import md_code
+from explorer.results.lens import LensGrid
 
 PALETTE = ["#15803d", "#22c55e", "#84cc16", "#eab308", "#f59e0b", "#f97316", "#ef4444", "#991b1b"]  # best .. worst
 METRICS = {  # name -> (edges of buckets 0..6, what the colours mean)

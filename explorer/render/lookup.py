@@ -9,9 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.lookup import Lookup
 from explorer.render.text import escape, visible
-from explorer.result import TokenScores
+from explorer.results.lookup import Lookup
+from explorer.results.scores import TokenScores
 
 
 def _piece(pieces: dict, i: int) -> str:

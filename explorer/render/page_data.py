@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from explorer.render.text import visible
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 CARD_TOP = 5  # alternatives on the hover card
 

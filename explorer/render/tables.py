@@ -10,7 +10,7 @@ import pandas as pd
 
 from explorer.render.numbers import DASH, fixed, logprob, pct, whole
 from explorer.render.text import escape, visible
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 SURPRISING = 10  # tokens in the "most surprising" list
 

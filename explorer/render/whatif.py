@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.render.text import escape, visible
-from explorer.whatif import WhatIf
+from explorer.results.whatif import WhatIf
 
 KEPT, CUT, ACTUAL = "#3b82f6", "#9ca3af", "#f59e0b"
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.attribution import CAVEAT, MEANING, NAMES, Attribution
 from explorer.render.text import escape, visible
+from explorer.results.attribution import CAVEAT, MEANING, NAMES, Attribution
 
 RAISES = ("#fee0b6", "#fdb863", "#e08214")  # weak, medium, strong: made the target more likely
 LOWERS = ("#d8daeb", "#b2abd2", "#8a7fb8")  # ... less likely

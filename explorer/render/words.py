@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.render.text import escape, visible
-from explorer.result import TokenScores
-from explorer.words import Words
+from explorer.results.scores import TokenScores
+from explorer.results.words import Words
 
 METRICS = {
     "probability": "joint probability of the word's tokens (red 0% → green 100%)",

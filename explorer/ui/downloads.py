@@ -18,7 +18,7 @@ import gradio as gr
 
 from explorer.export import FORMATS, dumps, export, names
 from explorer.render.tables import token_csv
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.ui.errors import warning
 
 LABELS = {

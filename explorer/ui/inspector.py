@@ -29,12 +29,12 @@ from explorer.render.heatmap import (
 from explorer.render.page_data import data_html, page_data
 from explorer.render.tables import summary_markdown, surprising_html, table_view
 from explorer.render.text import escape
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 from explorer.settings import page_k
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.downloads import Downloads
 from explorer.ui.errors import error
-from explorer.ui.look import HEATMAP_JS, JUMP_JS, PRESENT_JS
+from explorer.ui.theme import HEATMAP_JS, JUMP_JS, PRESENT_JS
 
 DEFAULT_THRESHOLDS_TEXT = ", ".join(map(str, DEFAULT_THRESHOLDS))
 SKIP = '<a class="lx-skip" href="#token-detail">Skip the tokens: go to the selected token</a>'

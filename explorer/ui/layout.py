@@ -10,7 +10,7 @@ from typing import cast
 
 import gradio as gr
 
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
 from explorer.ui.share import Share

@@ -11,7 +11,7 @@ import html
 import gradio as gr
 
 from explorer.engine import ModelEngine
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.ui.errors import user_errors
 
 

@@ -12,10 +12,10 @@ import gradio as gr
 
 from explorer.engine import Done, ModelEngine, Step, stream, with_seed
 from explorer.engine.generation import collect
+from explorer.links import CONTROL_BOUNDS, DEFAULT_SAMPLER
+from explorer.models import Models
 from explorer.render.heatmap import Marks
-from explorer.runtime import Models
 from explorer.settings import SamplerSettings, page_k
-from explorer.share import CONTROL_BOUNDS, DEFAULT_SAMPLER
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
 
@@ -46,7 +46,7 @@ class RunOptions:
 
 
 def _slider(key: str, most: float, value: float, step: float, label: str) -> gr.Slider:
-    """A sampler slider over the page's range for `key` (explorer/share.py's CONTROL_BOUNDS, which links keep to)."""
+    """A sampler slider over the page's range for `key` (explorer/links.py's CONTROL_BOUNDS, which links keep to)."""
     lo, hi = CONTROL_BOUNDS[key]
     return gr.Slider(lo, min(hi, most), value=min(value, most), step=step, label=label)
 

@@ -19,12 +19,12 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 
 from explorer.errors import ExplorerError
-from explorer.imports import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
+from explorer.export.read.documents import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
+from explorer.links import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
+from explorer.models import Models
 from explorer.render.heatmap import Marks
-from explorer.result import TokenScores
-from explorer.runtime import Models
-from explorer.share import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
-from explorer.ui.bounds import uses_model
+from explorer.results.scores import TokenScores
+from explorer.ui.actions import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
 from explorer.ui.model_picker import status_lines

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from explorer.export import dumps
-from explorer.imports import open_document
-from explorer.result import TokenScores
+from explorer.export.read.documents import open_document
+from explorer.results.scores import TokenScores
 
 
 def check_completion_logprobs(lp: dict, k: int, echo: bool) -> None:

@@ -30,7 +30,7 @@ def no_hub(spec):
 
 def make_page(engines, allow_hub=False):
     """The whole page over these loaded engines (the registry loads nothing else: `no_hub`)."""
-    from explorer.runtime import Models
+    from explorer.models import Models
     from explorer.ui.layout import page
 
     models = Models([e.name for e in engines], allow_hub=allow_hub, loader=no_hub)

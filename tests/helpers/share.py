@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import explorer.ui.layout  # noqa: F401 - every tab's link state registered (the page imports them all)
 from explorer.errors import ExplorerError
-from explorer.share import Base, ViewState
+from explorer.links import Base, ViewState
 
 SCRIPT = "<script>alert(1)</script>${alert(2)}`x`"
 GEN = {
@@ -69,7 +69,7 @@ def page_values(p, base: list, **named) -> dict:
 
 @pytest.fixture(scope="module")
 def built(gpt2):
-    from explorer.runtime import Models
+    from explorer.models import Models
     from explorer.ui.layout import page
 
     calls: list[str] = []

@@ -13,13 +13,13 @@ from typing import Any
 import gradio as gr
 
 from explorer.engine.branch import Prefixes, grow, plant
+from explorer.links import Base, Rerun, TabLink, ViewState
+from explorer.render.branch import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
 from explorer.render.text import visible
-from explorer.render.tree import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
-from explorer.result import TokenScores
+from explorer.results.branch import BranchTree
+from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings, page_k
-from explorer.share import Base, Rerun, TabLink, ViewState
-from explorer.tree import BranchTree
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.sampler import sampler_controls, settings
 from explorer.ui.tabs import Shared

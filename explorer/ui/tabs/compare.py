@@ -8,13 +8,13 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.compare import Comparison
 from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
+from explorer.links import Base, Rerun, TabLink, ViewState, choice, text
 from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
+from explorer.results.compare import Comparison
 from explorer.settings import page_k
-from explorer.share import Base, Rerun, TabLink, ViewState, choice, text
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared

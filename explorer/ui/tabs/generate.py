@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import gradio as gr
 
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (

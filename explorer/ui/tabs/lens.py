@@ -10,11 +10,11 @@ import gradio as gr
 
 from explorer.engine.lens import lens_ids
 from explorer.errors import ExplorerError
-from explorer.lens import LensGrid
+from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, text, whole
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
+from explorer.results.lens import LensGrid
 from explorer.settings import page_k
-from explorer.share import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, text, whole
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 

@@ -9,10 +9,10 @@ from typing import Any
 import gradio as gr
 
 from explorer.engine.lookup import lookup
-from explorer.lookup import MAX_LOOKUPS
+from explorer.links import Base, Rerun, TabLink, ViewState, text
 from explorer.render.lookup import lookup_figure, lookup_markdown, lookup_table
-from explorer.share import Base, Rerun, TabLink, ViewState, text
-from explorer.ui.bounds import uses_model
+from explorer.results.lookup import MAX_LOOKUPS
+from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 

@@ -14,7 +14,7 @@ import gradio as gr
 from explorer.engine import ModelEngine
 from explorer.engine.scoring import score_progress, text_ids
 from explorer.settings import page_k
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import new_rid, parse_thresholds, progress_html
 from explorer.ui.marks import marks_of

@@ -11,13 +11,13 @@ import gradio as gr
 import numpy as np
 
 from explorer.engine.whatif import MAX_SHOWN, logits_row, whatif
+from explorer.links import Base, Rerun, TabLink, ViewState, damaged, slider
 from explorer.render.whatif import whatif_figure, whatif_markdown, whatif_table
+from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings
-from explorer.share import Base, Rerun, TabLink, ViewState, damaged, slider
-from explorer.ui.bounds import uses_model
+from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
-from explorer.whatif import context_of
 
 SLIDERS = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty")
 # the tab's sliders (built from these, checked in a link by these): name -> (low, high, step, default)

@@ -18,12 +18,12 @@ from typing import Any, ClassVar, cast
 import gradio as gr
 
 from explorer import bounds
-from explorer.attribution import Attribution
 from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
 from explorer.errors import ExplorerError
+from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, text, whole
 from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
-from explorer.share import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, text, whole
-from explorer.ui.bounds import uses_model
+from explorer.results.attribution import Attribution
+from explorer.ui.actions import uses_model
 from explorer.ui.downloads import fresh_folder
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import progress_html

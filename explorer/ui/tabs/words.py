@@ -8,12 +8,12 @@ from typing import Any
 
 import gradio as gr
 
+from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, whole
 from explorer.render.words import CSS, METRICS, word_tokens, words_figure, words_html, words_legend, words_summary
-from explorer.share import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, whole
+from explorer.results.words import words
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.errors import error
 from explorer.ui.tabs import Shared
-from explorer.words import words
 
 
 class WordsTab:

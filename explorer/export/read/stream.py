@@ -1,14 +1,14 @@
 """A streamed response read as one body: the SSE text a client received (`data: {...}` events through
 `data: [DONE]`, as `curl -N` saves it) or a JSON list of its chunks, merged into the body that the same request
 gives without `stream` (text and logprobs lists joined in order, ids and finish_reason kept). Used by
-explorer/imports.py, which then reads the merged body like any other.
+explorer/export/read/documents.py, which then reads the merged body like any other.
 """
 
 from __future__ import annotations
 
 import json
 
-from explorer.import_bodies import MAX_POSITIONS, bad
+from explorer.export.read.bodies import MAX_POSITIONS, bad
 
 MAX_CHUNKS = MAX_POSITIONS + 64  # a chunk per token, and a few more (the role, the usage)
 _FIELDS = ("event:", "id:", "retry:")

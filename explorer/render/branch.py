@@ -14,7 +14,7 @@ import pandas as pd
 
 from explorer.render.tables import alternatives_table
 from explorer.render.text import escape, visible
-from explorer.tree import BranchTree
+from explorer.results.branch import BranchTree
 
 RANK_EDGES = (1, 10, 100, 1000)  # GLTR's buckets
 CSS = """

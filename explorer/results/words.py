@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 _CJK = (
     (0x3040, 0x30FF),

@@ -1,7 +1,7 @@
 """Open a JSON document as results, without a model: our session file, our native JSON, and the response bodies of
 a vLLM or OpenAI server (vLLM `prompt_logprobs` completions and chat bodies, vLLM offline outputs, OpenAI
 completions `logprobs` and chat `logprobs.content`), detected by their shape; a streamed answer as its SSE text or
-a JSON list of its chunks (explorer/import_stream.py merges them into one body); any of them gzipped.
+a JSON list of its chunks (explorer/export/read/stream.py merges them into one body); any of them gzipped.
 
 Numbers a body does not carry stay unknown (entropy NaN, rank 0) and `Opened.notes` says so. Token ids a body does
 not carry (OpenAI's shapes name tokens by text only) are numbered here, after the largest real id. Everything is
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.errors import ExplorerError
-from explorer.import_bodies import MAX_NAME, MAX_POSITIONS, bad, chat_body, completion_body, is_int, offline_body
-from explorer.import_stream import is_sse, merged, sse_chunks
-from explorer.result import TokenScores
+from explorer.export.read.bodies import MAX_NAME, MAX_POSITIONS, bad, chat_body, completion_body, is_int, offline_body
+from explorer.export.read.stream import is_sse, merged, sse_chunks
+from explorer.results.scores import TokenScores
 
 SESSION_FORMAT = "logprob-explorer/session"
 MAX_FILE_BYTES = 32 * 1024 * 1024  # read, and once decompressed
@@ -41,7 +41,7 @@ class Opened:
 
     results: list[TokenScores]
     shape: str  # a key of SHAPES
-    view: dict | None = None  # a session's `view` (read with explorer.share.ViewState.from_dict)
+    view: dict | None = None  # a session's `view` (read with explorer.links.ViewState.from_dict)
     special: tuple[int, ...] = ()  # a session's marker tokens
     turns: tuple[tuple[int, str], ...] = ()  # a session's chat turns: (first position, role)
     notes: list[str] = field(default_factory=list)  # what the document does not carry

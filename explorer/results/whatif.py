@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.floats import list_to_json, to_json
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 STEPS = ("top-k", "top-p", "min-p")  # the sampler's filters, in the order they are switched on to name a cut
 

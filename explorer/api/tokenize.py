@@ -15,7 +15,7 @@ from explorer import __version__
 from explorer.api.framing import json_response, read_json
 from explorer.api.schemas import ChatRequest, parse
 from explorer.errors import ExplorerError
-from explorer.runtime import Models
+from explorer.models import Models
 from explorer.settings import Limits
 
 

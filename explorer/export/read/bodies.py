@@ -1,6 +1,6 @@
 """The response bodies of a vLLM or OpenAI server read as TokenScores: positions off the body, then one builder.
 
-Used by explorer/imports.py (which detects the shape); see its docstring for what is kept and what is said.
+Used by explorer/export/read/documents.py (which detects the shape); see its docstring for what is kept and what is said.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.floats import value_from_json
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 MAX_POSITIONS = 50_000
 MAX_WIDTH = 64  # alternatives kept per position (the best by logprob)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.result import Rows
+from explorer.results.scores import Rows
 
 
 @dataclass(eq=False)

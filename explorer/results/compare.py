@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from explorer.floats import from_json, list_to_json
-from explorer.result import TokenScores
+from explorer.results.scores import TokenScores
 
 FORMAT = "logprob-explorer/comparison"
 VERSION = 1
