@@ -144,7 +144,7 @@ def _pad(rows: Rows, width: int) -> Rows:
     m, kk = len(rows), rows.top_ids.shape[1]
     ids, lps = np.full((m, width), -1, np.int64), np.full((m, width), -np.inf, np.float32)
     ids[:, :kk], lps[:, :kk] = rows.top_ids[:, :width], rows.top_logprobs[:, :width]
-    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps)
+    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, varentropy=rows.varentropy)
 
 
 @torch.inference_mode()
@@ -165,8 +165,16 @@ def generate_kept(engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: Sa
 def branch_scores(engine: ModelEngine, r: TokenScores, b: Branch, s: SamplerSettings) -> TokenScores:
     """TokenScores of branch `b` of result `r`: r's numbers before `b.at`, then the token's and the continuation's."""
     width = r.top_ids.shape[1]
+    head = slice(1, b.at)  # r's positions before the branch
     parts = [
-        Rows(*(a[1 : b.at] for a in (r.logprobs, r.ranks, r.entropy, r.top_ids, r.top_logprobs))),
+        Rows(
+            r.logprobs[head],
+            r.ranks[head],
+            r.entropy[head],
+            r.top_ids[head],
+            r.top_logprobs[head],
+            varentropy=r.rows.varentropy_or_nan()[head],
+        ),
         _pad(b.row, width),
     ]
     parts += [_pad(st.rows, width) for st in b.steps]

@@ -129,21 +129,21 @@ class ForwardEngine(ABC):
             return sums
         return fn
 
-    def _sums(self, logits: torch.Tensor, m: torch.Tensor):
+    def _sums(self, logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """`sums` over slices of STAT_ROWS rows (cache-sized; the compiled kernel sees exactly that shape)."""
         if logits.shape[0] == 1 or (self._sums_kernel is sums and logits.shape[0] <= STAT_ROWS):
             return self._sums_kernel(logits, m)  # a decode step: its own compiled shape
-        ss, qs = [], []
+        parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         for a in range(0, logits.shape[0], STAT_ROWS):
             x, mm = logits[a : a + STAT_ROWS], m[a : a + STAT_ROWS]
             c = x.shape[0]
             if c < STAT_ROWS and self._sums_kernel is not sums:
                 x = torch.cat([x, x.new_zeros((STAT_ROWS - c, x.shape[1]))])
                 mm = torch.cat([mm, mm.new_zeros((STAT_ROWS - c, 1))])
-            s, q = self._sums_kernel(x, mm)
-            ss.append(s[:c])
-            qs.append(q[:c])
-        return torch.cat(ss), torch.cat(qs)
+            s, q, r = self._sums_kernel(x, mm)  # each (c', 1)
+            parts.append((s[:c], q[:c], r[:c]))
+        s, q, r = (torch.cat(col) for col in zip(*parts))
+        return s, q, r
 
     def stats(self, logits: torch.Tensor, targets: torch.Tensor, k: int, full: bool = False) -> Stats:
         """row_stats of a block of positions, with the engine's kernel."""

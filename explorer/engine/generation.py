@@ -284,7 +284,7 @@ def _padded(rows: Rows, width: int, full: bool, vocab_size: int) -> Rows:
     if rows.top_ranks is not None:
         ranks = np.zeros((m, width), np.int64)
         ranks[:, :kk] = rows.top_ranks
-    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, f, ranks)
+    return Rows(rows.logprobs, rows.ranks, rows.entropy, ids, lps, f, ranks, rows.varentropy)
 
 
 def collect(

@@ -107,8 +107,8 @@ class Forward(ModelEngine, Protocol):
 
     def background(self, fn, *args) -> Any: ...
 
-    def _sums(self, logits: Any, m: Any) -> tuple[Any, Any]:
-        """The engine's fused sums (exp-sum and its second moment) of logits rows under their maxima `m`."""
+    def _sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:
+        """The engine's fused sums (exp-sum, its first and second moments) of logits rows under their maxima `m`."""
         ...
 
 

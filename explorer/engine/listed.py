@@ -27,5 +27,12 @@ def listed_rows(engine, logits: torch.Tensor, targets: torch.Tensor, listed: tor
     vals = lp.gather(-1, listed)  # (c, q)
     ranks = torch.stack([(lp >= vals[:, j : j + 1]).sum(-1) for j in range(listed.shape[1])], -1)  # (c, q)
     return Rows(
-        base.logprobs, base.ranks, base.entropy, listed.cpu().numpy(), vals.cpu().numpy(), None, ranks.cpu().numpy()
+        base.logprobs,
+        base.ranks,
+        base.entropy,
+        listed.cpu().numpy(),
+        vals.cpu().numpy(),
+        None,
+        ranks.cpu().numpy(),
+        base.varentropy,
     )

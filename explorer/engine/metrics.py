@@ -2,8 +2,10 @@
 
 Steps, per block of positions (c, V):
 1. top-K of the logits (K = max(k, 20)); its first value is the row max m.
-2. one fused pass (`sums`, torch.compile'd where it works): s = sum exp(x - m) and
-   q = sum exp(x - m) * (x - m). Then log-sum-exp = m + log s and entropy = log s - q / s.
+2. one fused pass (`sums`, torch.compile'd where it works): s = sum exp(x - m),
+   q = sum exp(x - m) * (x - m) and r = sum exp(x - m) * (x - m)^2. Then log-sum-exp = m + log s,
+   entropy = log s - q / s, and the varentropy Var_{v~p}[log p(v)] = r / s - (q / s)^2 (log p and
+   x - m differ by the constant log s, so they have one variance).
 3. logprob of any entry = (x - m) - log s, as log_softmax computes it.
 4. rank = count of entries whose logprob >= the actual's. When the actual token beats
    the K-th best strictly, every such entry is in the top-K, so the count is read
@@ -30,6 +32,7 @@ class Stats:
     logprob: torch.Tensor  # (c,) float32
     rank: torch.Tensor  # (c,) int64, 1-based, ties count against the token
     entropy: torch.Tensor  # (c,) float32, nats
+    varentropy: torch.Tensor  # (c,) float32, nats^2: variance of log p under p
     top_ids: torch.Tensor  # (c, k) int64
     top_logprobs: torch.Tensor  # (c, k) float32
     full: torch.Tensor | None = None  # (c, V) float32 logprobs, only when asked (k = -1)
@@ -47,16 +50,19 @@ class Stats:
             host(self.top_ids),
             host(self.top_logprobs),
             host(self.full) if self.full is not None else None,
+            varentropy=host(self.varentropy),
         )
 
 
-def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(s, q), each (c, 1): sum of e = exp(x - m), and sum of e * (x - m) (0 where e = 0)."""
+def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(s, q, r), each (c, 1): sums of e = exp(x - m), e * (x - m) and e * (x - m)^2 (0 where e = 0)."""
     d = logits.float() - m  # (c, V)
     e = d.exp()
     s = e.sum(-1, keepdim=True)
-    q = torch.where(e > 0, e * d, 0.0).sum(-1, keepdim=True)
-    return s, q
+    ed = torch.where(e > 0, e * d, 0.0)  # (c, V)
+    q = ed.sum(-1, keepdim=True)
+    r = torch.where(e > 0, ed * d, 0.0).sum(-1, keepdim=True)
+    return s, q, r
 
 
 def row_stats(
@@ -79,9 +85,10 @@ def row_stats(
     kk = min(max(k, RANK_K), v)
     tv, ti = logits.topk(kk, dim=-1)  # (c, K), descending
     m = tv[:, :1].float()  # (c, 1) row max
-    s, q = sums_fn(logits, m)
+    s, q, r2 = sums_fn(logits, m)
     ls = s.log()  # (c, 1)
     entropy = (ls - q / s)[:, 0]  # (c,)
+    varentropy = (r2 / s - (q / s) ** 2).clamp_min(0.0)[:, 0]  # (c,); rounding can dip below 0
     lp_t = (logits.gather(-1, targets[:, None]).float() - m) - ls  # (c, 1)
     top_lp = (tv.float() - m) - ls  # (c, K)
     rank = (top_lp >= lp_t).sum(-1)  # exact where the actual beats the K-th best
@@ -98,7 +105,7 @@ def row_stats(
             lp_rows = (logits[r].float() - m[r]) - ls[r]  # (r, V)
             rank = rank.index_copy(0, r, (lp_rows >= lp_t[r]).sum(-1))
     n_top = 0 if full else max(k, 0)
-    return Stats(lp_t[:, 0], rank, entropy, ti[:, :n_top], top_lp[:, :n_top], lp_full)
+    return Stats(lp_t[:, 0], rank, entropy, varentropy, ti[:, :n_top], top_lp[:, :n_top], lp_full)
 
 
 def compiled_sums():

@@ -296,6 +296,7 @@ class RemoteEngine:
         """
         m, kk = len(entries), max(k, 0)
         lp, ent = np.full(m, np.nan, np.float32), np.full(m, np.nan, np.float32)
+        var = np.full(m, np.nan, np.float32)  # known only from a full-vocabulary entry
         rank = np.zeros(m, np.int64)
         top_ids, top_lp = np.full((m, kk), -1, np.int64), np.full((m, kk), -np.inf, np.float32)
         top_ranks = np.zeros((m, kk), np.int64)
@@ -311,7 +312,9 @@ class RemoteEngine:
             lp[j], rank[j] = num(mine["logprob"]), int(mine["rank"])
             if full:
                 p = np.exp(lps)
-                ent[j] = float(-np.sum(np.where(p > 0, p * lps, 0.0)))
+                plp = np.where(p > 0, p * lps, 0.0)  # (V,)
+                ent[j] = float(-np.sum(plp))
+                var[j] = float(np.sum(np.where(p > 0, plp * lps, 0.0)) - ent[j] ** 2)  # E[(log p)^2] - H^2
             if full_rows is not None:
                 full_rows[j, ids] = lps
             if len(ranks) > 4 * (kk + 2):  # a long (full) entry: only the k + 2 best need ordering
@@ -322,7 +325,7 @@ class RemoteEngine:
             keep = order[~((ids[order] == t) & (ranks[order] > kk))][:kk]  # the actual only when it ranks within k
             n = len(keep)
             top_ids[j, :n], top_lp[j, :n], top_ranks[j, :n] = ids[keep], lps[keep], ranks[keep]
-        return Rows(lp, rank, ent, top_ids, top_lp, full_rows, top_ranks)
+        return Rows(lp, rank, ent, top_ids, top_lp, full_rows, top_ranks, var)
 
     # ---- generation ----------------------------------------------------------------------
     def check_sampler(self, s: SamplerSettings) -> None:

@@ -33,6 +33,7 @@ class Rows:
     top_logprobs: np.ndarray  # (m, k) float32
     full: np.ndarray | None = None  # (m, V) float32 logprobs in vocabulary order, only for k = -1
     top_ranks: np.ndarray | None = None  # (m, k) int64 ranks of the listed entries; None: they are the top-k (1..k)
+    varentropy: np.ndarray | None = None  # (m,) float32, nats^2: Var of log p under p; None (or NaN): not known
 
     def __len__(self) -> int:
         return len(self.logprobs)
@@ -55,6 +56,7 @@ class Rows:
         """Rows of `parts` one after another (same k; `full` kept only when every part has it)."""
         full = [p.full for p in parts]
         explicit = any(p.top_ranks is not None for p in parts)
+        known = any(p.varentropy is not None for p in parts)
         return cls(
             np.concatenate([p.logprobs for p in parts]).astype(np.float32),
             np.concatenate([p.ranks for p in parts]).astype(np.int64),
@@ -63,6 +65,7 @@ class Rows:
             np.concatenate([p.top_logprobs for p in parts]).astype(np.float32),
             np.concatenate([f for f in full if f is not None]) if full and all(f is not None for f in full) else None,
             np.concatenate([p.listed_ranks() for p in parts]).astype(np.int64) if explicit else None,
+            np.concatenate([p.varentropy_or_nan() for p in parts]).astype(np.float32) if known else None,
         )
 
     def sliced(self, part: slice) -> Rows:
@@ -79,7 +82,12 @@ class Rows:
             self.top_logprobs[part],
             cut(self.full),
             cut(self.top_ranks),
+            cut(self.varentropy),
         )
+
+    def varentropy_or_nan(self) -> np.ndarray:
+        """(m,) the varentropy, NaN where it is not known."""
+        return self.varentropy if self.varentropy is not None else np.full(len(self), np.nan, np.float32)
 
     def listed_ranks(self) -> np.ndarray:
         """(m, k) rank of each listed entry: its true rank, or 1..k for a top-k (0 for padding)."""
@@ -134,6 +142,8 @@ def assemble(
     if rows.full is not None:
         full = np.full((n, len(vocab)), np.nan, np.float32)
         full[span] = rows.full
+    varentropy = np.full(n, np.nan, np.float32)
+    varentropy[span] = rows.varentropy_or_nan()
     used = range(len(vocab)) if full is not None else sorted(set(ids) | set(top_ids[top_ids >= 0].tolist()))
     return TokenScores(
         model=model,
@@ -149,6 +159,7 @@ def assemble(
         full_logprobs=full,
         vocab_size=len(vocab),
         top_ranks=top_ranks,
+        varentropy=varentropy,
         **kw,
     )
 
@@ -177,6 +188,7 @@ class TokenScores:
     stop_reason: str | int | None = None  # the stop string or stop token id that ended a generation
     stop_token: bool = False  # the last token ended the generation and adds nothing to the text (EOS)
     context_start: int = 0  # leading tokens put before the text as a document start (so its first token is scored)
+    varentropy: np.ndarray | None = None  # (n,) float32, nats^2: Var_{v~p}[log p(v)] per position; NaN/None: unknown
 
     # ---- derived values -------------------------------------------------------------
     @property
@@ -257,7 +269,14 @@ class TokenScores:
     def rows(self) -> Rows:
         """Every position's numbers as Rows (views, no copy); row j is position j."""
         return Rows(
-            self.logprobs, self.ranks, self.entropy, self.top_ids, self.top_logprobs, self.full_logprobs, self.top_ranks
+            self.logprobs,
+            self.ranks,
+            self.entropy,
+            self.top_ids,
+            self.top_logprobs,
+            self.full_logprobs,
+            self.top_ranks,
+            self.varentropy,
         )
 
     def top(self, pos: int, k: int | None = None) -> list[tuple[int, float]]:
@@ -269,8 +288,12 @@ class TokenScores:
         return list(zip(ids.tolist(), lps.tolist()))
 
     # ---- JSON round trip --------------------------------------------------------------
-    def to_dict(self) -> dict:
-        """A JSON-safe dict (no NaN/Infinity: unscored numbers are null, -inf is -9999.0: explorer.floats)."""
+    def to_dict(self, *, with_varentropy: bool = False) -> dict:
+        """A JSON-safe dict (no NaN/Infinity: unscored numbers are null, -inf is -9999.0: explorer.floats).
+
+        `with_varentropy` adds the per-position varentropy (`varentropy`, null where unknown); off by default,
+        so the shape stays as it was unless text statistics were asked for.
+        """
         d = {
             "format": "logprob-explorer/token-scores",
             "version": FORMAT_VERSION,
@@ -300,6 +323,8 @@ class TokenScores:
             d["stop_reason"], d["stop_token"] = self.stop_reason, self.stop_token
         if self.context_start:
             d["context_start"] = self.context_start
+        if with_varentropy:
+            d["varentropy"] = list_to_json(self.rows.varentropy_or_nan())
         if self.full_logprobs is not None:
             d["full_logprobs_f32_b64"] = base64.b64encode(self.full_logprobs.astype("<f4").tobytes()).decode()
         return d
@@ -335,4 +360,5 @@ class TokenScores:
             stop_reason=d.get("stop_reason"),
             stop_token=bool(d.get("stop_token", False)),
             context_start=int(d.get("context_start", 0)),
+            varentropy=from_json(d["varentropy"], np.float32) if "varentropy" in d else None,
         )
