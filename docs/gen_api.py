@@ -63,6 +63,8 @@ NOTES = {
     "return_token_ids": "vLLM extension: `token_ids` on each choice and `prompt_token_ids` (per choice on completions, "
     "on the response on chat)",
     "return_tokens_as_token_ids": "vLLM extension: every token string in logprobs is written `token_id:N`",
+    "text_stats": "this project's extension: `text_stats` on each choice (GLTR, Min-K%, Min-K%++, Fast-DetectGPT: "
+    "scores, not verdicts); only with `echo: true, max_tokens: 0`",
     "temperature": "0 = greedy (the argmax of the penalised logits)",
     "top_p": "nucleus sampling; 1 = off",
     "top_k": "vLLM extension: keep the k most likely; 0 or -1 = off",

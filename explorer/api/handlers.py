@@ -13,6 +13,7 @@ from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
 from explorer.models import Models
+from explorer.results.stats import stats_block
 from explorer.settings import Limits, max_logprobs
 
 
@@ -115,7 +116,11 @@ def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
             results += [score_ids(engine, ids, k=k, listed=req.prompt_logprob_token_ids)] * s.n
         else:
             results += generate(engine, ids, s)
-    return openai_completion.export(results, options=completion_options(req, s))
+    body = openai_completion.export(results, options=completion_options(req, s))
+    if req.text_stats:  # asked for: each choice's statistics of its scored prompt
+        for choice, r in zip(body["choices"], results):
+            choice["text_stats"] = stats_block(r)
+    return body
 
 
 def full_vocab_npy_body(engine, req, limits: Limits) -> bytes:

@@ -154,6 +154,7 @@ class CompletionRequest(_Base):
     echo: bool = False
     logprobs: int | None = None
     prompt_logprob_token_ids: list[int] | list[list[int]] | None = Field(None, union_mode="left_to_right")
+    text_stats: bool = False  # extension (this project): each choice's text statistics, when scoring a prompt
 
     def check(self) -> None:
         self.check_common()
@@ -176,6 +177,12 @@ class CompletionRequest(_Base):
                     param="logprob_token_ids",
                     code="invalid_value",
                 )
+        if self.text_stats and not (self.echo and self.max_tokens == 0):
+            raise ExplorerError(
+                "`text_stats` describes a scored text: set `echo: true` and `max_tokens: 0`.",
+                param="text_stats",
+                code="invalid_value",
+            )
         if self.prompt_logprob_token_ids is not None and not (self.echo and self.max_tokens == 0):
             raise ExplorerError(
                 "`prompt_logprob_token_ids` applies when scoring a prompt: set `echo: true` and `max_tokens: 0`.",

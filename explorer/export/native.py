@@ -7,13 +7,23 @@ import io
 import numpy as np
 
 from explorer.results.scores import TokenScores
+from explorer.results.stats import MIN_K_PERCENT, stats_block
 
 
-def export(results: TokenScores | list[TokenScores]) -> dict:
+def export(results: TokenScores | list[TokenScores], *, stats: bool = False, k_percent: float = MIN_K_PERCENT) -> dict:
+    """The native JSON of one result or n samples; `stats` adds each one's `stats` block and `varentropy` list."""
     results = results if isinstance(results, list) else [results]
-    if len(results) == 1:
-        return results[0].to_dict()
-    return {"format": "logprob-explorer/token-scores-list", "samples": [r.to_dict() for r in results]}
+    bodies = [_one(r, stats, k_percent) for r in results]
+    if len(bodies) == 1:
+        return bodies[0]
+    return {"format": "logprob-explorer/token-scores-list", "samples": bodies}
+
+
+def _one(r: TokenScores, stats: bool, k_percent: float) -> dict:
+    d = r.to_dict(with_varentropy=stats)
+    if stats:
+        d["stats"] = stats_block(r, k_percent)
+    return d
 
 
 def full_vocab_npy(r: TokenScores) -> bytes:

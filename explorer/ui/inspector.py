@@ -27,9 +27,11 @@ from explorer.render.heatmap import (
     legend_html,
 )
 from explorer.render.page_data import data_html, page_data
+from explorer.render.stats import stats_markdown
 from explorer.render.tables import summary_markdown, surprising_html, table_view
 from explorer.render.text import escape
 from explorer.results.scores import TokenScores
+from explorer.results.stats import text_stats
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import Downloads
@@ -131,6 +133,13 @@ class Inspector:
         with gr.Row(equal_height=False, elem_classes=["lx-main"]):
             with gr.Column(scale=3, min_width=320, elem_classes=["lx-left"]):
                 self.summary = gr.Markdown(elem_id="summary")
+                with gr.Accordion(
+                    "Text statistics (GLTR, Min-K%, Min-K%++, Fast-DetectGPT): scores, not verdicts",
+                    open=False,
+                    elem_id="text-stats",
+                    elem_classes=["lx-hide-present"],
+                ):
+                    self.text_stats = gr.Markdown(elem_id="text-stats-table")
                 self.legend = gr.HTML(legend_html(DEFAULT_METRIC), js_on_load=None, elem_id="legend")
                 self.heatmap = gr.HTML("", js_on_load=HEATMAP_JS, elem_id="heatmap")
                 self.surprising = gr.HTML(
@@ -206,9 +215,17 @@ class Inspector:
         self.result.change(
             self.downloads.prepare, [self.result], self.downloads.outputs, api_name="download", show_progress="hidden"
         )
+        self.result.change(
+            self.text_stats_of, [self.result], [self.text_stats], api_name="text_stats", show_progress="hidden"
+        )
         self.present.click(None, js=PRESENT_JS)
 
     # ---- handlers ------------------------------------------------------------------------
+    @staticmethod
+    def text_stats_of(state: list) -> str:
+        """The Text statistics panel of the shown result (the first sample), from its numbers alone."""
+        return stats_markdown(text_stats(state[0])) if state else ""
+
     def _heat(
         self, r: TokenScores, metric: str, t, selected, marks, rid: str, full: bool = True, note: str = ""
     ) -> str:

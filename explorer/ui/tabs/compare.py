@@ -12,7 +12,9 @@ from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
 from explorer.links import Base, Rerun, TabLink, ViewState, choice, text
 from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
+from explorer.render.stats import stats_markdown
 from explorer.results.compare import Comparison
+from explorer.results.stats import binoculars
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
@@ -62,6 +64,7 @@ class CompareTab:
             self.legend = gr.HTML("", css_template=CSS)
             self.heatmap = gr.HTML("", css_template=CSS, js_on_load=CLICK_JS, elem_id="compare-heatmap")
             self.summary = gr.Markdown()
+            self.binoculars = gr.Markdown(elem_id="compare-stats")  # two models of one tokenizer: Binoculars
             self.plot = gr.Plot(show_label=False)
             self.detail = gr.Markdown()
             with gr.Row():
@@ -82,6 +85,9 @@ class CompareTab:
         detail = [self.detail, self.table_a, self.table_b, self.pos]
         self.heatmap.click(self.on_click, [self.state], detail, api_visibility="private")
         self.pos.submit(self.select, [self.state, self.pos], detail, api_name="compare_detail")
+        self.state.change(
+            self.binoculars_of, [self.state], [self.binoculars], api_name="compare_stats", show_progress="hidden"
+        )
         self.colour.change(
             self.restyle, [self.state, self.colour, self.pos], [self.heatmap, self.legend], api_visibility="private"
         )
@@ -102,6 +108,13 @@ class CompareTab:
         ]
 
     # ---- handlers ------------------------------------------------------------------------
+    @staticmethod
+    def binoculars_of(c: Comparison | None) -> str:
+        """Binoculars of two models that share one tokenizer (A observes, B performs); nothing otherwise."""
+        if c is None or c.kind != "models":
+            return ""
+        return stats_markdown([binoculars(c)], "Binoculars (model A observes, model B performs)")
+
     def on_click(self, c: Comparison | None, evt: gr.EventData) -> dict:
         return self.select(c, clicked(evt))
 

@@ -1,0 +1,178 @@
+"""Text statistics built on token probabilities: GLTR, Min-K%, Min-K%++, Fast-DetectGPT, Binoculars.
+
+Pure numpy functions of TokenScores (and of a Comparison of two models for Binoculars). Each gives a
+`TextStat`: its value, a one-line meaning, its reference and the caveat that it is a score, not a verdict.
+Natural log throughout; only scored positions count (position 0 of a prompt has no score).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from explorer.errors import ExplorerError
+from explorer.results.compare import Comparison
+from explorer.results.scores import TokenScores
+
+MIN_K_PERCENT = 20.0  # the k of Min-K% and Min-K%++ (both papers' usual setting)
+GLTR_BUCKETS = (10, 100, 1000)  # rank <= 10, <= 100, <= 1000, beyond
+CAVEAT = (
+    "A score, not a verdict: it measures how predictable the text is to this model, and perplexity-based "
+    "detectors flag non-native English writing as machine-made far more often (Liang et al. 2023, "
+    "arXiv:2304.02819)."
+)
+
+
+@dataclass(frozen=True)
+class TextStat:
+    name: str
+    value: float | dict[str, float] | None  # None: not computable here (see `note`)
+    meaning: str  # one line
+    reference: str
+    caveat: str = CAVEAT
+    note: str = ""  # why the value is missing, or what it was computed on
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if isinstance(self.value, float) and not math.isfinite(self.value):
+            d["value"] = None  # strict JSON: no NaN
+        return d
+
+
+def check_k_percent(k: float) -> float:
+    """`k` of Min-K% as given, or an ExplorerError saying what to change."""
+    if not (isinstance(k, (int, float)) and 0 < k <= 100):
+        raise ExplorerError(f"k of Min-K% is a percentage in (0, 100], not {k!r}: use e.g. 20")
+    return float(k)
+
+
+def _lowest_mean(values: np.ndarray, k: float) -> float:
+    """Mean of the lowest k% of `values` (at least one of them); NaN when there are none."""
+    if len(values) == 0:
+        return float("nan")
+    n = max(1, int(len(values) * k / 100))  # the papers' int(len * ratio), never empty
+    return float(np.sort(values.astype(np.float64))[:n].mean())
+
+
+def gltr(r: TokenScores) -> TextStat:
+    """GLTR (Gehrmann et al. 2019): fractions of scored tokens whose 1-based rank is <= 10, 11..100, 101..1000, > 1000.
+
+    Positions whose rank is not known (0: a served model beyond its top-k) are left out.
+    """
+    ranks = r.ranks[r.scored & (r.ranks > 0)]  # (m,)
+    n = len(ranks)
+    edges = [0, *GLTR_BUCKETS, np.iinfo(np.int64).max]
+    names = ["top10", "top100", "top1000", "beyond"]
+    value = {
+        name: float(((ranks > lo) & (ranks <= hi)).sum()) / max(n, 1) for name, lo, hi in zip(names, edges, edges[1:])
+    }
+    return TextStat(
+        "GLTR rank buckets",
+        value if n else None,
+        "Share of tokens the model ranked in its top 10 / 100 / 1000 / beyond: machine text sits mostly in the top 10.",
+        "Gehrmann, Strobelt, Rush 2019, GLTR: Statistical Detection and Visualization of Generated Text (arXiv:1906.04043)",
+        note=f"{n} tokens with a known rank" if n else "no token has a known rank",
+    )
+
+
+def min_k(r: TokenScores, k: float = MIN_K_PERCENT) -> TextStat:
+    """Min-K% Prob (Shi et al. 2023): (1/|S|) sum_{t in S} log p(x_t), S = the k% of tokens with the lowest log p."""
+    lp = r.logprobs[r.scored]
+    v = _lowest_mean(lp, k)
+    return TextStat(
+        f"Min-{k:g}% Prob",
+        v if len(lp) else None,
+        f"Mean logprob (nats) of the {k:g}% least likely tokens: higher (nearer 0) means no token surprised the model.",
+        "Shi et al. 2023, Detecting Pretraining Data from Large Language Models (arXiv:2310.16789)",
+        note=f"k = {k:g}%, over {max(1, int(len(lp) * k / 100)) if len(lp) else 0} of {len(lp)} tokens",
+    )
+
+
+def min_k_plus(r: TokenScores, k: float = MIN_K_PERCENT) -> TextStat:
+    """Min-K%++ (Zhang et al. 2024): z_t = (log p(x_t) - mu_t) / sigma_t, mu_t = E_{v~p_t}[log p_t(v)] = -H_t,
+    sigma_t^2 = Var_{v~p_t}[log p_t(v)] (the varentropy); the score is the mean of the lowest k% of z_t.
+
+    Positions with no varentropy (unknown, or 0: a one-point distribution, where z is undefined) are left out.
+    """
+    var = r.rows.varentropy_or_nan()
+    ok = r.scored & np.isfinite(var) & (var > 0) & np.isfinite(r.entropy)
+    z = (r.logprobs[ok].astype(np.float64) + r.entropy[ok]) / np.sqrt(var[ok].astype(np.float64))  # (m,)
+    missing = int(r.scored.sum()) - len(z)
+    return TextStat(
+        f"Min-{k:g}%++",
+        _lowest_mean(z, k) if len(z) else None,
+        f"Mean of the lowest {k:g}% token z-scores (logprob against the model's own expectation, in its standard "
+        "deviations): higher means the text sits where the model puts its mass.",
+        "Zhang et al. 2024, Min-K%++: Improved Baseline for Detecting Pre-Training Data from LLMs (arXiv:2404.02936)",
+        note=f"k = {k:g}%" + (f"; {missing} tokens without a varentropy left out" if missing else ""),
+    )
+
+
+def fast_detectgpt(r: TokenScores) -> TextStat:
+    """Fast-DetectGPT analytic criterion (Bao et al. 2024), sampling model = scoring model:
+    (sum_t log p(x_t) - sum_t mu_t) / sqrt(sum_t sigma_t^2), mu_t = -H_t, sigma_t^2 the varentropy at t.
+    """
+    var = r.rows.varentropy_or_nan()
+    ok = r.scored & np.isfinite(var) & np.isfinite(r.entropy)
+    unknown = int(r.scored.sum()) - int(ok.sum())
+    total_var = float(var[ok].astype(np.float64).sum())
+    value = None
+    if not unknown and ok.any() and total_var > 0:
+        value = float(
+            (r.logprobs[ok].astype(np.float64).sum() + r.entropy[ok].astype(np.float64).sum()) / math.sqrt(total_var)
+        )
+    return TextStat(
+        "Fast-DetectGPT (analytic)",
+        value,
+        "How far the text's log-likelihood is above what the model expects of its own samples, in standard "
+        "deviations: large positive values are typical of machine text.",
+        "Bao et al. 2024, Fast-DetectGPT: Efficient Zero-Shot Detection of Machine-Generated Text (arXiv:2310.05130)",
+        note=f"{unknown} tokens have no varentropy (score with the full vocabulary, k = -1)" if unknown else "",
+    )
+
+
+def binoculars(c: Comparison) -> TextStat:
+    """Binoculars (Hans et al. 2024), observer M1 = model A, performer M2 = model B:
+    B = log PPL_M1(s) / log X-PPL_{M1,M2}(s), log PPL_M1 = -(1/L) sum_t log p1_t(x_t) and
+    log X-PPL = -(1/L) sum_t sum_v p1_t(v) log p2_t(v) = (1/L) sum_t (H(p1_t) + KL(p1_t || p2_t)).
+
+    (The paper's equation takes the observer's perplexity; its released code takes the performer's.)
+    """
+    if not c.paired:
+        return TextStat(
+            "Binoculars",
+            None,
+            "Needs two models that share one tokenizer (position by position).",
+            _BINOCULARS_REF,
+            note="the two models tokenize differently",
+        )
+    ent_a = c.a.entropy[c.pos_a].astype(np.float64)
+    ok = c.scored & np.isfinite(c.kl_ab) & np.isfinite(ent_a)
+    log_ppl = -float(c.logprob_a[ok].astype(np.float64).mean()) if ok.any() else float("nan")
+    log_xppl = float((ent_a[ok] + c.kl_ab[ok]).mean()) if ok.any() else float("nan")
+    return TextStat(
+        "Binoculars",
+        log_ppl / log_xppl if ok.any() and log_xppl > 0 else None,
+        "The observer's log-perplexity over the cross-perplexity of observer and performer: low (below ~0.9) is "
+        "typical of machine text.",
+        _BINOCULARS_REF,
+        note=f"observer {c.a.model}, performer {c.b.model}; {int(ok.sum())} tokens",
+    )
+
+
+_BINOCULARS_REF = (
+    "Hans et al. 2024, Spotting LLMs With Binoculars: Zero-Shot Detection of Machine-Generated Text (arXiv:2401.12070)"
+)
+
+
+def text_stats(r: TokenScores, k: float = MIN_K_PERCENT) -> list[TextStat]:
+    """Every single-model statistic of `r`, in the order the panel shows them."""
+    k = check_k_percent(k)
+    return [gltr(r), min_k(r, k), min_k_plus(r, k), fast_detectgpt(r)]
+
+
+def stats_block(r: TokenScores, k: float = MIN_K_PERCENT) -> dict:
+    """The native JSON's `stats` block: {"k_percent": k, "statistics": [TextStat.to_dict(), ...]}."""
+    return {"k_percent": k, "statistics": [s.to_dict() for s in text_stats(r, k)]}
