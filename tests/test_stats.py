@@ -195,3 +195,26 @@ def test_the_page_panels_show_value_meaning_reference_and_caveat(gpt2, gpt2_b):
     md = CompareTab.binoculars_of(c)
     assert f"{stats.binoculars(c).value:.4f}" in md and "Hans et al." in md and "not a verdict" in md
     assert CompareTab.binoculars_of(None) == ""
+
+
+@pytest.fixture(scope="module")
+def remote(gpt2_dir):
+    """The remote engine on our own server in a second process (the tiny GPT-2)."""
+    from explorer.engine.remote import RemoteEngine
+    from tests.conftest import ServerProcess
+
+    server = ServerProcess(gpt2_dir)
+    yield RemoteEngine(server.url + "/v1", tokenizer=gpt2_dir)
+    server.stop()
+
+
+def test_a_served_model_has_the_varentropy_within_its_cap_and_nan_beyond(remote, gpt2, monkeypatch):
+    ids = gpt2.encode("fox jumps over the lazy dog")
+    np.testing.assert_allclose(
+        score_ids(remote, ids, k=3).varentropy[1:], score_ids(gpt2, ids, k=3).varentropy[1:], rtol=1e-4, atol=1e-4
+    )
+    monkeypatch.setattr("explorer.engine.remote.FULL_VOCAB_BUDGET", 10)
+    r = score_ids(remote, ids, k=3)
+    assert np.isnan(r.varentropy).all() and r.scored[1:].all()
+    assert stats.fast_detectgpt(r).value is None and stats.min_k_plus(r).value is None  # not guessed
+    assert stats.min_k(r).value is not None  # the logprobs alone still give Min-K%
