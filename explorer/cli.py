@@ -121,6 +121,15 @@ def parser() -> argparse.ArgumentParser:
         help="(repeatable, with --format native) also the "
         "logprob and rank of this token id or text at every position, as a `lookup` list",
     )
+    sc.add_argument(
+        "--stats",
+        action="store_true",
+        help="(with --format native) also the text statistics (GLTR, Min-K%%, Min-K%%++, Fast-DetectGPT: "
+        "scores, not verdicts) as a `stats` block, and each position's `varentropy`",
+    )
+    sc.add_argument(
+        "--min-k", type=float, default=20.0, metavar="PERCENT", help="k of Min-K%% and Min-K%%++ (default 20)"
+    )
     sc.add_argument("--out", help="write the JSON here instead of stdout")
 
     g = sub.add_parser("generate", help="generate from a prompt")
@@ -240,6 +249,12 @@ def _check_score(a) -> str:
         from explorer.results.lookup import check_queries
 
         check_queries(a.lookup, a.format, getattr(a, "backend", None))
+    if a.stats:
+        from explorer.results.stats import check_k_percent
+
+        if a.format != "native":
+            raise ExplorerError("--stats writes a block of the native JSON: add --format native.", param="stats")
+        check_k_percent(a.min_k)
     if a.ids is not None and a.context_start.lower() != "none":
         raise ExplorerError(
             "--context-start applies to --text: with --ids, put the start token's id first.", param="context_start"
@@ -307,7 +322,12 @@ def _score(a, engine, text: str) -> dict:
     if a.binary_out:
         with open(a.binary_out, "wb") as f:
             f.write(full_vocab_npy(r))
-    body = export(a.format, r)
+    if a.stats:
+        from explorer.export.native import export as native_export
+
+        body = native_export(r, stats=True, k_percent=a.min_k)
+    else:
+        body = export(a.format, r)
     if a.lookup:
         from explorer.engine.lookup import lookup
 

@@ -218,3 +218,34 @@ def test_a_served_model_has_the_varentropy_within_its_cap_and_nan_beyond(remote,
     assert np.isnan(r.varentropy).all() and r.scored[1:].all()
     assert stats.fast_detectgpt(r).value is None and stats.min_k_plus(r).value is None  # not guessed
     assert stats.min_k(r).value is not None  # the logprobs alone still give Min-K%
+
+
+def test_cli_score_stats_writes_the_block_and_refuses_other_formats(gpt2_dir, gpt2):
+    from explorer.engine import score_text
+    from tests.helpers.cli import run
+
+    p = run(
+        "score",
+        "--model",
+        gpt2_dir,
+        "--device",
+        "cpu",
+        "--text",
+        TEXT,
+        "--format",
+        "native",
+        "--stats",
+        "--min-k",
+        "10",
+    )
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)["stats"]
+    want = stats.stats_block(score_text(gpt2, TEXT, 5), 10)
+    assert got["k_percent"] == 10 and [s["name"] for s in got["statistics"]] == [s["name"] for s in want["statistics"]]
+    for a, b in zip(got["statistics"][1:], want["statistics"][1:]):
+        assert a["value"] == pytest.approx(b["value"], rel=1e-4)
+    assert got["statistics"][0]["value"] == want["statistics"][0]["value"]  # GLTR: the same ranks
+    p = run("score", "--model", gpt2_dir, "--text", "Hi", "--stats")  # the default format is vllm
+    assert p.returncode != 0 and "--format native" in p.stderr and "Traceback" not in p.stderr
+    p = run("score", "--model", gpt2_dir, "--text", "Hi", "--format", "native", "--stats", "--min-k", "0")
+    assert p.returncode != 0 and "(0, 100]" in p.stderr and "Traceback" not in p.stderr
