@@ -129,7 +129,9 @@ def fast_detectgpt(r: TokenScores) -> TextStat:
         "How far the text's log-likelihood is above what the model expects of its own samples, in standard "
         "deviations: large positive values are typical of machine text.",
         "Bao et al. 2024, Fast-DetectGPT: Efficient Zero-Shot Detection of Machine-Generated Text (arXiv:2310.05130)",
-        note=f"{unknown} tokens have no varentropy (score with the full vocabulary, k = -1)" if unknown else "",
+        note=f"{unknown} tokens have no varentropy (a served model sends it only within its full-vocabulary cap)"
+        if unknown
+        else "",
     )
 
 
@@ -155,8 +157,8 @@ def binoculars(c: Comparison) -> TextStat:
     return TextStat(
         "Binoculars",
         log_ppl / log_xppl if ok.any() and log_xppl > 0 else None,
-        "The observer's log-perplexity over the cross-perplexity of observer and performer: low (below ~0.9) is "
-        "typical of machine text.",
+        "The observer's log-perplexity over the cross-perplexity of observer and performer: low values are "
+        "typical of machine text (the paper's threshold, about 0.90, is for its Falcon-7B pair only).",
         _BINOCULARS_REF,
         note=f"observer {c.a.model}, performer {c.b.model}; {int(ok.sum())} tokens",
     )
