@@ -34,9 +34,10 @@ def full_lp(model, ids: list[int]) -> np.ndarray:
 def ref_moments(lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mu, var) per row: mean and variance of log p under p, the variance written centred (not as E[x^2] - mu^2)."""
     p = np.exp(lp)
-    plp = np.where(p > 0, p * lp, 0.0)
-    mu = plp.sum(-1)
-    var = np.where(p > 0, p * (lp - mu[:, None]) ** 2, 0.0).sum(-1)
+    with np.errstate(invalid="ignore"):  # 0 * -inf where an entry is filtered: dropped by the where
+        plp = np.where(p > 0, p * lp, 0.0)
+        mu = plp.sum(-1)
+        var = np.where(p > 0, p * (lp - mu[:, None]) ** 2, 0.0).sum(-1)
     return mu, var
 
 
@@ -249,3 +250,18 @@ def test_cli_score_stats_writes_the_block_and_refuses_other_formats(gpt2_dir, gp
     assert p.returncode != 0 and "--format native" in p.stderr and "Traceback" not in p.stderr
     p = run("score", "--model", gpt2_dir, "--text", "Hi", "--format", "native", "--stats", "--min-k", "0")
     assert p.returncode != 0 and "(0, 100]" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_varentropy_of_filtered_rows_and_edge_rows():
+    """Processed rows (-inf entries), a one-point row (varentropy 0) and a uniform one (0): numpy's variance."""
+    from explorer.engine.metrics import row_stats
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 300, generator=g) * 4
+    logits[0, 10:] = -torch.inf  # top-k filtered: ten entries left
+    logits[1, 1:] = -torch.inf  # one entry: no spread
+    logits[2] = 0.5  # uniform
+    got = row_stats(logits, torch.zeros(5, dtype=torch.long), 3).varentropy.numpy()
+    lp = torch.log_softmax(logits.double(), -1).numpy()
+    np.testing.assert_allclose(got, ref_moments(lp)[1], rtol=1e-5, atol=1e-5)
+    assert np.isfinite(got).all() and got[1] == 0 and got[0] > 0.1
