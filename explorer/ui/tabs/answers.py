@@ -46,9 +46,11 @@ class AnswersTab:
             self.plot = gr.Plot(label="Answers", elem_id="answers-plot")
             self.table = gr.Dataframe(label="Variants: tokens and logprobs", interactive=False, max_height=400)
             with gr.Accordion("Quiz (JSONL)", open=True):
-                self.quiz_file = gr.File(label="Quiz file (JSONL)", file_types=[".jsonl", ".json", ".txt"])
+                self.quiz_file = gr.File(
+                    label="Quiz file (JSONL)", file_types=[".jsonl", ".json", ".txt"], elem_id="answers-quiz-file"
+                )
                 self.quiz_button = gr.Button("Run the quiz", variant="primary")
-                self.quiz_summary = gr.Markdown()
+                self.quiz_summary = gr.Markdown(elem_id="answers-quiz-summary")
                 self.diagram = gr.Plot(label="Reliability diagram", elem_id="answers-reliability")
                 self.quiz_df = gr.Dataframe(label="Questions", interactive=False, max_height=400)
                 self.download = gr.DownloadButton("Download the quiz table (CSV)", value=None, interactive=False)
