@@ -24,6 +24,7 @@ COMMANDS: list[str] = [  # the commands' modules, in the order `--help` lists th
     "explorer.cli.lens",
     "explorer.cli.compare",
     "explorer.cli.why",
+    "explorer.cli.answers",
 ]
 
 
