@@ -61,9 +61,12 @@ class WordsTab:
             with gr.Row():
                 self.dl_json = gr.DownloadButton("Download words JSON", value=None, interactive=False, size="sm")
                 self.dl_csv = gr.DownloadButton("Download words CSV", value=None, interactive=False, size="sm")
+            self.state = gr.State(None)  # (result, words, leading special tokens) of the table, for the files
         outputs = [self.legend, self.heatmap, self.summary, self.plot, self.detail, self.table, self.word]
-        outputs += [self.note, self.words_table, self.dl_json, self.dl_csv]
-        self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words")
+        outputs += [self.note, self.words_table, self.state]
+        self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words").then(
+            self.files, [self.state], [self.dl_json, self.dl_csv], api_visibility="private"
+        )
         self.metric.change(
             self.restyle,
             [self.inspector.result, self.metric, self.word],
@@ -92,8 +95,7 @@ class WordsTab:
         return {
             self.note: note,
             self.words_table: words_table(r, w, lead),
-            self.dl_json: gr.DownloadButton(value=_write(r, w, lead, "json"), interactive=True),
-            self.dl_csv: gr.DownloadButton(value=_write(r, w, lead, "csv"), interactive=True),
+            self.state: (r, w, lead),
             self.legend: words_legend(metric),
             self.heatmap: words_html(w, metric, 0),
             self.summary: words_summary(w, r),
@@ -101,6 +103,19 @@ class WordsTab:
             self.detail: md,
             self.table: table,
             self.word: 0,
+        }
+
+    def files(self, state: tuple | None) -> dict:
+        """The words table's JSON and CSV files (after show)."""
+        if state is None:
+            return {
+                self.dl_json: gr.DownloadButton(interactive=False),
+                self.dl_csv: gr.DownloadButton(interactive=False),
+            }
+        r, w, lead = state
+        return {
+            self.dl_json: gr.DownloadButton(value=_write(r, w, lead, "json"), interactive=True),
+            self.dl_csv: gr.DownloadButton(value=_write(r, w, lead, "csv"), interactive=True),
         }
 
     def _corrected(self, r: TokenScores) -> tuple[Words, int, str]:
@@ -188,4 +203,4 @@ class WordsLink(TabLink):
     @classmethod
     def outputs(cls, tab: WordsTab) -> list:
         return [tab.metric, tab.legend, tab.heatmap, tab.summary, tab.plot, tab.detail, tab.table, tab.word,
-                tab.note, tab.words_table, tab.dl_json, tab.dl_csv]  # fmt: skip
+                tab.note, tab.words_table, tab.state]  # fmt: skip
