@@ -18,6 +18,7 @@ COMMANDS: list[str] = [  # modules of explorer/commands/, one line each
     "explorer.commands.lens",
     "explorer.commands.compare",
     "explorer.commands.why",
+    "explorer.commands.words",
 ]
 
 

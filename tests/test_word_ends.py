@@ -155,3 +155,31 @@ def test_a_served_model_is_refused():
 
     with pytest.raises(ExplorerError, match="drop --backend"):
         score_text_words(Served(), "x")  # type: ignore[arg-type]
+
+
+def test_cli_words_json_and_csv(gpt2, gpt2_dir, capsys, tmp_path):
+    import csv
+    import io
+    import json
+
+    from explorer.cli import main
+
+    out = tmp_path / "w.json"
+    assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--text", TEXT, "--context-start", "eos",
+                 "--out", str(out)]) == 0  # fmt: skip
+    body = json.loads(out.read_text())
+    r, e = score_text_words(gpt2, TEXT, start="eos")
+    w = with_ends(words(r), e)
+    assert body["text"] == TEXT and [x["text"] for x in body["words"]] == w.text
+    got = [x["logprob_corrected"] for x in body["words"]]
+    np.testing.assert_allclose(np.array(got, float), w.corrected, atol=1e-5, equal_nan=True)
+    assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--text", TEXT, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [x["text"] for x in rows] == words(score_text(gpt2, TEXT)).text and rows[0]["logprob_corrected"] == ""
+
+
+def test_cli_words_refuses_a_served_model(capsys):
+    from explorer.cli import main
+
+    code = main(["words", "--backend", "http://127.0.0.1:9/v1", "--model", "m", "--text", "a b"])
+    assert code != 0 and "drop --backend" in capsys.readouterr().err
