@@ -183,4 +183,3 @@ def test_cli_words_refuses_a_served_model(capsys):
 
     code = main(["words", "--backend", "http://127.0.0.1:9/v1", "--model", "m", "--text", "a b"])
     assert code != 0 and "drop --backend" in capsys.readouterr().err
-
