@@ -25,6 +25,7 @@ COMMANDS: list[str] = [  # the commands' modules, in the order `--help` lists th
     "explorer.cli.compare",
     "explorer.cli.why",
     "explorer.cli.answers",
+    "explorer.cli.words",
 ]
 
 
