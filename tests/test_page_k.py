@@ -62,12 +62,12 @@ def test_score_generate_and_chat_ask_at_most_the_cap(capped):
     assert r.prompt_k == cap and r.rows.top_ids.shape[1] == cap and r.scored[1:].all()
     assert listed(out[v.detail]) == [cap] and blob_k(out[v.heatmap]) == cap
     assert "<dt>rank</dt>" in out[v.detail] and "<dt>logprob</dt>" in out[v.detail]  # the token's own numbers
-    gen = list(p.tabs["GenerateTab"].generate(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1]
+    gen = list(p.tabs["GenerateTab"].continue_prompt(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1]
     g = gen[v.result][0]
     assert g.output_k == cap and g.prompt_k == cap and g.n > g.n_prompt
     assert blob_k(gen[v.heatmap]) == cap and listed(v.detail_of([g], 2, 20)[v.detail]) == [cap]  # a prompt token
     assert all(n <= cap + 1 for n in listed(gen[v.detail]))  # a generated one, raw beside processed (+ the actual)
-    chat = list(p.tabs["ChatTab"].chat(GPT2, [], "Be brief.", "Hi", RunOptions(*CONTROLS, "logprob", T, 20)))[-1]
+    chat = list(p.tabs["ChatTab"].reply(GPT2, [], "Be brief.", "Hi", RunOptions(*CONTROLS, "logprob", T, 20)))[-1]
     c = chat[v.result][0]
     assert c.output_k == cap and c.n > c.n_prompt and blob_k(chat[v.heatmap]) == cap
 
@@ -105,7 +105,7 @@ def test_the_view_tabs_run_under_the_cap(capped):
 def test_branch_under_the_cap(capped):
     p, cap = capped
     b = p.tabs["BranchTab"]
-    r = list(p.tabs["GenerateTab"].generate(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1][
+    r = list(p.tabs["GenerateTab"].continue_prompt(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1][
         p.inspector.result
     ][0]
     at = r.n_prompt + 1

@@ -8,6 +8,7 @@ Scoring and generation run the body once and apply the output layer per chunk of
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -89,6 +90,11 @@ class ForwardEngine(ABC):
     @abstractmethod
     def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
         """ids (B, L), every row continuing the text `past` holds (never changed) -> each row's last position."""
+
+    def continue_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
+        """ids (B, L), every row continuing the text `past` holds (never changed) -> every position of every row:
+        hidden (B, L, H) or logits (B, L, V). Here one row at a time, each on a copy of `past`; Engine batches."""
+        return torch.stack([self.body(row[None], copy.deepcopy(past))[0] for row in ids])
 
     def head(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (c, H) -> logits (c, V) in the model's dtype (the identity where `body` gives logits)."""

@@ -112,6 +112,20 @@ class Engine(ForwardEngine):
                 return self.model.base_model(input_ids=ids, **kw).last_hidden_state[:, -1]
             return self.model(input_ids=ids, **self.last_only, **kw).logits[:, -1]
 
+    def continue_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
+        """ids (B, L), every row continuing the text `past` holds (copied, never changed) -> every position of
+        every row in one forward pass: hidden (B, L, H) or, for unusual heads, logits (B, L, V). Rows may be
+        right-padded: causal attention keeps a row's real positions blind to the padding after them."""
+        if past is not None:
+            past = copy.deepcopy(past)
+            if ids.shape[0] > 1:
+                past.batch_repeat_interleave(ids.shape[0])
+        kw = {self._cache_arg: past, "use_cache": past is not None}
+        with self.lock:
+            if self.split_head:
+                return self.model.base_model(input_ids=ids, **kw).last_hidden_state
+            return self.model(input_ids=ids, **kw).logits
+
     @property
     def last_only(self) -> dict:
         """The forward argument that computes the logits of the last position only, where the model takes one."""

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
-from explorer.results.words import Words
+from explorer.results.words import Words, word_rows
 
 METRICS = {
     "probability": "joint probability of the word's tokens (red 0% → green 100%)",
@@ -125,3 +125,33 @@ def word_tokens(r: TokenScores, w: Words, j: int) -> tuple[str, pd.DataFrame]:
     ]
     md = f"**Word {j}** <code>{escape(visible(w.text[j]))}</code>: {_tip(w, j)}"
     return md, pd.DataFrame(rows, columns=["pos", "token", "bytes", "id", "probability %", "logprob", "rank"])
+
+
+CORRECTED_NOTE = (
+    "**corrected**: the word's surprisal including that it ends there (the next token starts a new word), "
+    "as Pimentel & Meister 2024 show word probabilities must be computed for `Ġ`/`▁` tokenizers; **summed**: the "
+    "usual sum of its tokens' surprisals."
+)
+
+
+def words_table(r: TokenScores, w: Words, lead: int | None = None) -> pd.DataFrame:
+    """One row per word: text, character span, tokens, summed and corrected surprisal (bits, nats; blank: unknown)."""
+
+    def rnd(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
+    rows = [
+        {
+            "word": x["word"],
+            "text": visible(x["text"]),
+            "chars": f"{x['char_start']}–{x['char_end']}",
+            "tokens": " · ".join(visible(t) for t in x["tokens"]),
+            "summed bits": rnd(x["surprisal_sum_bits"]),
+            "corrected bits": rnd(x["surprisal_corrected_bits"]),
+            "summed nats": rnd(x["surprisal_sum_nats"]),
+            "corrected nats": rnd(x["surprisal_corrected_nats"]),
+        }
+        for x in word_rows(r, w, lead)
+    ]
+    cols = ["word", "text", "chars", "tokens", "summed bits", "corrected bits", "summed nats", "corrected nats"]
+    return pd.DataFrame(rows, columns=cols)

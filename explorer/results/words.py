@@ -10,12 +10,27 @@ Pure functions of TokenScores (numpy only). A word is found on the characters of
 Tokens are then grouped: a token starts a new group when a word starts after the previous
 token's first character, up to and including its own; a token holding part of a character
 joins the token that completes it. A token that spans several words keeps them in one group.
+
+Corrected word surprisal (Pimentel & Meister 2024, "How to compute the probability of a word"; Oh & Schuler 2024):
+with tokenizers that mark a word's start on its first token (`Ġ`, `▁`), the tokens' summed logprob of a word
+leaves out that the word ends there, i.e. that the next token starts a new word. For word w = tokens a..b-1,
+    log p(w | before) = sum_i log p(t_i | ...) + log P(next starts a word | ..t_{b-1}) - log P(next starts a word | ..t_{a-1})
+the last term being the previous word's end mass (so the words' logprobs chain to the text's). Which next tokens
+start a new word follows this module's own segmentation (`end_masks`): after a word of letters, a token that
+starts with whitespace, punctuation, a symbol or a CJK character; after punctuation, one that starts with
+whitespace, a letter, a symbol or CJK; after a symbol or CJK character, any but a modifier; special tokens (EOS)
+always. Choices of ours, said in the README: tokens whose first byte does not start a UTF-8 character alone
+(byte-fallback / byte-level pieces of a non-ASCII character) count as a word start only after a symbol/CJK word
+and after a document start; an apostrophe-initial token ("'t") counts as a word start after a letter.
+The first word of a text has no "before" mass: after a document start (a special token: BOS, `--context-start`)
+it is the mass of every token that can start a text (`start`); a word holding a special token has none.
 """
 
 from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +110,9 @@ class Words:
     text: list[str]  # w strings, the characters its tokens complete
     logprobs: np.ndarray  # (w,) float64, joint logprob: the sum of its scored tokens' logprobs; NaN when none is scored
     n_scored: np.ndarray  # (w,) int64, how many of its tokens are scored
+    corrected: np.ndarray | None = (
+        None  # (w,) float64, corrected word logprob (see the module); NaN: none; None: not asked
+    )
 
     @property
     def n(self) -> int:
@@ -125,6 +143,11 @@ class Words:
     def tokens(self, j: int) -> range:
         return range(int(self.starts[j]), int(self.ends[j]))
 
+    @property
+    def corrected_bits(self) -> np.ndarray | None:
+        """(w,) corrected surprisal in bits, or None when no end masses were given."""
+        return None if self.corrected is None else -self.corrected / math.log(2)
+
 
 def group_starts(token_text: list[str]) -> np.ndarray:
     """(n,) bool: token i begins a word group (see the module's rules)."""
@@ -151,3 +174,140 @@ def words(r: TokenScores) -> Words:
     n_scored = np.add.reduceat(scored.astype(np.int64), starts) if r.n else np.zeros(0, np.int64)
     text = ["".join(r.token_text[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
     return Words(starts, ends, text, np.where(n_scored > 0, total, np.nan), n_scored)
+
+
+# --- corrected word logprobs: which next tokens end a word, and the masses the engine gives for them ---------------
+
+END_SETS = ("word", "punct", "new", "space", "start")  # row c of end_masks: after a word whose last character is c
+_FOLLOWS = {  # class of a token's first character -> the END_SETS after which it starts a new word
+    "space": ("word", "punct", "new", "start"),
+    "word": ("punct", "new", "start"),
+    "punct": ("word", "new", "start"),
+    "new": ("word", "punct", "new", "start"),  # a symbol or CJK character is a word of its own
+    "lead": ("new", "start"),  # the first byte of a character its token does not complete (see the module)
+    "join": ("start",),  # a modifier continues whatever is before it
+    "inner": (),  # a UTF-8 continuation byte
+    "special": END_SETS,  # EOS, BOS and other special tokens
+}
+
+
+def first_class(b: bytes) -> str:
+    """Class of a token by its first character: a key of _FOLLOWS ('special' for an empty token)."""
+    if not b:
+        return "special"
+    if 0x80 <= b[0] < 0xC0:
+        return "inner"
+    c = b[:4].decode("utf-8", errors="ignore")[:1]
+    if not c or len(c.encode()) > len(b) or b[: len(c.encode())] != c.encode():
+        return "lead"  # its first character is not whole in this token
+    cls = char_class(c)
+    return "new" if cls in ("symbol", "cjk") else cls
+
+
+def end_masks(vocab: Sequence[bytes], special_ids: set[int]) -> np.ndarray:
+    """(len(END_SETS), V) bool: row c marks the tokens that start a new word after a word ending in class c."""
+    out = np.zeros((len(END_SETS), len(vocab)), bool)
+    row = {name: i for i, name in enumerate(END_SETS)}
+    for i, b in enumerate(vocab):
+        for name in _FOLLOWS["special" if i in special_ids else first_class(b)]:
+            out[row[name], i] = True
+    return out
+
+
+def end_class(word: str) -> str:
+    """The END_SETS row after `word`: the class of its last character that is not a modifier."""
+    cls = [char_class(c) for c in word] or ["space"]
+    last = next((c for c in reversed(cls) if c != "join"), "word")
+    return "new" if last in ("symbol", "cjk") else last
+
+
+@dataclass(eq=False)
+class WordEnds:
+    """What the engine gives for corrected word logprobs, per token position of a TokenScores."""
+
+    logmass: np.ndarray  # (n, len(END_SETS)) float64: row i = log P(the next token is in END_SETS[c] | tokens[:i+1])
+    special: np.ndarray  # (n,) bool: the token is a special token (a document start, EOS)
+
+
+def corrected_logprobs(w: Words, e: WordEnds) -> np.ndarray:
+    """(w,) float64: each word's logprob with its end (see the module); NaN for a word with an unscored or a
+    special token."""
+    out = np.full(w.n, np.nan)
+    col = {name: i for i, name in enumerate(END_SETS)}
+    for j in range(w.n):
+        a, b = int(w.starts[j]), int(w.ends[j])
+        if not w.complete[j] or e.special[a:b].any():
+            continue
+        end = e.logmass[b - 1, col[end_class(w.text[j])]]
+        if j == 0:
+            before = 0.0  # nothing before the text: P(a word starts) = 1
+        elif e.special[int(w.starts[j - 1]) : a].any():
+            before = e.logmass[a - 1, col["start"]]  # after a document start
+        else:
+            before = e.logmass[a - 1, col[end_class(w.text[j - 1])]]  # the previous word's end mass
+        out[j] = w.logprobs[j] + end - before
+    return out
+
+
+def with_ends(w: Words, e: WordEnds) -> Words:
+    """`w` with its corrected logprobs."""
+    return Words(w.starts, w.ends, w.text, w.logprobs, w.n_scored, corrected_logprobs(w, e))
+
+
+WORD_COLUMNS = (
+    "word",
+    "text",
+    "char_start",
+    "char_end",
+    "tokens",
+    "token_ids",
+    "n_scored",
+    "logprob_sum",
+    "surprisal_sum_bits",
+    "surprisal_sum_nats",
+    "logprob_corrected",
+    "surprisal_corrected_bits",
+    "surprisal_corrected_nats",
+)
+
+
+def leading(special: np.ndarray) -> int:
+    """How many tokens lead as special tokens (a document start, a BOS) before the text."""
+    return int(np.argmin(special)) if not special.all() else len(special)
+
+
+def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
+    """One dict per word (WORD_COLUMNS): its text, character span in the text after the `lead` leading tokens
+    (default r.context_start), tokens, and its summed and corrected numbers in nats and bits (None where NaN,
+    not computed, or not every token scored)."""
+    lead = r.context_start if lead is None else lead
+    base = int(r.offsets[lead]) if lead < r.n else len(r.text)
+    off = r.offsets - base
+    total = len(r.text) - base
+
+    def num(x: float) -> float | None:
+        return float(x) if math.isfinite(x) else None  # NaN: unknown; -inf: written as unknown too
+
+    rows = []
+    for j in range(w.n):
+        a, b = int(w.starts[j]), int(w.ends[j])
+        lp = num(float(w.logprobs[j])) if w.complete[j] else None
+        cl = num(float(w.corrected[j])) if w.corrected is not None else None
+        rows.append(
+            {
+                "word": j,
+                "text": w.text[j],
+                "char_start": int(off[a]),
+                "char_end": int(off[b]) if b < r.n else total,
+                "tokens": r.token_text[a:b],
+                "token_ids": [int(i) for i in r.token_ids[a:b]],
+                "n_scored": int(w.n_scored[j]),
+                "logprob_sum": lp,
+                "surprisal_sum_bits": None if lp is None else -lp / math.log(2),
+                "surprisal_sum_nats": None if lp is None else -lp,
+                "logprob_corrected": cl,
+                "surprisal_corrected_bits": None if cl is None else -cl / math.log(2),
+                "surprisal_corrected_nats": None if cl is None else -cl,
+            }
+        )
+    return rows

@@ -15,6 +15,7 @@ from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
 from explorer.ui.share import Share
 from explorer.ui.tabs import Shared
+from explorer.ui.tabs.answers import AnswersTab
 from explorer.ui.tabs.branch import BranchTab
 from explorer.ui.tabs.chat import ChatTab
 from explorer.ui.tabs.compare import CompareTab
@@ -46,6 +47,7 @@ TABS = [  # each: Shared -> its tab, laid out and wired
     WordsTab,
     BranchTab,
     LensTab,
+    AnswersTab,
 ]
 
 

@@ -346,10 +346,10 @@ class Share:
             return
         opts = RunOptions(*controls_of(v), metric=b.metric, thresholds_text=th, k=b.k)  # type: ignore[misc]
         if b.tab == "generate":
-            yield from self.gen.generate(name, b.text, opts)
+            yield from self.gen.continue_prompt(name, b.text, opts)
         else:
             history = [{"role": r, "content": c} for r, c in b.messages[:-1]]
-            yield from self.chat.chat(name, history, b.system, b.messages[-1][1], opts)
+            yield from self.chat.reply(name, history, b.system, b.messages[-1][1], opts)
 
     # ---- wiring -----------------------------------------------------------------------------------
     def _wire(self, demo: gr.Blocks) -> None:

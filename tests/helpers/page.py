@@ -61,12 +61,14 @@ def score(ui, text, **kw):
 
 def gen(ui, prompt, name=GPT2, metric="rank", thresholds=T, k=5, **kw):
     s = {**SAMPLER, **kw}
-    return list(ui.tabs["GenerateTab"].generate(name, prompt, RunOptions(*s.values(), metric, thresholds, k)))
+    return list(ui.tabs["GenerateTab"].continue_prompt(name, prompt, RunOptions(*s.values(), metric, thresholds, k)))
 
 
 def chat(ui, system, message, name=GPT2, history=None, **kw):
     s = {**SAMPLER, **kw}
-    return list(ui.tabs["ChatTab"].chat(name, history or [], system, message, RunOptions(*s.values(), "logprob", T, 5)))
+    return list(
+        ui.tabs["ChatTab"].reply(name, history or [], system, message, RunOptions(*s.values(), "logprob", T, 5))
+    )
 
 
 def load(ui, choice):

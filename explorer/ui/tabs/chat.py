@@ -52,7 +52,7 @@ class ChatTab:
             gr.Examples(EXAMPLES, inputs=[self.message])
         outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
         event = self.button.click(
-            self.on_chat,
+            self.chat,
             [shared.model, self.history, self.system, self.message, *self.controls, *self.inspector.look],
             outputs,
             api_name="chat",
@@ -63,17 +63,16 @@ class ChatTab:
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
     @uses_model
-    def on_chat(
+    def chat(
         self, name, history, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
         metric, thresholds_text, k,
     ) -> Iterator[dict]:  # fmt: skip
-        """Gradio's event (its inputs come in order): the options record, then `chat`."""
+        """Gradio's event (its inputs come in order; the `/chat` endpoint's parameters): the options record, then `reply`."""
         opts = RunOptions(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
                           thresholds_text, k)  # fmt: skip
-        yield from self.chat(name, history, system, message, opts)
+        yield from self.reply(name, history, system, message, opts)
 
-    @uses_model
-    def chat(self, name: str, history: list, system: str, message: str, opts: RunOptions) -> Iterator[dict]:
+    def reply(self, name: str, history: list, system: str, message: str, opts: RunOptions) -> Iterator[dict]:
         """Stream the assistant's reply to `message` after the conversation so far (and `system`, if any)."""
         if not message or not message.strip():
             raise error("The message is empty: type what the user says.")

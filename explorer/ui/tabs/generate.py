@@ -37,7 +37,7 @@ class GenerateTab:
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
         event = self.button.click(
-            self.on_generate,
+            self.generate,
             [shared.model, self.prompt, *self.controls, *self.inspector.look],
             [*self.inspector.outputs, self.reuse],
             api_name="generate",
@@ -47,17 +47,17 @@ class GenerateTab:
         wire_reuse(self.reuse, self.controls[4], self.inspector)
 
     @uses_model
-    def on_generate(
+    def generate(
         self, name, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
         thresholds_text, k,
     ) -> Iterator[dict]:  # fmt: skip
-        """Gradio's event (its inputs come in order): the options record, then `generate`."""
+        """Gradio's event (its inputs come in order; the `/generate` endpoint's parameters): the options record, then
+        `continue_prompt`."""
         opts = RunOptions(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
                           thresholds_text, k)  # fmt: skip
-        yield from self.generate(name, prompt, opts)
+        yield from self.continue_prompt(name, prompt, opts)
 
-    @uses_model
-    def generate(self, name: str, prompt: str, opts: RunOptions) -> Iterator[dict]:
+    def continue_prompt(self, name: str, prompt: str, opts: RunOptions) -> Iterator[dict]:
         """Stream a continuation of `prompt` from the session's model."""
         if not prompt or not prompt.strip():
             raise error("The prompt is empty: type a prompt to continue.")

@@ -60,6 +60,12 @@ class WhatIfTab:
         self._wire()
 
     @property
+    def named(self) -> dict:
+        """The tab's sliders by their names in RANGES (the link's keys)."""
+        return {"temperature": self.temperature, "top_k": self.top_k, "top_p": self.top_p, "min_p": self.min_p,
+                "repetition_penalty": self.repetition, "top_n": self.top_n}  # fmt: skip
+
+    @property
     def sliders(self) -> list:
         return [self.temperature, self.top_k, self.top_p, self.min_p, self.repetition]
 
@@ -139,16 +145,16 @@ class WhatIfLink(TabLink):
 
     @classmethod
     def inputs(cls, tab: WhatIfTab) -> list:
-        return [*tab.sliders, tab.top_n]  # RANGES order
+        return list(tab.named.values())
 
     @classmethod
     def to_link(cls, tab: WhatIfTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WhatIfLink]:
-        got = {k: values.get(c) for k, c in zip(RANGES, cls.inputs(tab))}
+        got = {k: values.get(c) for k, c in tab.named.items()}
         got = {k: RANGES[k][3] if x is None else int(x) if k in WHOLE else float(x) for k, x in got.items()}
         return base, cls(got)
 
     def apply(self, tab: WhatIfTab, v: ViewState) -> dict:
-        return {c: self.sliders[k] for c, k in zip(self.inputs(tab), RANGES)}
+        return {c: self.sliders[k] for k, c in tab.named.items()}
 
     def rerun(self, tab: WhatIfTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         yield tab.run(run.result, run.selected, *(self.sliders[k] for k in RANGES), None)

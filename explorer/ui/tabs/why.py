@@ -164,8 +164,15 @@ class WhyTab:
         self._wire()
 
     @property
+    def named(self) -> dict:
+        """The tab's settings by their link keys (WhyLink's fields), in the order `run` takes them."""
+        return {"why_contrast": self.contrast, "why_method": self.method, "why_units": self.units,
+                "why_detail": self.detail, "why_mode": self.mode, "why_steps": self.steps,
+                "why_baseline": self.baseline}  # fmt: skip
+
+    @property
     def controls(self) -> list:
-        return [self.contrast, self.method, self.units, self.detail, self.mode, self.steps, self.baseline]
+        return list(self.named.values())
 
     @property
     def inputs(self) -> list:
@@ -289,7 +296,7 @@ class WhyLink(TabLink):
 
     @classmethod
     def to_link(cls, tab: WhyTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WhyLink]:
-        v: dict[str, Any] = {f: values.get(c) for f, c in zip(cls.FIELDS, tab.controls)}
+        v: dict[str, Any] = {f: values.get(c) for f, c in tab.named.items()}
         kw: dict[str, Any] = {k: labels.get(v[k], getattr(cls, k)) for k, labels in cls.LABELS.items()}
         own = cls(
             why_contrast=str(v["why_contrast"] or ""),
@@ -301,8 +308,7 @@ class WhyLink(TabLink):
 
     def apply(self, tab: WhyTab, v: ViewState) -> dict:
         labels = {k: {key: label for label, key in labels.items()} for k, labels in self.LABELS.items()}
-        values = {f: labels[f][getattr(self, f)] if f in labels else getattr(self, f) for f in self.FIELDS}
-        return {c: values[f] for c, f in zip(tab.controls, self.FIELDS)}
+        return {c: labels[f][getattr(self, f)] if f in labels else getattr(self, f) for f, c in tab.named.items()}
 
     def rerun(self, tab: WhyTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         controls = self.apply(tab, v)
@@ -312,13 +318,3 @@ class WhyLink(TabLink):
     @classmethod
     def outputs(cls, tab: WhyTab) -> list:
         return [*tab.controls, *tab.outputs]
-
-    FIELDS: ClassVar[tuple[str, ...]] = (
-        "why_contrast",
-        "why_method",
-        "why_units",
-        "why_detail",
-        "why_mode",
-        "why_steps",
-        "why_baseline",
-    )  # WhyTab.controls' order

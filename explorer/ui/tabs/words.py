@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 
+from explorer.engine.word_ends import score_words
+from explorer.errors import ExplorerError
+from explorer.export.words import to_csv, to_json
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, whole
-from explorer.render.words import CSS, METRICS, word_tokens, words_figure, words_html, words_legend, words_summary
-from explorer.results.words import words
+from explorer.render.words import (
+    CORRECTED_NOTE,
+    CSS,
+    METRICS,
+    word_tokens,
+    words_figure,
+    words_html,
+    words_legend,
+    words_summary,
+    words_table,
+)
+from explorer.results.scores import TokenScores
+from explorer.results.words import Words, leading, with_ends, words
+from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
+from explorer.ui.downloads import fresh_folder
 from explorer.ui.errors import error
 from explorer.ui.tabs import Shared
 
@@ -21,6 +39,7 @@ class WordsTab:
 
     def __init__(self, shared: Shared):
         self.inspector = shared.inspector
+        self.models = shared.models
         with gr.Tab("Words", id="words") as self.tab:
             gr.Markdown(
                 "The current result word by word: subword tokens merged into words (spaces join the word after "
@@ -37,8 +56,17 @@ class WordsTab:
             self.detail = gr.Markdown()
             self.table = gr.Dataframe(label="Tokens of the word", interactive=False)
             self.word = gr.Number(value=0, precision=0, minimum=0, label="Word")
+            self.note = gr.Markdown(CORRECTED_NOTE)
+            self.words_table = gr.Dataframe(label="Words: summed and corrected surprisal", interactive=False)
+            with gr.Row():
+                self.dl_json = gr.DownloadButton("Download words JSON", value=None, interactive=False, size="sm")
+                self.dl_csv = gr.DownloadButton("Download words CSV", value=None, interactive=False, size="sm")
+            self.state = gr.State(None)  # (result, words, leading special tokens) of the table, for the files
         outputs = [self.legend, self.heatmap, self.summary, self.plot, self.detail, self.table, self.word]
-        self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words")
+        outputs += [self.note, self.words_table, self.state]
+        self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words").then(
+            self.files, [self.state], [self.dl_json, self.dl_csv], api_visibility="private"
+        )
         self.metric.change(
             self.restyle,
             [self.inspector.result, self.metric, self.word],
@@ -55,14 +83,19 @@ class WordsTab:
             api_name="word_tokens",
         )
 
+    @uses_model
     def show(self, state: list, metric: str) -> dict:
-        """Word chips, curve and summary of the current result; the first word's tokens."""
+        """Word chips, curve and summary of the current result; the first word's tokens; the words table with
+        the corrected surprisal (one more pass of the model over the result's tokens) and its files."""
         if not state:
             raise error("Score a text or generate first; the words are those of that result.")
         r = state[0]
-        w = words(r)
+        w, lead, note = self._corrected(r)
         md, table = word_tokens(r, w, 0) if w.n else ("", None)
         return {
+            self.note: note,
+            self.words_table: words_table(r, w, lead),
+            self.state: (r, w, lead),
             self.legend: words_legend(metric),
             self.heatmap: words_html(w, metric, 0),
             self.summary: words_summary(w, r),
@@ -71,6 +104,30 @@ class WordsTab:
             self.table: table,
             self.word: 0,
         }
+
+    def files(self, state: tuple | None) -> dict:
+        """The words table's JSON and CSV files (after show)."""
+        if state is None:
+            return {
+                self.dl_json: gr.DownloadButton(interactive=False),
+                self.dl_csv: gr.DownloadButton(interactive=False),
+            }
+        r, w, lead = state
+        return {
+            self.dl_json: gr.DownloadButton(value=_write(r, w, lead, "json"), interactive=True),
+            self.dl_csv: gr.DownloadButton(value=_write(r, w, lead, "csv"), interactive=True),
+        }
+
+    def _corrected(self, r: TokenScores) -> tuple[Words, int, str]:
+        """(words with corrected logprobs where the engine gives them, leading special tokens, the note)."""
+        w = words(r)
+        try:
+            with self.models.use(r.model) as engine:
+                _, ends = score_words(engine, r.token_ids.tolist(), k=1, context_start=r.context_start)
+        except ExplorerError as e:
+            return w, r.context_start, f"{CORRECTED_NOTE}\n\n**No corrected surprisal**: {e}"
+        note = CORRECTED_NOTE + (" (numbers of the model's raw distribution)" if r.mode != "raw" else "")
+        return with_ends(w, ends), leading(ends.special), note
 
     def restyle(self, state: list, metric: str, selected) -> dict:
         """Legend and chips recoloured by `metric` (the legend alone before any result)."""
@@ -96,6 +153,15 @@ class WordsTab:
             raise error(f"Word {j} is outside this text (0..{w.n - 1}).")
         md, table = word_tokens(r, w, j)
         return {self.detail: md, self.table: table, self.word: j}
+
+
+def _write(r: TokenScores, w: Words, lead: int, fmt: str) -> str:
+    """The words table's file (export/words.py) in a fresh folder; its path."""
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", r.model).strip("-.") or "model"
+    path = os.path.join(fresh_folder(), f"{model}-words.{fmt}")
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(to_json(r, w, lead) if fmt == "json" else to_csv(r, w, lead))
+    return path
 
 
 def _int(x, default: int = 0) -> int:
@@ -136,4 +202,5 @@ class WordsLink(TabLink):
 
     @classmethod
     def outputs(cls, tab: WordsTab) -> list:
-        return [tab.metric, tab.legend, tab.heatmap, tab.summary, tab.plot, tab.detail, tab.table, tab.word]
+        return [tab.metric, tab.legend, tab.heatmap, tab.summary, tab.plot, tab.detail, tab.table, tab.word,
+                tab.note, tab.words_table, tab.state]  # fmt: skip

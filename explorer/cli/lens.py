@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.cli.args import check_out, ids_arg, k_arg, load_engine, model_args, source_text
+
 
 def add_parser(sub) -> None:
-    from explorer.cli import ids_arg, k_arg, model_args
 
     p = sub.add_parser(
         "lens",
@@ -24,7 +25,6 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace) -> None:
     """Every check that needs no model."""
-    from explorer.cli import check_out, source_text
     from explorer.settings import check_k
 
     check_k(a.logprobs, "logprobs", allow_full=False)
@@ -34,7 +34,6 @@ def _check(a: argparse.Namespace) -> None:
 
 def run(a: argparse.Namespace) -> dict:
     _check(a)
-    from explorer.cli import load_engine
     from explorer.engine.lens import lens_ids, lens_text
 
     engine = load_engine(a, a.model)

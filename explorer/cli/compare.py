@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.cli.args import check_out, check_text, ids_arg, k_arg, load_engine, model_args, source_text
+
 
 def add_parser(sub) -> None:
-    from explorer.cli import ids_arg, k_arg, model_args
 
     p = sub.add_parser(
         "compare",
@@ -34,7 +35,6 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace) -> str:
     """Every check that needs no model; returns the text ('' for --ids)."""
-    from explorer.cli import check_out, check_text, source_text
     from explorer.errors import ExplorerError
     from explorer.settings import check_k
 
@@ -70,7 +70,6 @@ def _check(a: argparse.Namespace) -> str:
 
 def run(a: argparse.Namespace) -> dict:
     text = _check(a)
-    from explorer.cli import load_engine
     from explorer.engine.compare import compare_ids, compare_prompt_texts, compare_text
 
     ea = load_engine(a, a.model)

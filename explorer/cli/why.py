@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.cli.args import check_out, check_text, ids_arg, k_arg, load_engine, model_args, source_text
 from explorer.errors import ExplorerError
 
 FORMATS = ("json", "csv")
@@ -26,9 +27,6 @@ DEFAULTS = {"steps": 32, "baseline": "neutral", "mode": "remove", "layers": 1}
 
 
 def add_parser(sub) -> None:
-    from explorer.cli import ids_arg, k_arg, model_args
-    from explorer.results.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
-
     p = sub.add_parser(
         "why",
         help="attribution: why the model expected one token, as each earlier token's (or word's) share",
@@ -60,6 +58,15 @@ def add_parser(sub) -> None:
         help="why the target rather than this token: its text (exactly one token of the vocabulary, e.g. ' London') "
         "or #ID for a token id",
     )
+    _method_args(p)
+    p.add_argument("--format", choices=FORMATS, default="json")
+    p.add_argument("--out", help="write the result here instead of stdout")
+
+
+def _method_args(p: argparse.ArgumentParser) -> None:
+    """The flags that pick the method and its settings (each method's own flags: see ONLY)."""
+    from explorer.results.attribution import BASELINES, METHODS, OCCLUSION_MODES, UNITS
+
     p.add_argument("--method", default="occlusion", metavar="|".join(METHODS), help="default: occlusion")
     p.add_argument("--units", default="token", metavar="|".join(UNITS), help="per token or per word (default: token)")
     p.add_argument(
@@ -86,8 +93,6 @@ def add_parser(sub) -> None:
         "pad, unk or end-of-text token), or zero embeddings (default: neutral)",
     )
     p.add_argument("--layers", type=k_arg, help="attention: the last N layers, averaged (default: 1)")
-    p.add_argument("--format", choices=FORMATS, default="json")
-    p.add_argument("--out", help="write the result here instead of stdout")
 
 
 # ---- checks that need no model ---------------------------------------------------------------------------
@@ -110,7 +115,6 @@ class _AnyLength:
 
 def _check(a: argparse.Namespace) -> str:
     """Every check that needs no model; returns the text ('' for --ids)."""
-    from explorer.cli import check_out, check_text, source_text
     from explorer.engine.attribution import DETAIL, check_request
 
     check_out(a.out, "--out")
@@ -234,7 +238,6 @@ def _progress(method: str):
 
 def run(a: argparse.Namespace) -> dict | str:
     text = _check(a)
-    from explorer.cli import load_engine
     from explorer.engine.attribution import attribute
     from explorer.engine.scoring import score_ids, score_text
 

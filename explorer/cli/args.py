@@ -1,0 +1,150 @@
+"""What the CLI's commands share: the argument types and model flags, the checks of text and --out that need no
+model, loading the engine, and writing the body to stdout or --out."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from explorer.errors import ExplorerError
+
+
+def k_arg(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+
+
+def ids_arg(value: str) -> list[int]:
+    try:
+        return [int(v) for v in value.replace(" ", "").split(",") if v != ""]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--ids takes comma-separated integers like 1,2,3, got {value!r}") from None
+
+
+def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
+    if many:
+        p.add_argument(
+            "--model",
+            action="append",
+            help="hub id or local folder; repeat to serve several (the first is the "
+            "default; or EXPLORER_MODELS=a,b,c; default: SmolLM2-135M-Instruct)",
+        )
+    else:
+        p.add_argument(
+            "--model",
+            default=os.environ.get("EXPLORER_MODEL"),
+            help="hub id or local folder (default: SmolLM2-135M-Instruct)",
+        )
+    p.add_argument("--device", default=os.environ.get("EXPLORER_DEVICE"), help="auto (default), cpu, cuda, cuda:N, mps")
+    p.add_argument(
+        "--dtype",
+        default=os.environ.get("EXPLORER_DTYPE"),
+        help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16",
+    )
+    p.add_argument(
+        "--engine",
+        default=os.environ.get("EXPLORER_ENGINE"),
+        help="auto (default: llama.cpp for a .gguf, and for the default model on a CPU-only machine), torch, llama.cpp",
+    )
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="run the model repository's own code (only for authors you trust)",
+    )
+    p.add_argument(
+        "--backend",
+        default=os.environ.get("EXPLORER_BACKEND"),
+        help="a vLLM / OpenAI-compatible /v1 URL to use as the engine (or EXPLORER_BACKEND)",
+    )
+    p.add_argument(
+        "--backend-key", default=os.environ.get("EXPLORER_BACKEND_KEY"), help="its API key (or EXPLORER_BACKEND_KEY)"
+    )
+    p.add_argument(
+        "--backend-tokenizer",
+        default=os.environ.get("EXPLORER_BACKEND_TOKENIZER"),
+        help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the folder the "
+        "server names as the model's root, else the model id, when either loads here), or `server`: tokenize on the "
+        "server (its /tokenize and /detokenize)",
+    )
+    p.add_argument(
+        "--max-logprobs",
+        type=int,
+        default=None,
+        help="most top-k alternatives a request may ask (default 20, or EXPLORER_MAX_LOGPROBS; -1: no cap)",
+    )
+
+
+def write(body: dict | str, out: str | None) -> None:
+    """`body` as JSON (a str, such as CSV, as it is) to `out` or stdout."""
+    from explorer.export import dumps
+
+    text = body.removesuffix("\n") if isinstance(body, str) else dumps(body)
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text + "\n")
+
+
+def read_text(a) -> str:
+    """The text of --text, or of --text-file read as UTF-8."""
+    if not getattr(a, "text_file", None):
+        return a.text
+    try:
+        with open(a.text_file, "rb") as f:
+            raw = f.read()
+    except OSError as err:
+        raise ExplorerError(f"Cannot read --text-file {a.text_file!r}: {err.strerror}.") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ExplorerError(
+            f"--text-file {a.text_file!r} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8."
+        ) from None
+
+
+def check_text(text: str, flag: str) -> str:
+    """`text` as given, when it is valid Unicode (a terminal can pass bytes that are not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ExplorerError(
+            f"{flag} holds something that is not valid UTF-8 text at character {err.start}: "
+            "pass UTF-8 text (or use --ids).",
+            param=flag.lstrip("-"),
+        ) from None
+    return text
+
+
+def check_out(path: str | None, flag: str) -> None:
+    if path:
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ExplorerError(f"{flag} {path!r}: the folder {folder!r} does not exist; create it or write elsewhere.")
+
+
+def source_text(a, verb: str) -> str:
+    """The checked text of --text / --text-file ('' with --ids, checked non-empty); `verb` says what the command does."""
+    if a.ids is not None:
+        if not a.ids:
+            raise ExplorerError("--ids is empty: give comma-separated token ids like 1,2,3.", param="ids")
+        return ""
+    text = check_text(read_text(a), "--text")
+    if not text:
+        raise ExplorerError(f"The text is empty: type or paste some text to {verb}.", param="prompt", code="empty_text")
+    return text
+
+
+def load_engine(a, model: str | None):
+    """The engine the arguments ask for: a served model with --backend, else the model loaded here."""
+    if getattr(a, "backend", None):
+        from explorer.engine.remote import RemoteEngine
+
+        return RemoteEngine(a.backend, model, a.backend_key, a.backend_tokenizer)
+    from explorer.engine import load_any
+
+    return load_any(model, a.device, a.dtype, a.trust_remote_code, engine=getattr(a, "engine", None))

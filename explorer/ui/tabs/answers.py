@@ -1,0 +1,111 @@
+"""The Answers tab: which answer the model prefers after a prompt (each answer a set of variants), and quizzes."""
+
+from __future__ import annotations
+
+import os
+
+import gradio as gr
+
+from explorer.engine.answers import MAX_ANSWERS, MAX_VARIANTS, run_quiz, score_answers
+from explorer.render.answers import (
+    answers_figure,
+    answers_markdown,
+    quiz_markdown,
+    quiz_table,
+    reliability_figure,
+    variants_table,
+)
+from explorer.results.answers import Quiz, parse_answers, read_quiz
+from explorer.ui.actions import uses_model
+from explorer.ui.downloads import fresh_folder
+from explorer.ui.errors import error, user_errors
+from explorer.ui.tabs import Shared
+
+INTRO = f"""Which answer does the model prefer? Each answer's probability is the sum over its **variants** of the
+probability of the whole continuation (every token, not the first one only), so ` Paris`, ` paris` and
+` the city of Paris` pool their mass. One answer a line, variants separated by `|`; a leading space is part of the
+token (` Paris` after "is"), trailing spaces are dropped. Up to {MAX_ANSWERS} answers, {MAX_VARIANTS} variants
+in all. **Quiz**: upload a JSONL file, one question a line: `{{"question": "...", "choices": [" yes| Yes", " no"],
+"answer": 0}}` (`answer`: the right choice's index or text); each question is the prompt its choices continue."""
+QUIZ_MAX_BYTES = 2_000_000
+
+
+class AnswersTab:
+    """Prompt + answers + Score button; the bars, the variants' table; a quiz's accuracy, table and diagram."""
+
+    def __init__(self, shared: Shared):
+        self.models, self.model = shared.models, shared.model
+        with gr.Tab("Answers", id="answers") as self.tab:
+            gr.Markdown(INTRO)
+            self.prompt = gr.Textbox(label="Prompt", lines=2, value="The capital of France is")
+            self.answers = gr.Textbox(
+                label="Answers (one a line, variants separated by |)", lines=4, value=" Paris| paris\n London\n Rome"
+            )
+            self.button = gr.Button("Score the answers", variant="primary")
+            self.summary = gr.Markdown()
+            self.plot = gr.Plot(label="Answers", elem_id="answers-plot")
+            self.table = gr.Dataframe(label="Variants: tokens and logprobs", interactive=False, max_height=400)
+            with gr.Accordion("Quiz (JSONL)", open=True):
+                self.quiz_file = gr.File(
+                    label="Quiz file (JSONL)", file_types=[".jsonl", ".json", ".txt"], elem_id="answers-quiz-file"
+                )
+                self.quiz_button = gr.Button("Run the quiz", variant="primary")
+                self.quiz_summary = gr.Markdown(elem_id="answers-quiz-summary")
+                self.diagram = gr.Plot(label="Reliability diagram", elem_id="answers-reliability")
+                self.quiz_df = gr.Dataframe(label="Questions", interactive=False, max_height=400)
+                self.download = gr.DownloadButton("Download the quiz table (CSV)", value=None, interactive=False)
+            self.state = gr.State(None)
+        self.button.click(
+            self.run,
+            [self.model, self.prompt, self.answers],
+            [self.summary, self.plot, self.table],
+            api_name="answers",
+            show_progress_on=[self.summary],
+        )
+        self.quiz_button.click(
+            self.quiz,
+            [self.model, self.quiz_file],
+            [self.quiz_summary, self.diagram, self.quiz_df, self.download, self.state],
+            api_name="answers_quiz",
+            show_progress_on=[self.quiz_summary],
+        )
+
+    @uses_model
+    def run(self, name: str, prompt: str, text: str) -> dict:
+        """One answer set scored: the summary, the bars and the variants' table."""
+        sets = parse_answers(str(text or ""))
+        if not sets:
+            raise error("Type at least one answer: one a line, variants separated by `|` ( Paris| paris).")
+        with user_errors(), self.models.use(name) as engine:
+            res = score_answers(engine, str(prompt or ""), sets)
+        return {self.summary: answers_markdown(res), self.plot: answers_figure(res), self.table: variants_table(res)}
+
+    @uses_model
+    def quiz(self, name: str, path, progress=gr.Progress()) -> dict:
+        """The quiz file's questions scored: accuracy and ECE, the diagram, the table and its CSV."""
+        if not path:
+            raise error("Upload a quiz file first: JSONL, one question a line (question, choices, answer).")
+        path = getattr(path, "name", path)
+        if os.path.getsize(path) > QUIZ_MAX_BYTES:
+            raise error(f"The quiz file is over {QUIZ_MAX_BYTES // 1_000_000} MB: split it.")
+        with open(path, encoding="utf-8", errors="replace") as f:
+            raw = f.read()
+        with user_errors():
+            items = read_quiz(raw)
+            with self.models.use(name) as engine:
+                q = run_quiz(engine, items, progress=lambda d, n: progress((d, n), desc="Quiz", unit="questions"))
+        return {
+            self.quiz_summary: quiz_markdown(q),
+            self.diagram: reliability_figure(q),
+            self.quiz_df: quiz_table(q),
+            self.download: gr.DownloadButton(value=_write(q), interactive=True),
+            self.state: q,
+        }
+
+
+def _write(q: Quiz) -> str:
+    model = "".join(c if c.isalnum() or c in "-_." else "_" for c in q.model)
+    path = os.path.join(fresh_folder(), f"{model}-quiz.csv")
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(q.to_csv())
+    return path

@@ -1,0 +1,186 @@
+"""Answer sets (explorer/engine/answers.py, explorer/results/answers.py) against an independent computation.
+
+Each variant's logprob equals the sum of plain log_softmax + gather over a fresh, uncached pass of the model over
+prompt + variant (1e-5), on both tiny models, variants of different lengths in one batch; the served-model path
+(score per variant) and the per-row default of continue_rows agree; a quiz's accuracy is the argmax of the
+normalised answers; bad sets are refused with messages that say what to change.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.engine import answers as eng
+from explorer.engine.forward import ForwardEngine
+from explorer.errors import ExplorerError
+from explorer.results.answers import Answers, Quiz, calibration, parse_answers, read_quiz
+
+PROMPT = "The capital of France is"
+SET = [[" Paris", " paris", " the city of Paris"], [" London"], [" a very long answer with many tokens in it"]]
+
+
+@torch.no_grad()
+def ref_variant(engine, prompt_ids: list[int], ids: list[int]) -> float:
+    """Sum of log p(ids[j] | prompt + ids[:j]) from one fresh pass over prompt + ids (float64 log_softmax)."""
+    x = torch.tensor([prompt_ids + ids])
+    lp = torch.log_softmax(engine.model(x).logits[0].double(), -1)  # (T, V)
+    p = len(prompt_ids)
+    return float(sum(lp[p + j - 1, t] for j, t in enumerate(ids)))
+
+
+def test_variants_equal_fresh_passes(engine):
+    res = eng.score_answers(engine, PROMPT, SET)
+    p = res.prompt_ids.tolist()
+    lengths = {len(v.token_ids) for a in res.answers for v in a.variants}
+    assert len(lengths) >= 3  # rows of different lengths share one padded batch
+    for a in res.answers:
+        for v in a.variants:
+            ref = ref_variant(engine, p, v.token_ids.tolist())
+            assert abs(v.logprob - ref) < 1e-5, (v.text, v.logprob, ref)
+            assert abs(math.exp(v.logprob) - math.exp(ref)) < 1e-5
+        want = np.logaddexp.reduce([ref_variant(engine, p, v.token_ids.tolist()) for v in a.variants])
+        assert abs(a.logprob - want) < 1e-5
+    norm = res.normalised
+    assert abs(norm.sum() - 1) < 1e-12
+    assert np.allclose(norm, res.probabilities / res.probabilities.sum())
+
+
+@torch.inference_mode()
+def test_served_path_and_row_default_agree(engine):
+    """The served-model path (engine.score per variant) and ForwardEngine's one-row-at-a-time continue_rows."""
+    res = eng.score_answers(engine, PROMPT, SET)
+    p = res.prompt_ids.tolist()
+    rows = [v.token_ids.tolist() for a in res.answers for v in a.variants]
+    served = eng._scored(engine, p, rows)
+    batched = [v.token_logprobs for a in res.answers for v in a.variants]
+    for (lp, _), b in zip(served, batched):
+        assert np.allclose(lp, b, atol=1e-5)
+    x = torch.tensor([r[:-1] + [0] * (max(map(len, rows)) - len(r)) for r in rows])
+    _, past = engine.body(torch.tensor([p]), None, cache=True)
+    one = ForwardEngine.continue_rows(engine, x, past)
+    many = engine.continue_rows(x, past)
+    for j, r in enumerate(rows):
+        n = len(r) - 1
+        assert torch.allclose(one[j, :n], many[j, :n], atol=1e-5)
+
+
+def test_tokenisation_boundary(gpt2):
+    """A leading space joins the variant's first token (" Paris" is one token after the prompt); a prompt ending
+    in a space is not a prefix of prompt + variant's ids, so the variant is tokenised alone, and says so."""
+    res = eng.score_answers(gpt2, PROMPT, [[" Paris"]])
+    v = res.answers[0].variants[0]
+    assert v.tokenized == "joint"
+    assert gpt2.tokenize(PROMPT + " Paris") == res.prompt_ids.tolist() + v.token_ids.tolist()
+    assert "".join(v.token_text) == " Paris"
+    spaced = eng.score_answers(gpt2, PROMPT + " ", [["Paris"]]).answers[0].variants[0]
+    p = gpt2.tokenize(PROMPT + " ")
+    joins = gpt2.tokenize(PROMPT + " Paris")[: len(p)] == p
+    assert spaced.tokenized == ("joint" if joins else "alone")
+    if not joins:
+        assert spaced.token_ids.tolist() == gpt2.tokenize("Paris", add_special_tokens=False)
+
+
+def test_llama_bos_and_joint(llama):
+    res = eng.score_answers(llama, PROMPT, [[" Paris", " London"]])
+    assert res.prompt_ids[0] == llama.tokenizer.bos_token_id
+    for v in res.answers[0].variants:
+        assert llama.tokenize(PROMPT + v.text) == res.prompt_ids.tolist() + v.token_ids.tolist()
+
+
+@pytest.mark.parametrize(
+    "answers, words",
+    [
+        ([], "at least one answer"),
+        ([[" a", ""]], "empty variant"),
+        ([[" a", " a"]], "twice in that answer"),
+        ([[" a"], [" b", " a"]], "also in answer 1"),
+        ([[f" x{i}"] for i in range(eng.MAX_ANSWERS + 1)], f"At most {eng.MAX_ANSWERS} answers"),
+        ([[f" x{i}" for i in range(eng.MAX_VARIANTS + 1)]], f"At most {eng.MAX_VARIANTS} variants"),
+    ],
+)
+def test_refusals(gpt2, answers, words):
+    with pytest.raises(ExplorerError, match=words):
+        eng.score_answers(gpt2, PROMPT, answers)
+
+
+def test_refuses_empty_prompt_and_long_variant(gpt2):
+    with pytest.raises(ExplorerError, match="prompt is empty"):
+        eng.score_answers(gpt2, "", [[" a"]])
+    with pytest.raises(ExplorerError, match="shorten it"):
+        eng.score_answers(gpt2, PROMPT, [[" a" * (eng.MAX_VARIANT_TOKENS + 1)]])
+
+
+def _quiz_text(n: int = 10) -> str:
+    rows = []
+    for i in range(n):
+        rows.append(
+            {"question": f"Question {i}: is {i} even? Answer:", "choices": [" yes| Yes", " no"], "answer": i % 2}
+        )
+    return "\n".join(json.dumps(r) for r in rows)
+
+
+def test_quiz_accuracy_is_argmax(engine):
+    items = read_quiz(_quiz_text())
+    seen = []
+    quiz = eng.run_quiz(engine, items, progress=lambda d, n: seen.append((d, n)))
+    assert seen[0] == (0, 10) and seen[-1] == (10, 10)
+    right = []
+    for q, item in zip(quiz.questions, items):
+        fresh = eng.score_answers(engine, item["question"], item["choices"])
+        assert np.allclose(q.result.normalised, fresh.normalised, atol=1e-9)
+        right.append(int(np.argmax(fresh.normalised)) == item["answer"])
+    assert quiz.accuracy == pytest.approx(np.mean(right))
+    d = Quiz.from_dict(json.loads(json.dumps(quiz.to_dict())))
+    assert d.accuracy == quiz.accuracy and d.calibration.ece == pytest.approx(quiz.calibration.ece)
+
+
+def test_answers_round_trip(gpt2):
+    res = eng.score_answers(gpt2, PROMPT, SET)
+    d = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+    assert d["format"] == "logprob-explorer/answers"
+    back = Answers.from_dict(d)
+    assert np.allclose(back.logprobs, res.logprobs) and back.best == res.best
+
+
+# ---- pure: parsing and calibration ------------------------------------------------------------------------
+def test_parse_answers_keeps_leading_spaces():
+    assert parse_answers(" Paris| paris | the city of Paris \n\n London\n") == [
+        [" Paris", " paris", " the city of Paris"],
+        [" London"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("", "no questions"),
+        ("{not json", "not JSON"),
+        ('{"question": "q", "choices": ["a"], "answer": 0}', "at least two choices"),
+        ('{"question": "q", "choices": ["a", "b"], "answer": 2}', "index"),
+        ('{"question": 1, "choices": ["a", "b"], "answer": 0}', '"question"'),
+    ],
+)
+def test_read_quiz_refusals(text, words):
+    with pytest.raises(ExplorerError, match=words):
+        read_quiz(text)
+
+
+def test_read_quiz_answer_by_text():
+    items = read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": " b"}')
+    assert items[0]["choices"] == [[" a", " A"], [" b", " B"]] and items[0]["answer"] == 1
+
+
+def test_calibration_by_hand():
+    conf = np.array([0.05, 0.15, 0.95, 1.0, 0.55])
+    right = np.array([False, True, True, False, True])
+    cal = calibration(conf, right, bins=10)
+    assert cal.count.tolist() == [1, 1, 0, 0, 0, 1, 0, 0, 0, 2]
+    # bins: [0,.1): conf .05 acc 0; [.1,.2): .15 / 1; [.5,.6): .55 / 1; [.9,1]: .975 / .5
+    want = (abs(0 - 0.05) + abs(1 - 0.15) + abs(1 - 0.55) + 2 * abs(0.5 - 0.975)) / 5
+    assert cal.ece == pytest.approx(want)
+    assert np.isnan(cal.confidence[2]) and cal.accuracy[9] == 0.5

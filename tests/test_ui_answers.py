@@ -1,0 +1,90 @@
+"""The Answers tab's handlers on the tiny models (no browser): the views show the engine's numbers, bad input says
+what to change, a quiz's accuracy, table, diagram and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import pathlib
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from explorer.engine.answers import run_quiz, score_answers
+from explorer.results.answers import read_quiz
+from tests.helpers.page import GPT2, LLAMA, make_page, path_of
+
+PROMPT = "The capital of France is"
+
+
+@pytest.fixture(scope="module")
+def ui(gpt2, llama):
+    return make_page([gpt2, llama])
+
+
+def quiz_file(tmp_path, n: int = 10) -> str:
+    rows = [{"question": f"Is {i} even? Answer:", "choices": [" yes| Yes", " no"], "answer": i % 2} for i in range(n)]
+    path = tmp_path / "quiz.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("name, fixture", [(GPT2, "gpt2"), (LLAMA, "llama")])
+def test_answers_show_the_engines_numbers(ui, request, name, fixture):
+    engine = request.getfixturevalue(fixture)
+    tab = ui.tabs["AnswersTab"]
+    out = tab.run(name, PROMPT, " Paris| paris\n London\n\n Rome")
+    want = score_answers(engine, PROMPT, [[" Paris", " paris"], [" London"], [" Rome"]])
+    bar = out[tab.plot].data[0]
+    assert list(bar.x) == pytest.approx(want.normalised.tolist())
+    assert list(bar.customdata) == pytest.approx(want.probabilities.tolist())
+    table = out[tab.table]
+    assert len(table) == 4
+    assert table["logprob"].tolist() == pytest.approx([round(v.logprob, 5) for a in want.answers for v in a.variants])
+    assert "prefers" in out[tab.summary]
+
+
+@pytest.mark.parametrize(
+    "prompt, text, words",
+    [
+        (PROMPT, "  \n", "at least one answer"),
+        (PROMPT, " a| a", "each variant once"),
+        (PROMPT, " a||", "empty variant"),
+        ("", " a", "prompt is empty"),
+    ],
+)
+def test_bad_input_says_what_to_change(ui, prompt, text, words):
+    with pytest.raises(gr.Error, match=words):
+        ui.tabs["AnswersTab"].run(GPT2, prompt, text)
+
+
+def test_quiz(ui, gpt2, tmp_path):
+    tab = ui.tabs["AnswersTab"]
+    path = quiz_file(tmp_path)
+    seen = []
+    out = tab.quiz(GPT2, path, progress=lambda *a, **kw: seen.append(a))
+    q = out[tab.state]
+    want = run_quiz(gpt2, read_quiz(pathlib.Path(path).read_text(encoding="utf-8")))
+    assert q.accuracy == want.accuracy
+    assert q.accuracy == np.mean([int(np.argmax(x.result.normalised)) == x.right for x in want.questions])
+    assert (
+        f"{100 * want.accuracy:.1f}%" in out[tab.quiz_summary]
+        and f"{want.calibration.ece:.4f}" in out[tab.quiz_summary]
+    )
+    bars = out[tab.diagram].data[0]
+    assert list(bars.y) == pytest.approx(np.nan_to_num(want.calibration.accuracy).tolist())
+    assert len(out[tab.quiz_df]) == 10 and len(seen) == 11
+    rows = list(csv.DictReader(io.StringIO(pathlib.Path(path_of(out[tab.download])).read_text(encoding="utf-8"))))
+    assert [int(r["correct"]) for r in rows] == [int(x.correct) for x in want.questions]
+
+
+def test_quiz_refusals(ui, tmp_path):
+    tab = ui.tabs["AnswersTab"]
+    with pytest.raises(gr.Error, match="Upload a quiz file"):
+        tab.quiz(GPT2, None, progress=lambda *a, **kw: None)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "choices": [" a", " b"], "answer": 5}\n', encoding="utf-8")
+    with pytest.raises(gr.Error, match="index"):
+        tab.quiz(GPT2, str(bad), progress=lambda *a, **kw: None)
