@@ -317,6 +317,14 @@ def _quiz_item(n: int, d: object) -> dict:
     return {"question": d["question"], "choices": choices, "answer": right}
 
 
+def quiz_text(raw: bytes, name: str) -> str:
+    """A quiz file's bytes as UTF-8 text; `name` says which file (`--quiz 'q.jsonl'`, `The quiz file`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _bad_quiz(f"{name} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
+
+
 def read_quiz(text: str) -> list[dict]:
     """Questions of a JSONL quiz (one object a line: question, choices, answer), checked."""
     out = []
