@@ -163,6 +163,8 @@ def test_parse_answers_keeps_leading_spaces():
         ('{"question": "q", "choices": ["a"], "answer": 0}', "at least two choices"),
         ('{"question": "q", "choices": ["a", "b"], "answer": 2}', "index"),
         ('{"question": 1, "choices": ["a", "b"], "answer": 0}', '"question"'),
+        ('{"question": "q", "choices": ["a", "b"]}', 'has no "answer" key'),
+        ('{"question": "q", "choices": ["a", "b"], "answer": "c"}', "one of its variants, got 'c'"),
     ],
 )
 def test_read_quiz_refusals(text, words):
@@ -173,6 +175,17 @@ def test_read_quiz_refusals(text, words):
 def test_read_quiz_answer_by_text():
     items = read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": " b"}')
     assert items[0]["choices"] == [[" a", " A"], [" b", " B"]] and items[0]["answer"] == 1
+    # any variant of a choice names it, not only its first
+    assert read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": " B"}')[0]["answer"] == 1
+    assert read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": "A"}')[0]["answer"] == 0
+
+
+def test_long_variant_is_quoted_short(gpt2):
+    long = " x" * 25_000
+    for answers in ([[long]], [[long], [long]]):
+        with pytest.raises(ExplorerError) as e:
+            eng.score_answers(gpt2, PROMPT, answers)
+        assert len(e.value.message) < 200 and repr(long[:40]) + "…" in e.value.message
 
 
 def test_calibration_by_hand():

@@ -69,6 +69,7 @@ def test_quiz_json_and_csv(gpt2_dir, tmp_path):
         (("--prompt", "x", "--answer", " a| a"), "each variant once"),
         (("--prompt", "x", "--table", "csv", "--answer", " a"), "--table writes a quiz"),
         (("--quiz", "/nonexistent/q.jsonl"), "--quiz"),
+        (("--quiz", "/nonexistent/q.jsonl", "--prompt", "Q:"), "put {question}"),
     ],
 )
 def test_bad_input(gpt2_dir, args, words):

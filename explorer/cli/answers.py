@@ -37,6 +37,11 @@ def _check(a: argparse.Namespace) -> list[dict] | list[list[str]]:
     if a.quiz:
         if a.answer:
             raise ExplorerError("--quiz brings its own choices: drop --answer, or drop --quiz.", param="answer")
+        if a.prompt is not None and "{question}" not in a.prompt:
+            raise ExplorerError(
+                "With --quiz, --prompt is a template: put {question} where each question goes, or drop --prompt.",
+                param="prompt",
+            )
         try:
             with open(a.quiz, "rb") as f:
                 raw = f.read()

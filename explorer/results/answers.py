@@ -304,15 +304,21 @@ def _quiz_item(n: int, d: object) -> dict:
     choices = [split_variants(c) if isinstance(c, str) else c for c in d["choices"]]
     if len(choices) < 2 or not all(isinstance(c, list) and c and all(isinstance(v, str) for v in c) for c in choices):
         raise _bad_quiz(f"Quiz line {n}: give at least two choices, each a text (variants split by `|`) or a list.")
-    a = d.get("answer")
-    names = [c[0] for c in choices]
+    if "answer" not in d:
+        raise _bad_quiz(f'Quiz line {n} has no "answer" key: add the right choice\'s index (0..{len(choices) - 1}).')
+    a = d["answer"]
+    # a text answer names the choice holding it among its variants: as written, else with spaces stripped
+    text = a if isinstance(a, str) else None
+    holds = [i for i, c in enumerate(choices) if text in c]
+    holds += [i for i, c in enumerate(choices) if text is not None and text.strip() in [v.strip() for v in c]]
     if isinstance(a, int) and not isinstance(a, bool) and 0 <= a < len(choices):
         right = a
-    elif isinstance(a, str) and (a in names or a.strip() in [x.strip() for x in names]):
-        right = [x.strip() for x in names].index(a.strip())
+    elif holds:
+        right = holds[0]
     else:
         raise _bad_quiz(
-            f'Quiz line {n}: "answer" must be the right choice\'s index (0..{len(choices) - 1}) or its text, got {a!r}.'
+            f'Quiz line {n}: "answer" must be the right choice\'s index (0..{len(choices) - 1}) or one of its '
+            f"variants, got {a!r}."
         )
     return {"question": d["question"], "choices": choices, "answer": right}
 
