@@ -264,14 +264,15 @@ class Quiz:
         return cls(d["model"], qs, d.get("template", "{question}"), len(d["calibration"]["count"]))
 
     def to_csv(self) -> str:
-        """One row per question: index, question, choices and their normalised probabilities, predicted, right."""
+        """One row per question: index, question, choices and their normalised probabilities, predicted, right.
+        Choices (each named by its first variant) and their probabilities are separated by ` / `."""
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["index", "question", "choices", "normalised", "predicted", "right", "correct", "confidence"])
         for r in self.rows():
-            norm = " | ".join(f"{p:.6g}" for p in r["normalised"])
+            norm = " / ".join(f"{p:.6g}" for p in r["normalised"])
             w.writerow(
-                [r["index"], r["question"], " | ".join(r["choices"]), norm, r["choices"][r["predicted"]],
+                [r["index"], r["question"], " / ".join(r["choices"]), norm, r["choices"][r["predicted"]],
                  r["choices"][r["right"]], int(r["correct"]), repr(r["confidence"])]
             )  # fmt: skip
         return out.getvalue()
