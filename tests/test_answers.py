@@ -8,6 +8,8 @@ normalised answers; bad sets are refused with messages that say what to change.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 
@@ -18,7 +20,7 @@ import torch
 from explorer.engine import answers as eng
 from explorer.engine.forward import ForwardEngine
 from explorer.errors import ExplorerError
-from explorer.results.answers import Answers, Quiz, calibration, parse_answers, read_quiz
+from explorer.results.answers import Answer, Answers, Question, Quiz, Variant, calibration, parse_answers, read_quiz
 
 PROMPT = "The capital of France is"
 SET = [[" Paris", " paris", " the city of Paris"], [" London"], [" a very long answer with many tokens in it"]]
@@ -163,6 +165,8 @@ def test_parse_answers_keeps_leading_spaces():
         ('{"question": "q", "choices": ["a"], "answer": 0}', "at least two choices"),
         ('{"question": "q", "choices": ["a", "b"], "answer": 2}', "index"),
         ('{"question": 1, "choices": ["a", "b"], "answer": 0}', '"question"'),
+        ('{"question": "q", "choices": ["a", "b"]}', 'has no "answer" key'),
+        ('{"question": "q", "choices": ["a", "b"], "answer": "c"}', "one of its variants, got 'c'"),
     ],
 )
 def test_read_quiz_refusals(text, words):
@@ -173,6 +177,17 @@ def test_read_quiz_refusals(text, words):
 def test_read_quiz_answer_by_text():
     items = read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": " b"}')
     assert items[0]["choices"] == [[" a", " A"], [" b", " B"]] and items[0]["answer"] == 1
+    # any variant of a choice names it, not only its first
+    assert read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": " B"}')[0]["answer"] == 1
+    assert read_quiz('{"question": "q", "choices": [" a| A", [" b", " B"]], "answer": "A"}')[0]["answer"] == 0
+
+
+def test_long_variant_is_quoted_short(gpt2):
+    long = " x" * 25_000
+    for answers in ([[long]], [[long], [long]]):
+        with pytest.raises(ExplorerError) as e:
+            eng.score_answers(gpt2, PROMPT, answers)
+        assert len(e.value.message) < 200 and repr(long[:40]) + "…" in e.value.message
 
 
 def test_calibration_by_hand():
@@ -184,3 +199,51 @@ def test_calibration_by_hand():
     want = (abs(0 - 0.05) + abs(1 - 0.15) + abs(1 - 0.55) + 2 * abs(0.5 - 0.975)) / 5
     assert cal.ece == pytest.approx(want)
     assert np.isnan(cal.confidence[2]) and cal.accuracy[9] == 0.5
+
+
+def _hand(prompt: str, answers: list[list[str]], lp: float = -1.0) -> Answers:
+    """An answer set built by hand (no model): each variant one token of logprob `lp`, then -2, -3, ..."""
+    out, k = [], 0
+    for a in answers:
+        vs = []
+        for v in a:
+            k += 1
+            vs.append(Variant(v, np.array([k], np.int64), [v], np.array([lp - k + 1], np.float64)))
+        out.append(Answer(vs))
+    return Answers("hand", prompt, np.array([0, 1], np.int64), out)
+
+
+def test_summary_notes():
+    from explorer.render.answers import answers_markdown
+
+    one = answers_markdown(_hand("The capital is", [[" Paris"]]))
+    assert "only its raw probability means anything" in one and "of the set" not in one
+    assert "Warning" in answers_markdown(_hand("The capital is ", [[" Paris"], ["Rome"]]))
+    assert "Warning" not in answers_markdown(_hand("The capital is ", [["Paris"], ["Rome"]]))
+    assert "Warning" not in answers_markdown(_hand("The capital is", [[" Paris"], [" Rome"]]))
+
+
+def test_separators_do_not_look_like_variants():
+    from explorer.render.answers import TOKENS, variants_table
+
+    v = Variant(" Paris is", np.array([1, 2], np.int64), [" Par", "is is"], np.array([-1.0, -2.0]))
+    table = variants_table(Answers("hand", "x", np.array([0]), [Answer([v])]))
+    assert "‖" in TOKENS and table[TOKENS].tolist() == ["·Par ‖ is·is"]
+    quiz = Quiz("hand", [Question("q", _hand("q", [[" a", " A"], [" b"]]), 0)])
+    row = next(iter(csv.DictReader(io.StringIO(quiz.to_csv()))))
+    assert row["choices"] == " a /  b" and "|" not in row["normalised"] and len(row["normalised"].split(" / ")) == 2
+
+
+def test_reliability_diagram_counts_and_phone_layout():
+    from explorer.render.answers import answers_figure, reliability_figure
+
+    qs = [Question(f"q{i}", _hand("q", [[" a"], [" b"]], lp=-0.1 * i), i % 2) for i in range(5)]
+    quiz = Quiz("hand", qs)
+    fig = reliability_figure(quiz)
+    bars = fig.data[0]
+    assert list(bars.text) == [f"n={c}" if c else "" for c in quiz.calibration.count.tolist()]
+    assert sum(int(t[2:]) for t in bars.text if t) == 5
+    assert fig.layout.legend.orientation == "h"
+    assert len(fig.layout.title.text) <= 30 and len(fig.layout.xaxis.title.text) <= 30
+    bar_fig = answers_figure(qs[0].result)
+    assert len(bar_fig.layout.title.text) <= 40 and len(bar_fig.layout.xaxis.title.text) <= 30

@@ -69,8 +69,18 @@ def test_quiz_json_and_csv(gpt2_dir, tmp_path):
         (("--prompt", "x", "--answer", " a| a"), "each variant once"),
         (("--prompt", "x", "--table", "csv", "--answer", " a"), "--table writes a quiz"),
         (("--quiz", "/nonexistent/q.jsonl"), "--quiz"),
+        (("--quiz", "/nonexistent/q.jsonl", "--prompt", "Q:"), "put {question}"),
     ],
 )
 def test_bad_input(gpt2_dir, args, words):
     p = run("--model", gpt2_dir, *args)
     assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_quiz_not_utf8(gpt2_dir, tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes('{"question": "G\u00e9n\u00e8ve?", "choices": [" a", " b"], "answer": 0}'.encode("latin-1"))
+    p = run("--model", gpt2_dir, "--quiz", str(path))
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and "Traceback" not in p.stderr and len(lines) == 1, p.stderr
+    assert lines[0].startswith("error:") and "not UTF-8 (bad byte at offset 15)" in lines[0], p.stderr

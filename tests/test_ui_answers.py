@@ -88,3 +88,29 @@ def test_quiz_refusals(ui, tmp_path):
     bad.write_text('{"question": "q", "choices": [" a", " b"], "answer": 5}\n', encoding="utf-8")
     with pytest.raises(gr.Error, match="index"):
         tab.quiz(GPT2, str(bad), progress=lambda *a, **kw: None)
+
+
+def test_quiz_refuses_a_file_that_is_not_utf8(ui, tmp_path):
+    tab = ui.tabs["AnswersTab"]
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes('{"question": "G\u00e9n\u00e8ve?", "choices": [" a", " b"], "answer": 0}'.encode("latin-1"))
+    with pytest.raises(gr.Error, match=r"not UTF-8 \(bad byte at offset 15\): convert it"):
+        tab.quiz(GPT2, str(bad), progress=lambda *a, **kw: None)
+
+
+@pytest.mark.parametrize("button, handler", [("button", "run"), ("quiz_button", "quiz")])
+def test_a_run_clears_its_outputs_first(ui, button, handler):
+    """A click first empties every output (a failed run leaves no old result under its error), then runs."""
+    tab = ui.tabs["AnswersTab"]
+    fns = ui.demo.fns
+    first = next(f for f in fns.values() if (getattr(tab, button)._id, "click") in f.targets)
+    then = next(f for f in fns.values() if f.trigger_after == first._id)
+    assert then.name == handler and [c._id for c in then.outputs] == [c._id for c in first.outputs]
+    cleared = first.fn()
+    assert {c._id for c in cleared} == {c._id for c in first.outputs}
+    for c, v in cleared.items():
+        if isinstance(c, gr.DownloadButton):
+            assert v.value is None and v.interactive is False
+        else:
+            assert v is None
+    assert tab.prompt not in cleared and tab.answers not in cleared

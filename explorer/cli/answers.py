@@ -31,17 +31,23 @@ def _check(a: argparse.Namespace) -> list[dict] | list[list[str]]:
     from explorer.cli.args import check_out
     from explorer.engine.answers import check_answers
     from explorer.errors import ExplorerError
-    from explorer.results.answers import read_quiz, split_variants
+    from explorer.results.answers import quiz_text, read_quiz, split_variants
 
     check_out(a.out, "--out")
     if a.quiz:
         if a.answer:
             raise ExplorerError("--quiz brings its own choices: drop --answer, or drop --quiz.", param="answer")
+        if a.prompt is not None and "{question}" not in a.prompt:
+            raise ExplorerError(
+                "With --quiz, --prompt is a template: put {question} where each question goes, or drop --prompt.",
+                param="prompt",
+            )
         try:
-            with open(a.quiz, encoding="utf-8") as f:
-                return read_quiz(f.read())
+            with open(a.quiz, "rb") as f:
+                raw = f.read()
         except OSError as e:
             raise ExplorerError(f"--quiz {a.quiz!r}: {e.strerror}; give a JSONL file that exists.") from None
+        return read_quiz(quiz_text(raw, f"--quiz {a.quiz!r}"))
     if a.table:
         raise ExplorerError("--table writes a quiz's table: add --quiz FILE, or drop --table.", param="table")
     if a.prompt is None:

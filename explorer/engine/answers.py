@@ -40,6 +40,11 @@ def _bad(msg: str, param: str = "answers") -> ExplorerError:
     return ExplorerError(msg, param=param, code="invalid_value")
 
 
+def _quote(text: str, most: int = 40) -> str:
+    """`text` quoted, cut to its first `most` characters with an ellipsis (a pasted page stays out of the message)."""
+    return repr(text) if len(text) <= most else repr(text[:most]) + "…"
+
+
 def check_answers(answers: list[list[str]]) -> None:
     """Every check of an answer set that needs no model: caps, empty and duplicate variants."""
     if not answers:
@@ -56,7 +61,7 @@ def check_answers(answers: list[list[str]]) -> None:
         for v in a:
             if v in seen:
                 where = "twice in that answer" if seen[v] == i else f"also in answer {seen[v] + 1}"
-                raise _bad(f"The variant {v!r} of answer {i + 1} is {where}: each variant once in the set.")
+                raise _bad(f"The variant {_quote(v)} of answer {i + 1} is {where}: each variant once in the set.")
             seen[v] = i
 
 
@@ -129,9 +134,9 @@ def score_answers(
     split = [variant_ids(engine, prompt_ids, prompt, v) for v in texts]
     for v, (ids, _) in zip(texts, split):
         if not ids:
-            raise _bad(f"The variant {v!r} has no tokens: write some text.")
+            raise _bad(f"The variant {_quote(v)} has no tokens: write some text.")
         if len(ids) > MAX_VARIANT_TOKENS:
-            raise _bad(f"The variant {v!r} is {len(ids)} tokens; at most {MAX_VARIANT_TOKENS}: shorten it.")
+            raise _bad(f"The variant {_quote(v)} is {len(ids)} tokens; at most {MAX_VARIANT_TOKENS}: shorten it.")
     rows = [ids for ids, _ in split]
     engine.check_ids(prompt_ids + max(rows, key=len))
     if isinstance(engine, Forward):

@@ -14,6 +14,8 @@ from explorer.results.answers import Answers, Quiz
 
 BAR = "#2563eb"
 BEST = "#e08214"
+TOKEN_SEP = " ‖ "  # between a variant's tokens: not `|` (that separates variants) nor `·` (a visible space)
+TOKENS = "tokens (‖ between tokens, · a space)"
 
 
 def _pct(p: float) -> str:
@@ -38,8 +40,8 @@ def answers_figure(res: Answers) -> go.Figure:
         )
     )
     fig.update_layout(
-        title="Answers, normalised over the set (raw probability beside)",
-        xaxis={"title": "probability over the set", "range": [0, 1]},
+        title="Answers (share of the set; raw beside)",
+        xaxis={"title": "share of the set", "range": [0, 1]},
         yaxis={"autorange": "reversed"},
         height=120 + 36 * len(names),
         margin={"l": 10, "r": 10, "t": 40, "b": 40},
@@ -57,6 +59,17 @@ def answers_markdown(res: Answers) -> str:
         if alone
         else ""
     )
+    if res.prompt[-1:].isspace() and any(v.text[:1].isspace() for a in res.answers for v in a.variants):
+        note += (
+            " **Warning**: the prompt ends in whitespace and some variants start with it, so the text scored holds "
+            "both (`is  Paris`): drop the prompt's trailing space or the variants' leading one."
+        )
+    if len(res.answers) == 1:
+        return (
+            f"One answer, **{escape(visible(best.name))}**: only its raw probability means anything "
+            f"(**{_pct(best.probability)}** of the model's mass after the prompt, {len(res.prompt_ids)} prompt "
+            f"tokens); add other answers to compare.{note}"
+        )
     return (
         f"The model prefers **{escape(visible(best.name))}**: {_pct(float(res.normalised[res.best]))} of the set "
         f"(raw {_pct(best.probability)}). The set holds {_pct(mass)} of the model's probability after the prompt "
@@ -73,7 +86,7 @@ def variants_table(res: Answers) -> pd.DataFrame:
                 {
                     "answer": visible(a.name),
                     "variant": visible(v.text),
-                    "tokens": " | ".join(visible(t) for t in v.token_text),
+                    TOKENS: TOKEN_SEP.join(visible(t) for t in v.token_text),
                     "token ids": " ".join(str(i) for i in v.token_ids.tolist()),
                     "token logprobs": " ".join(f"{x:.4f}" for x in v.token_logprobs.tolist()),
                     "logprob": round(v.logprob, 5),
@@ -122,6 +135,7 @@ def reliability_figure(q: Quiz) -> go.Figure:
     fig = go.Figure()
     fig.add_bar(
         x=centres.tolist(), y=acc.tolist(), width=width * 0.95, name="accuracy", marker_color=BAR,
+        text=[f"n={c}" if c else "" for c in cal.count.tolist()], textposition="outside", cliponaxis=False,
         customdata=np.stack([cal.count, np.nan_to_num(cal.confidence)], 1).tolist(),
         hovertemplate="bin %{x:.2f}: accuracy %{y:.3f}, %{customdata[0]} questions, mean confidence "
         "%{customdata[1]:.3f}<extra></extra>",
@@ -134,10 +148,11 @@ def reliability_figure(q: Quiz) -> go.Figure:
         x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration", line={"dash": "dash", "color": "#888"}
     )
     fig.update_layout(
-        title=f"Reliability diagram (ECE {cal.ece:.4f})",
-        xaxis={"title": "confidence (the predicted answer's normalised probability)", "range": [0, 1]},
+        title=f"Reliability (ECE {cal.ece:.4f})",
+        xaxis={"title": "confidence (predicted answer)", "range": [0, 1]},
         yaxis={"title": "accuracy", "range": [0, 1]},
-        height=380,
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        legend={"orientation": "h", "x": 0, "y": -0.25, "xanchor": "left", "yanchor": "top"},
+        height=420,
+        margin={"l": 10, "r": 10, "t": 40, "b": 90},
     )
     return fig

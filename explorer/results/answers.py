@@ -264,14 +264,15 @@ class Quiz:
         return cls(d["model"], qs, d.get("template", "{question}"), len(d["calibration"]["count"]))
 
     def to_csv(self) -> str:
-        """One row per question: index, question, choices and their normalised probabilities, predicted, right."""
+        """One row per question: index, question, choices and their normalised probabilities, predicted, right.
+        Choices (each named by its first variant) and their probabilities are separated by ` / `."""
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["index", "question", "choices", "normalised", "predicted", "right", "correct", "confidence"])
         for r in self.rows():
-            norm = " | ".join(f"{p:.6g}" for p in r["normalised"])
+            norm = " / ".join(f"{p:.6g}" for p in r["normalised"])
             w.writerow(
-                [r["index"], r["question"], " | ".join(r["choices"]), norm, r["choices"][r["predicted"]],
+                [r["index"], r["question"], " / ".join(r["choices"]), norm, r["choices"][r["predicted"]],
                  r["choices"][r["right"]], int(r["correct"]), repr(r["confidence"])]
             )  # fmt: skip
         return out.getvalue()
@@ -304,17 +305,31 @@ def _quiz_item(n: int, d: object) -> dict:
     choices = [split_variants(c) if isinstance(c, str) else c for c in d["choices"]]
     if len(choices) < 2 or not all(isinstance(c, list) and c and all(isinstance(v, str) for v in c) for c in choices):
         raise _bad_quiz(f"Quiz line {n}: give at least two choices, each a text (variants split by `|`) or a list.")
-    a = d.get("answer")
-    names = [c[0] for c in choices]
+    if "answer" not in d:
+        raise _bad_quiz(f'Quiz line {n} has no "answer" key: add the right choice\'s index (0..{len(choices) - 1}).')
+    a = d["answer"]
+    # a text answer names the choice holding it among its variants: as written, else with spaces stripped
+    text = a if isinstance(a, str) else None
+    holds = [i for i, c in enumerate(choices) if text in c]
+    holds += [i for i, c in enumerate(choices) if text is not None and text.strip() in [v.strip() for v in c]]
     if isinstance(a, int) and not isinstance(a, bool) and 0 <= a < len(choices):
         right = a
-    elif isinstance(a, str) and (a in names or a.strip() in [x.strip() for x in names]):
-        right = [x.strip() for x in names].index(a.strip())
+    elif holds:
+        right = holds[0]
     else:
         raise _bad_quiz(
-            f'Quiz line {n}: "answer" must be the right choice\'s index (0..{len(choices) - 1}) or its text, got {a!r}.'
+            f'Quiz line {n}: "answer" must be the right choice\'s index (0..{len(choices) - 1}) or one of its '
+            f"variants, got {a!r}."
         )
     return {"question": d["question"], "choices": choices, "answer": right}
+
+
+def quiz_text(raw: bytes, name: str) -> str:
+    """A quiz file's bytes as UTF-8 text; `name` says which file (`--quiz 'q.jsonl'`, `The quiz file`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _bad_quiz(f"{name} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
 
 
 def read_quiz(text: str) -> list[dict]:

@@ -15,7 +15,7 @@ from explorer.render.answers import (
     reliability_figure,
     variants_table,
 )
-from explorer.results.answers import Quiz, parse_answers, read_quiz
+from explorer.results.answers import Quiz, parse_answers, quiz_text, read_quiz
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import fresh_folder
 from explorer.ui.errors import error, user_errors
@@ -55,17 +55,18 @@ class AnswersTab:
                 self.quiz_df = gr.Dataframe(label="Questions", interactive=False, max_height=400)
                 self.download = gr.DownloadButton("Download the quiz table (CSV)", value=None, interactive=False)
             self.state = gr.State(None)
-        self.button.click(
-            self.run,
-            [self.model, self.prompt, self.answers],
-            [self.summary, self.plot, self.table],
-            api_name="answers",
-            show_progress_on=[self.summary],
+        # a run first clears its outputs (a failed run then leaves no old result under its error); the inputs stay
+        outs = [self.summary, self.plot, self.table]
+        self.button.click(lambda: _cleared(outs), None, outs, api_visibility="private", queue=False).then(
+            self.run, [self.model, self.prompt, self.answers], outs, api_name="answers", show_progress_on=[self.summary]
         )
+        quiz_outs = [self.quiz_summary, self.diagram, self.quiz_df, self.download, self.state]
         self.quiz_button.click(
+            lambda: _cleared(quiz_outs), None, quiz_outs, api_visibility="private", queue=False
+        ).then(
             self.quiz,
             [self.model, self.quiz_file],
-            [self.quiz_summary, self.diagram, self.quiz_df, self.download, self.state],
+            quiz_outs,
             api_name="answers_quiz",
             show_progress_on=[self.quiz_summary],
         )
@@ -88,10 +89,10 @@ class AnswersTab:
         path = getattr(path, "name", path)
         if os.path.getsize(path) > QUIZ_MAX_BYTES:
             raise error(f"The quiz file is over {QUIZ_MAX_BYTES // 1_000_000} MB: split it.")
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(path, "rb") as f:
             raw = f.read()
         with user_errors():
-            items = read_quiz(raw)
+            items = read_quiz(quiz_text(raw, "The quiz file"))
             with self.models.use(name) as engine:
                 q = run_quiz(engine, items, progress=lambda d, n: progress((d, n), desc="Quiz", unit="questions"))
         return {
@@ -101,6 +102,15 @@ class AnswersTab:
             self.download: gr.DownloadButton(value=_write(q), interactive=True),
             self.state: q,
         }
+
+
+def _cleared(outputs: list) -> dict:
+    """Every output emptied (the download button disabled), before a run fills them."""
+    out: dict = {c: None for c in outputs}
+    out.update(
+        {c: gr.DownloadButton(value=None, interactive=False) for c in outputs if isinstance(c, gr.DownloadButton)}
+    )
+    return out
 
 
 def _write(q: Quiz) -> str:
