@@ -141,12 +141,31 @@ def test_rows_spans_and_units(gpt2):
     r, e = score_text_words(gpt2, TEXT, start="eos")
     w = with_ends(words(r), e)
     rows = word_rows(r, w, 1)
-    assert [TEXT[x["char_start"] : x["char_end"]] for x in rows[1:]] == w.text[1:]
-    assert "".join(x["text"] for x in rows[1:]) == TEXT
-    x = rows[2]
+    assert [TEXT[x["char_start"] : x["char_end"]] for x in rows] == w.text[1:]
+    assert "".join(x["text"] for x in rows) == TEXT
+    x = rows[1]
     assert x["surprisal_corrected_bits"] == pytest.approx(x["surprisal_corrected_nats"] / math.log(2))
     assert x["surprisal_sum_nats"] == pytest.approx(-x["logprob_sum"])
-    assert rows[0]["logprob_corrected"] is None  # the document start
+    assert rows[0]["word"] == 1 and rows[0]["logprob_corrected"] is not None  # the document start has no row
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_a_document_start_is_not_a_word_row(name, request):
+    """No row for the leading special tokens (BOS, --context-start), and no negative span, in rows, CSV and JSON."""
+    import csv
+    import io
+
+    from explorer.export.words import to_csv, to_dict
+    from explorer.results.words import leading
+
+    engine = request.getfixturevalue(name)
+    r, e = score_text_words(engine, TEXT, start=START[name] or "bos")
+    w, lead = with_ends(words(r), e), leading(e.special)
+    assert lead >= 1
+    for rows in (to_dict(r, w, lead)["words"], list(csv.DictReader(io.StringIO(to_csv(r, w, lead))))):
+        assert all(int(x["char_start"]) >= 0 for x in rows)
+        assert int(rows[0]["char_start"]) == 0 and int(rows[0]["word"]) == 1
+        assert "".join(x["text"] for x in rows).lstrip() == TEXT.lstrip()  # SentencePiece adds one leading space
 
 
 def test_a_served_model_is_refused():
@@ -170,9 +189,9 @@ def test_cli_words_json_and_csv(gpt2, gpt2_dir, capsys, tmp_path):
     body = json.loads(out.read_text())
     r, e = score_text_words(gpt2, TEXT, start="eos")
     w = with_ends(words(r), e)
-    assert body["text"] == TEXT and [x["text"] for x in body["words"]] == w.text
+    assert body["text"] == TEXT and [x["text"] for x in body["words"]] == w.text[1:]  # no document-start row
     got = [x["logprob_corrected"] for x in body["words"]]
-    np.testing.assert_allclose(np.array(got, float), w.corrected, atol=1e-5, equal_nan=True)
+    np.testing.assert_allclose(np.array(got, float), w.corrected[1:], atol=1e-5, equal_nan=True)
     assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--text", TEXT, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [x["text"] for x in rows] == words(score_text(gpt2, TEXT)).text and rows[0]["logprob_corrected"] == ""

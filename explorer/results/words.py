@@ -277,12 +277,15 @@ def leading(special: np.ndarray) -> int:
 
 
 def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
-    """One dict per word (WORD_COLUMNS): its text, character span in the text after the `lead` leading tokens
-    (default r.context_start), tokens, and its summed and corrected numbers in nats and bits (None where NaN,
-    not computed, or not every token scored)."""
+    """One dict per word of the text (WORD_COLUMNS): its text, character span in the text after the `lead` leading
+    tokens (default r.context_start), tokens, and its summed and corrected numbers in nats and bits (None where NaN,
+    not computed, or not every token scored).
+    The leading tokens (a document start: BOS, `--context-start`) are not words of the text: a word made of them
+    alone gets no row, so rows start at `word` 1 after one (`word` stays the word's index in `w`, the Words tab's
+    word number); a word that begins inside them, were there one, starts at character 0."""
     lead = r.context_start if lead is None else lead
     base = int(r.offsets[lead]) if lead < r.n else len(r.text)
-    off = r.offsets - base
+    off = np.maximum(r.offsets - base, 0)  # (n,) character offsets in the text after the leading tokens
     total = len(r.text) - base
 
     def num(x: float) -> float | None:
@@ -291,6 +294,8 @@ def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
     rows = []
     for j in range(w.n):
         a, b = int(w.starts[j]), int(w.ends[j])
+        if b <= lead:
+            continue  # the document start, not a word of the text
         lp = num(float(w.logprobs[j])) if w.complete[j] else None
         cl = num(float(w.corrected[j])) if w.corrected is not None else None
         rows.append(
