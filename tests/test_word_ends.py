@@ -8,13 +8,25 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.engine import score_text
 from explorer.engine.word_ends import score_text_words, score_words
 from explorer.errors import ExplorerError
-from explorer.results.words import END_SETS, char_class, corrected_logprobs, with_ends, word_rows, word_starts, words
+from explorer.results.words import (
+    END_SETS,
+    corrected_logprobs,
+    end_class,
+    end_masks,
+    with_ends,
+    word_rows,
+    word_starts,
+    words,
+)
 
 TEXT = "The cat sat, on the mat...  Café 東京!\nEnd"
+EMOJI_TEXT = "Go 🇫🇷 now a🇩🇪🇫 x 👨\u200d👩\u200d👧 ok 1️⃣ 👍🏽!"  # flags, a ZWJ sequence, a keycap, a modifier
 START = {"gpt2": "eos", "llama": None}  # llama's tokenizer puts its BOS first itself
 
 
@@ -38,7 +50,7 @@ def _starts_word(engine, before: str, v: int, after_special: bool) -> bool:
         first = b[:4].decode("utf-8", errors="ignore")[:1]
         first = first if first and b.startswith(first.encode()) else ""
     if not first:  # the first character is not whole in this token: counts after a symbol/CJK word or a start
-        return after_special or char_class(before[-1]) in ("symbol", "cjk")  # our convention (results/words.py)
+        return after_special or end_class(before) in ("new", "flag")  # our convention (results/words.py)
     if after_special:
         return True
     return bool(word_starts(before + first)[len(before)])
@@ -66,10 +78,11 @@ def _brute_corrected(engine, r, w, lp: torch.Tensor) -> np.ndarray:
     return out
 
 
+@pytest.mark.parametrize("text", [TEXT, EMOJI_TEXT])
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
-def test_corrected_equals_brute_force(name, request):
+def test_corrected_equals_brute_force(name, text, request):
     engine = request.getfixturevalue(name)
-    r, e = score_text_words(engine, TEXT, k=5, start=START[name])
+    r, e = score_text_words(engine, text, k=5, start=START[name])
     w = with_ends(words(r), e)
     lp = _full_logprobs(engine, r.token_ids.tolist())
     expected = _brute_corrected(engine, r, w, lp)
@@ -78,6 +91,38 @@ def test_corrected_equals_brute_force(name, request):
     # the correction changes the numbers (this test can fail): some word's end mass is far from 1
     ok = np.isfinite(expected)
     assert np.abs(w.corrected[ok] - w.logprobs[ok]).max() > 0.05
+
+
+VOCAB = ["x", "1", " ", " x", "\n", ".", ",x", "東", "👋", "🇫", "🇷", "🇫🇷", "\u200d", "\u0301", "\ufe0f", "\u20e3", "🏽"]
+CONTEXT = [
+    "a",
+    "x1",
+    ".",
+    " ",
+    "東",
+    "👋",
+    "👍🏽",
+    "🇫",
+    "🇫🇷",
+    "a🇫🇷🇩",
+    " 🇫",
+    "👨\u200d",
+    "1\ufe0f\u20e3",
+    "\u0301",
+    "e\u0301",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CONTEXT), min_size=1, max_size=4))
+def test_end_classes_follow_the_segmentation(parts):
+    """Whole-character tokens: a token is in end_masks' row for end_class(text) exactly when word_starts starts a
+    word at its first character after `text` (flags, ZWJ sequences, keycaps and modifiers included)."""
+    text = "".join(parts)
+    masks = end_masks([t.encode() for t in VOCAB], set())  # (K, V)
+    row = END_SETS.index(end_class(text))
+    for v, t in enumerate(VOCAB):
+        assert masks[row, v] == word_starts(text + t)[len(text)], (text, t, end_class(text))
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
