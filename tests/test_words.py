@@ -173,7 +173,10 @@ def test_words_tab(tab, gpt2):
     text = "Grüße <img src=x onerror=alert(1)> 東京 👋"
     r = score_text(gpt2, text, k=1)
     w = words(r)
-    out = tab.show([r], "surprisal")
+    seen: list = []
+    out = tab.show([r], "surprisal", progress=lambda *a, **kw: seen.append((a, kw)))
+    assert seen and seen[-1][0] == ((r.n, r.n),) and "second pass" in seen[-1][1]["desc"]  # the pass's progress
+    assert "second full pass" in out[tab.note]
     heat = out[tab.heatmap]
     assert heat.count("data-pos=") == w.n and "<img" not in heat
     shown = html.unescape(re.sub(r"<br>|<wbr>", "", re.sub(r"<span[^>]*>|</span>|</?div[^>]*>", "", heat)))

@@ -130,7 +130,8 @@ def word_tokens(r: TokenScores, w: Words, j: int) -> tuple[str, pd.DataFrame]:
 CORRECTED_NOTE = (
     "**corrected**: the word's surprisal including that it ends there (the next token starts a new word), "
     "as Pimentel & Meister 2024 show word probabilities must be computed for `Ġ`/`▁` tokenizers; **summed**: the "
-    "usual sum of its tokens' surprisals."
+    "usual sum of its tokens' surprisals. Show words runs a **second full pass** of the model over the text for "
+    "the corrected column (about as long as scoring it again; its progress shows here)."
 )
 
 
