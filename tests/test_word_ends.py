@@ -247,3 +247,27 @@ def test_cli_words_refuses_a_served_model(capsys):
 
     code = main(["words", "--backend", "http://127.0.0.1:9/v1", "--model", "m", "--text", "a b"])
     assert code != 0 and "drop --backend" in capsys.readouterr().err
+
+
+def test_csv_tokens_as_the_page_shows_them(gpt2):
+    """The CSV's tokens: `·` for a space, `<0xNN>` for a token that completes no character, single spaces between;
+    the same text as the page's words table."""
+    import csv
+    import io
+
+    from explorer.export.words import to_csv
+    from explorer.render.words import words_table
+
+    r, e = score_text_words(gpt2, "I ate 🍕 at noon", start="eos")
+    w = with_ends(words(r), e)
+    rows = list(csv.DictReader(io.StringIO(to_csv(r, w, 1))))
+    want = []
+    for j in range(1, w.n):
+        shown = [
+            r.token_text[p].replace(" ", "·") or "".join(f"<0x{x:02X}>" for x in r.token_bytes[p]) for p in w.tokens(j)
+        ]
+        want.append(" ".join(shown))
+    assert [x["tokens"] for x in rows] == want
+    assert any("<0x" in t for t in want) and any(t.startswith("·") for t in want)  # the test meets both cases
+    assert '"' not in "".join(want)
+    assert words_table(r, w, 1)["tokens"].tolist() == want

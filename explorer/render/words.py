@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
-from explorer.results.words import Words, word_rows
+from explorer.results.words import Words, shown_tokens, word_rows
 
 METRICS = {
     "probability": "joint probability of the word's tokens (red 0% → green 100%)",
@@ -146,7 +146,7 @@ def words_table(r: TokenScores, w: Words, lead: int | None = None) -> pd.DataFra
             "word": x["word"],
             "text": visible(x["text"]),
             "chars": f"{x['char_start']}–{x['char_end']}",
-            "tokens": " · ".join(visible(t) for t in x["tokens"]),
+            "tokens": shown_tokens(r, w, x["word"]),
             "summed bits": rnd(x["surprisal_sum_bits"]),
             "corrected bits": rnd(x["surprisal_corrected_bits"]),
             "summed nats": rnd(x["surprisal_sum_nats"]),

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.results.scores import TokenScores
+from explorer.results.text import token_label
 
 _CJK = (
     (0x3040, 0x30FF),
@@ -342,3 +343,8 @@ def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
             }
         )
     return rows
+
+
+def shown_tokens(r: TokenScores, w: Words, j: int) -> str:
+    """Word j's tokens as the page shows them (results.text.token_label), joined by single spaces."""
+    return " ".join(token_label(r.token_text[p], r.token_bytes[p]) for p in w.tokens(j))
