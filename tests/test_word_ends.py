@@ -8,13 +8,25 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.engine import score_text
 from explorer.engine.word_ends import score_text_words, score_words
 from explorer.errors import ExplorerError
-from explorer.results.words import END_SETS, char_class, corrected_logprobs, with_ends, word_rows, word_starts, words
+from explorer.results.words import (
+    END_SETS,
+    corrected_logprobs,
+    end_class,
+    end_masks,
+    with_ends,
+    word_rows,
+    word_starts,
+    words,
+)
 
 TEXT = "The cat sat, on the mat...  Café 東京!\nEnd"
+EMOJI_TEXT = "Go 🇫🇷 now a🇩🇪🇫 x 👨\u200d👩\u200d👧 ok 1️⃣ 👍🏽!"  # flags, a ZWJ sequence, a keycap, a modifier
 START = {"gpt2": "eos", "llama": None}  # llama's tokenizer puts its BOS first itself
 
 
@@ -38,7 +50,7 @@ def _starts_word(engine, before: str, v: int, after_special: bool) -> bool:
         first = b[:4].decode("utf-8", errors="ignore")[:1]
         first = first if first and b.startswith(first.encode()) else ""
     if not first:  # the first character is not whole in this token: counts after a symbol/CJK word or a start
-        return after_special or char_class(before[-1]) in ("symbol", "cjk")  # our convention (results/words.py)
+        return after_special or end_class(before) in ("new", "flag")  # our convention (results/words.py)
     if after_special:
         return True
     return bool(word_starts(before + first)[len(before)])
@@ -66,10 +78,11 @@ def _brute_corrected(engine, r, w, lp: torch.Tensor) -> np.ndarray:
     return out
 
 
+@pytest.mark.parametrize("text", [TEXT, EMOJI_TEXT])
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
-def test_corrected_equals_brute_force(name, request):
+def test_corrected_equals_brute_force(name, text, request):
     engine = request.getfixturevalue(name)
-    r, e = score_text_words(engine, TEXT, k=5, start=START[name])
+    r, e = score_text_words(engine, text, k=5, start=START[name])
     w = with_ends(words(r), e)
     lp = _full_logprobs(engine, r.token_ids.tolist())
     expected = _brute_corrected(engine, r, w, lp)
@@ -78,6 +91,38 @@ def test_corrected_equals_brute_force(name, request):
     # the correction changes the numbers (this test can fail): some word's end mass is far from 1
     ok = np.isfinite(expected)
     assert np.abs(w.corrected[ok] - w.logprobs[ok]).max() > 0.05
+
+
+VOCAB = ["x", "1", " ", " x", "\n", ".", ",x", "東", "👋", "🇫", "🇷", "🇫🇷", "\u200d", "\u0301", "\ufe0f", "\u20e3", "🏽"]
+CONTEXT = [
+    "a",
+    "x1",
+    ".",
+    " ",
+    "東",
+    "👋",
+    "👍🏽",
+    "🇫",
+    "🇫🇷",
+    "a🇫🇷🇩",
+    " 🇫",
+    "👨\u200d",
+    "1\ufe0f\u20e3",
+    "\u0301",
+    "e\u0301",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CONTEXT), min_size=1, max_size=4))
+def test_end_classes_follow_the_segmentation(parts):
+    """Whole-character tokens: a token is in end_masks' row for end_class(text) exactly when word_starts starts a
+    word at its first character after `text` (flags, ZWJ sequences, keycaps and modifiers included)."""
+    text = "".join(parts)
+    masks = end_masks([t.encode() for t in VOCAB], set())  # (K, V)
+    row = END_SETS.index(end_class(text))
+    for v, t in enumerate(VOCAB):
+        assert masks[row, v] == word_starts(text + t)[len(text)], (text, t, end_class(text))
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
@@ -141,12 +186,31 @@ def test_rows_spans_and_units(gpt2):
     r, e = score_text_words(gpt2, TEXT, start="eos")
     w = with_ends(words(r), e)
     rows = word_rows(r, w, 1)
-    assert [TEXT[x["char_start"] : x["char_end"]] for x in rows[1:]] == w.text[1:]
-    assert "".join(x["text"] for x in rows[1:]) == TEXT
-    x = rows[2]
+    assert [TEXT[x["char_start"] : x["char_end"]] for x in rows] == w.text[1:]
+    assert "".join(x["text"] for x in rows) == TEXT
+    x = rows[1]
     assert x["surprisal_corrected_bits"] == pytest.approx(x["surprisal_corrected_nats"] / math.log(2))
     assert x["surprisal_sum_nats"] == pytest.approx(-x["logprob_sum"])
-    assert rows[0]["logprob_corrected"] is None  # the document start
+    assert rows[0]["word"] == 1 and rows[0]["logprob_corrected"] is not None  # the document start has no row
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_a_document_start_is_not_a_word_row(name, request):
+    """No row for the leading special tokens (BOS, --context-start), and no negative span, in rows, CSV and JSON."""
+    import csv
+    import io
+
+    from explorer.export.words import to_csv, to_dict
+    from explorer.results.words import leading
+
+    engine = request.getfixturevalue(name)
+    r, e = score_text_words(engine, TEXT, start=START[name] or "bos")
+    w, lead = with_ends(words(r), e), leading(e.special)
+    assert lead >= 1
+    for rows in (to_dict(r, w, lead)["words"], list(csv.DictReader(io.StringIO(to_csv(r, w, lead))))):
+        assert all(int(x["char_start"]) >= 0 for x in rows)
+        assert int(rows[0]["char_start"]) == 0 and int(rows[0]["word"]) == 1
+        assert "".join(x["text"] for x in rows).lstrip() == TEXT.lstrip()  # SentencePiece adds one leading space
 
 
 def test_a_served_model_is_refused():
@@ -170,9 +234,9 @@ def test_cli_words_json_and_csv(gpt2, gpt2_dir, capsys, tmp_path):
     body = json.loads(out.read_text())
     r, e = score_text_words(gpt2, TEXT, start="eos")
     w = with_ends(words(r), e)
-    assert body["text"] == TEXT and [x["text"] for x in body["words"]] == w.text
+    assert body["text"] == TEXT and [x["text"] for x in body["words"]] == w.text[1:]  # no document-start row
     got = [x["logprob_corrected"] for x in body["words"]]
-    np.testing.assert_allclose(np.array(got, float), w.corrected, atol=1e-5, equal_nan=True)
+    np.testing.assert_allclose(np.array(got, float), w.corrected[1:], atol=1e-5, equal_nan=True)
     assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--text", TEXT, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [x["text"] for x in rows] == words(score_text(gpt2, TEXT)).text and rows[0]["logprob_corrected"] == ""
@@ -183,3 +247,27 @@ def test_cli_words_refuses_a_served_model(capsys):
 
     code = main(["words", "--backend", "http://127.0.0.1:9/v1", "--model", "m", "--text", "a b"])
     assert code != 0 and "drop --backend" in capsys.readouterr().err
+
+
+def test_csv_tokens_as_the_page_shows_them(gpt2):
+    """The CSV's tokens: `·` for a space, `<0xNN>` for a token that completes no character, single spaces between;
+    the same text as the page's words table."""
+    import csv
+    import io
+
+    from explorer.export.words import to_csv
+    from explorer.render.words import words_table
+
+    r, e = score_text_words(gpt2, "I ate 🍕 at noon", start="eos")
+    w = with_ends(words(r), e)
+    rows = list(csv.DictReader(io.StringIO(to_csv(r, w, 1))))
+    want = []
+    for j in range(1, w.n):
+        shown = [
+            r.token_text[p].replace(" ", "·") or "".join(f"<0x{x:02X}>" for x in r.token_bytes[p]) for p in w.tokens(j)
+        ]
+        want.append(" ".join(shown))
+    assert [x["tokens"] for x in rows] == want
+    assert any("<0x" in t for t in want) and any(t.startswith("·") for t in want)  # the test meets both cases
+    assert '"' not in "".join(want)
+    assert words_table(r, w, 1)["tokens"].tolist() == want

@@ -6,10 +6,12 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.engine import generate, score_text
 from explorer.results.scores import TokenScores
-from explorer.results.words import group_starts, word_starts, words
+from explorer.results.words import char_class, group_starts, word_starts, words
 from explorer.settings import SamplerSettings
 
 
@@ -41,6 +43,8 @@ def split(text: str) -> list[str]:
         ("👍🏽 ok", ["👍🏽", " ok"]),  # skin tone modifier
         ("👨‍👩‍👧 family", ["👨‍👩‍👧", " family"]),  # zero-width-joiner sequence
         ("🇫🇷🇩🇪", ["🇫🇷", "🇩🇪"]),  # flags: regional indicator pairs
+        (" 🇫🇷 x", [" 🇫🇷", " x"]),  # a flag after a space stays one word
+        ("a🇫🇷🇩🇪🇫", ["a", "🇫🇷", "🇩🇪", "🇫"]),  # paired from the start of the run; an unpaired one alone
         ("❤️x", ["❤️", "x"]),  # variation selector
         ("3.14 + x_1", ["3", ".", "14", " +", " x", "_", "1"]),
         ("<b>bold</b>", ["<", "b", ">", "bold", "</", "b", ">"]),
@@ -49,6 +53,31 @@ def split(text: str) -> list[str]:
 def test_word_split_table(text, expected):
     assert split(text) == expected
     assert "".join(split(text)) == text
+
+
+EMOJI = ["🇫🇷", "🇯🇵", "👨\u200d👩\u200d👧", "🏳️\u200d🌈", "1️⃣", "#️⃣", "👍🏽", "❤️"]  # flags, ZWJ sequences, keycaps
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(EMOJI),
+    st.sampled_from(["", " ", "  ", "\n", "x ", "a", "東", ".", "🇩🇪", "🇩", " 🇩"]),
+    st.sampled_from(["", " x", "x", "🇩🇪", ".", "\u0301"]),
+)
+def test_an_emoji_sequence_is_one_word(emoji, before, after):
+    """No word starts inside a flag, a ZWJ sequence or a keycap, wherever it stands; one starts at it (or at the
+    whitespace before it) except where a keycap's base runs on from its own class (`x1️⃣` as `x1`, `.#️⃣` as `.#`)."""
+    text = before + emoji + after
+    s = word_starts(text)
+    a = len(before)
+    inside = s[a + 1 : a + len(emoji)]
+    paired = before.endswith("🇩") and not before.endswith("🇩🇪") and emoji[0] in "🇫🇯"  # a pair across: 🇩🇫
+    if paired:
+        return  # the run pairs from its start (🇩🇫, 🇷): not this emoji's own pair
+    assert not inside.any(), split(text)
+    keycap_runs_on = emoji.endswith("\u20e3") and char_class(emoji[0]) == char_class(before[-1:] or " ")
+    own = a == 0 or before[-1].isspace() or s[a]
+    assert own or keycap_runs_on, split(text)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +173,10 @@ def test_words_tab(tab, gpt2):
     text = "Grüße <img src=x onerror=alert(1)> 東京 👋"
     r = score_text(gpt2, text, k=1)
     w = words(r)
-    out = tab.show([r], "surprisal")
+    seen: list = []
+    out = tab.show([r], "surprisal", progress=lambda *a, **kw: seen.append((a, kw)))
+    assert seen and seen[-1][0] == ((r.n, r.n),) and "second pass" in seen[-1][1]["desc"]  # the pass's progress
+    assert "second full pass" in out[tab.note]
     heat = out[tab.heatmap]
     assert heat.count("data-pos=") == w.n and "<img" not in heat
     shown = html.unescape(re.sub(r"<br>|<wbr>", "", re.sub(r"<span[^>]*>|</span>|</?div[^>]*>", "", heat)))

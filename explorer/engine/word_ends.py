@@ -11,7 +11,7 @@ Scoring alone (scoring.py) computes none of this: its memory and speed are uncha
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.results.words import WordEnds, end_masks
 
 __all__ = ["end_ids", "score_text_words", "score_words"]
+Progress = Callable[[int, int], None]  # (positions done, positions in all)
 _SETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> its end sets' ids, built once
 
 
@@ -72,8 +73,10 @@ def _chunks(engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int
 
 
 @torch.inference_mode()
-def _blocks(engine: Forward, ids: list[int], k: int, chunk: int | None, prefill: int | None) -> Iterator:
-    """(Rows, masses) per chunk over every position of `ids` (the last one too)."""
+def _blocks(
+    engine: Forward, ids: list[int], k: int, chunk: int | None, prefill: int | None, progress: Progress | None
+) -> Iterator:
+    """(Rows, masses) per chunk over every position of `ids` (the last one too); progress(done, total) per block."""
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     t, step, past = len(ids), max(1, prefill or PREFILL), None
@@ -82,6 +85,8 @@ def _blocks(engine: Forward, ids: list[int], k: int, chunk: int | None, prefill:
         bounds.check()
         hidden, past = engine.body(x[:, a:b], past, cache=b < t)  # (b - a, H)
         yield _chunks(engine, hidden, x[0, a + 1 : b + 1], k, chunk)
+        if progress is not None:
+            progress(b, t)
 
 
 def score_words(
@@ -92,10 +97,12 @@ def score_words(
     context_start: int = 0,
     chunk: int | None = None,
     prefill: int | None = None,
+    progress: Progress | None = None,
 ) -> tuple[TokenScores, WordEnds]:
-    """`ids` scored as score_ids does, and each position's end masses (WordEnds, rows 0..len(ids)-1)."""
+    """`ids` scored as score_ids does, and each position's end masses (WordEnds, rows 0..len(ids)-1);
+    `progress(done, total)` after each block of positions."""
     fwd = _forward(engine)
-    parts = list(_blocks(fwd, ids, k, chunk, prefill))  # the body takes the engine's lock per block
+    parts = list(_blocks(fwd, ids, k, chunk, prefill, progress))  # the body takes the engine's lock per block
     rows = [r for p, _ in parts for r in p]
     mass = [m for _, p in parts for m in p]
     r = assemble(

@@ -7,7 +7,7 @@ import io
 import json
 
 from explorer.results.scores import TokenScores
-from explorer.results.words import WORD_COLUMNS, Words, word_rows
+from explorer.results.words import WORD_COLUMNS, Words, shown_tokens, word_rows
 
 REFERENCE = 'Pimentel & Meister 2024, "How to compute the probability of a word" (arXiv:2406.14561)'
 
@@ -31,7 +31,9 @@ def to_json(r: TokenScores, w: Words, lead: int | None = None) -> str:
 
 
 def to_csv(r: TokenScores, w: Words, lead: int | None = None) -> str:
-    """CSV with a header of WORD_COLUMNS; `tokens` and `token_ids` joined by spaces (tokens as JSON strings)."""
+    """CSV with a header of WORD_COLUMNS; `tokens` as the page shows them (results.text.token_label: `·` for a
+    space, `↵` a newline, `<0xNN>` the bytes of a token that completes no character) joined by single spaces, and
+    `token_ids` (the exact tokens) joined by spaces. The JSON keeps each token's exact text."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(WORD_COLUMNS), lineterminator="\n")
     writer.writeheader()
@@ -39,7 +41,7 @@ def to_csv(r: TokenScores, w: Words, lead: int | None = None) -> str:
         writer.writerow(
             {
                 **{k: "" if v is None else v for k, v in row.items()},
-                "tokens": " ".join(json.dumps(t, ensure_ascii=False) for t in row["tokens"]),
+                "tokens": shown_tokens(r, w, row["word"]),
                 "token_ids": " ".join(str(i) for i in row["token_ids"]),
             }
         )

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import html
 
-_VISIBLE = str.maketrans({" ": "·", "\t": "→", "\r": "␍"})
+from explorer.results.text import visible
 
-
-def visible(text: str) -> str:
-    """Whitespace shown as glyphs (`↵` for a newline), plain text (not escaped)."""
-    return text.translate(_VISIBLE).replace("\n", "↵")
+__all__ = ["chip_html", "escape", "visible"]
 
 
 def escape(text: str) -> str:

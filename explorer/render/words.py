@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
-from explorer.results.words import Words, word_rows
+from explorer.results.words import Words, shown_tokens, word_rows
 
 METRICS = {
     "probability": "joint probability of the word's tokens (red 0% → green 100%)",
@@ -130,7 +130,8 @@ def word_tokens(r: TokenScores, w: Words, j: int) -> tuple[str, pd.DataFrame]:
 CORRECTED_NOTE = (
     "**corrected**: the word's surprisal including that it ends there (the next token starts a new word), "
     "as Pimentel & Meister 2024 show word probabilities must be computed for `Ġ`/`▁` tokenizers; **summed**: the "
-    "usual sum of its tokens' surprisals."
+    "usual sum of its tokens' surprisals. Show words runs a **second full pass** of the model over the text for "
+    "the corrected column (about as long as scoring it again; its progress shows here)."
 )
 
 
@@ -145,7 +146,7 @@ def words_table(r: TokenScores, w: Words, lead: int | None = None) -> pd.DataFra
             "word": x["word"],
             "text": visible(x["text"]),
             "chars": f"{x['char_start']}–{x['char_end']}",
-            "tokens": " · ".join(visible(t) for t in x["tokens"]),
+            "tokens": shown_tokens(r, w, x["word"]),
             "summed bits": rnd(x["surprisal_sum_bits"]),
             "corrected bits": rnd(x["surprisal_corrected_bits"]),
             "summed nats": rnd(x["surprisal_sum_nats"]),

@@ -5,7 +5,8 @@ Pure functions of TokenScores (numpy only). A word is found on the characters of
   SentencePiece attach a space to the following token);
 - letters, digits and marks run together (an apostrophe between letters stays inside: "don't");
 - a run of punctuation (ASCII symbols included) is one word; each other symbol or emoji is one word (with its modifiers,
-  variation selectors and zero-width-joiner sequences);
+  variation selectors and zero-width-joiner sequences; a flag, two regional indicators, paired from the start of
+  their run wherever it stands: after a space, a letter or at the start);
 - each CJK character (Han, kana) is a word.
 Tokens are then grouped: a token starts a new group when a word starts after the previous
 token's first character, up to and including its own; a token holding part of a character
@@ -18,8 +19,9 @@ leaves out that the word ends there, i.e. that the next token starts a new word.
 the last term being the previous word's end mass (so the words' logprobs chain to the text's). Which next tokens
 start a new word follows this module's own segmentation (`end_masks`): after a word of letters, a token that
 starts with whitespace, punctuation, a symbol or a CJK character; after punctuation, one that starts with
-whitespace, a letter, a symbol or CJK; after a symbol or CJK character, any but a modifier; special tokens (EOS)
-always. Choices of ours, said in the README: tokens whose first byte does not start a UTF-8 character alone
+whitespace, a letter, a symbol or CJK; after a symbol or CJK character, any but a modifier; after an unpaired
+regional indicator, any but a modifier or a regional indicator (that completes the flag); after a zero-width joiner,
+only a special token; special tokens (EOS) always. Choices of ours, said in the README: tokens whose first byte does not start a UTF-8 character alone
 (byte-fallback / byte-level pieces of a non-ASCII character) count as a word start only after a symbol/CJK word
 and after a document start; an apostrophe-initial token ("'t") counts as a word start after a letter.
 The first word of a text has no "before" mass: after a document start (a special token: BOS, `--context-start`)
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.results.scores import TokenScores
+from explorer.results.text import token_label
 
 _CJK = (
     (0x3040, 0x30FF),
@@ -74,11 +77,14 @@ def word_starts(text: str) -> np.ndarray:
         if c in _APOSTROPHES and 0 < i < len(text) - 1 and cls[i - 1] == "word" and cls[i + 1] == "word":
             cls[i] = "word"
     out = np.zeros(len(text), bool)
+    run = 0  # regional indicators just before i
     for i, c in enumerate(cls):
         p = cls[i - 1] if i else None
+        paired = _regional(text[i]) and run % 2 == 1  # the second letter of a flag (a pair), wherever the pair stands
+        run = run + 1 if _regional(text[i]) else 0
         if i == 0:
             out[i] = True
-        elif c == "join" or text[i - 1] == "\u200d" or (_regional(text[i]) and _regional(text[i - 1]) and out[i - 1]):
+        elif c == "join" or text[i - 1] == "\u200d" or paired:
             out[i] = False  # modifiers, ZWJ sequences and flag pairs stay with what they modify
         elif c == "space":
             out[i] = p != "space"
@@ -178,13 +184,15 @@ def words(r: TokenScores) -> Words:
 
 # --- corrected word logprobs: which next tokens end a word, and the masses the engine gives for them ---------------
 
-END_SETS = ("word", "punct", "new", "space", "start")  # row c of end_masks: after a word whose last character is c
+END_SETS = ("word", "punct", "new", "space", "start", "flag", "zwj")  # row c of end_masks: after a word ending in c
+# ("flag": a regional indicator waiting for the second letter of its flag; "zwj": a zero-width joiner)
 _FOLLOWS = {  # class of a token's first character -> the END_SETS after which it starts a new word
-    "space": ("word", "punct", "new", "start"),
-    "word": ("punct", "new", "start"),
-    "punct": ("word", "new", "start"),
-    "new": ("word", "punct", "new", "start"),  # a symbol or CJK character is a word of its own
-    "lead": ("new", "start"),  # the first byte of a character its token does not complete (see the module)
+    "space": ("word", "punct", "new", "start", "flag"),
+    "word": ("punct", "new", "start", "flag"),
+    "punct": ("word", "new", "start", "flag"),
+    "new": ("word", "punct", "new", "start", "flag"),  # a symbol or CJK character is a word of its own
+    "regional": ("word", "punct", "new", "start"),  # a flag's letter: after an unpaired one it completes that flag
+    "lead": ("new", "start", "flag"),  # the first byte of a character its token does not complete (see the module)
     "join": ("start",),  # a modifier continues whatever is before it
     "inner": (),  # a UTF-8 continuation byte
     "special": END_SETS,  # EOS, BOS and other special tokens
@@ -200,6 +208,8 @@ def first_class(b: bytes) -> str:
     c = b[:4].decode("utf-8", errors="ignore")[:1]
     if not c or len(c.encode()) > len(b) or b[: len(c.encode())] != c.encode():
         return "lead"  # its first character is not whole in this token
+    if _regional(c):
+        return "regional"
     cls = char_class(c)
     return "new" if cls in ("symbol", "cjk") else cls
 
@@ -214,10 +224,25 @@ def end_masks(vocab: Sequence[bytes], special_ids: set[int]) -> np.ndarray:
     return out
 
 
-def end_class(word: str) -> str:
-    """The END_SETS row after `word`: the class of its last character that is not a modifier."""
-    cls = [char_class(c) for c in word] or ["space"]
-    last = next((c for c in reversed(cls) if c != "join"), "word")
+def end_class(text: str, end: int | None = None) -> str:
+    """The END_SETS row after text[:end] (word_starts' rules): 'zwj' after a zero-width joiner, 'flag' after an
+    unpaired regional indicator, else the class of the last character that is not a modifier."""
+    end = len(text) if end is None else end
+    if end == 0:
+        return "space"
+    if text[end - 1] == "\u200d":
+        return "zwj"
+    run = 0  # regional indicators that end text[:end]
+    while run < end and _regional(text[end - 1 - run]):
+        run += 1
+    if run % 2:
+        return "flag"
+    j = end - 1
+    while j >= 0 and char_class(text[j]) == "join":
+        j -= 1
+    last = char_class(text[j]) if j >= 0 else "symbol"  # only modifiers: what follows starts a word, as word_starts
+    if last == "space" and j < end - 1:
+        return "new"  # a modifier after whitespace: word_starts starts a word after it
     return "new" if last in ("symbol", "cjk") else last
 
 
@@ -234,17 +259,19 @@ def corrected_logprobs(w: Words, e: WordEnds) -> np.ndarray:
     special token."""
     out = np.full(w.n, np.nan)
     col = {name: i for i, name in enumerate(END_SETS)}
+    text = "".join(w.text)  # a flag's pairs can run across words: classes are read on the whole text
+    cut = np.cumsum([0] + [len(t) for t in w.text]).tolist()  # cut[j]: where word j starts in text
     for j in range(w.n):
         a, b = int(w.starts[j]), int(w.ends[j])
         if not w.complete[j] or e.special[a:b].any():
             continue
-        end = e.logmass[b - 1, col[end_class(w.text[j])]]
+        end = e.logmass[b - 1, col[end_class(text, cut[j + 1])]]
         if j == 0:
             before = 0.0  # nothing before the text: P(a word starts) = 1
         elif e.special[int(w.starts[j - 1]) : a].any():
             before = e.logmass[a - 1, col["start"]]  # after a document start
         else:
-            before = e.logmass[a - 1, col[end_class(w.text[j - 1])]]  # the previous word's end mass
+            before = e.logmass[a - 1, col[end_class(text, cut[j])]]  # the previous word's end mass
         out[j] = w.logprobs[j] + end - before
     return out
 
@@ -277,12 +304,15 @@ def leading(special: np.ndarray) -> int:
 
 
 def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
-    """One dict per word (WORD_COLUMNS): its text, character span in the text after the `lead` leading tokens
-    (default r.context_start), tokens, and its summed and corrected numbers in nats and bits (None where NaN,
-    not computed, or not every token scored)."""
+    """One dict per word of the text (WORD_COLUMNS): its text, character span in the text after the `lead` leading
+    tokens (default r.context_start), tokens, and its summed and corrected numbers in nats and bits (None where NaN,
+    not computed, or not every token scored).
+    The leading tokens (a document start: BOS, `--context-start`) are not words of the text: a word made of them
+    alone gets no row, so rows start at `word` 1 after one (`word` stays the word's index in `w`, the Words tab's
+    word number); a word that begins inside them, were there one, starts at character 0."""
     lead = r.context_start if lead is None else lead
     base = int(r.offsets[lead]) if lead < r.n else len(r.text)
-    off = r.offsets - base
+    off = np.maximum(r.offsets - base, 0)  # (n,) character offsets in the text after the leading tokens
     total = len(r.text) - base
 
     def num(x: float) -> float | None:
@@ -291,6 +321,8 @@ def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
     rows = []
     for j in range(w.n):
         a, b = int(w.starts[j]), int(w.ends[j])
+        if b <= lead:
+            continue  # the document start, not a word of the text
         lp = num(float(w.logprobs[j])) if w.complete[j] else None
         cl = num(float(w.corrected[j])) if w.corrected is not None else None
         rows.append(
@@ -311,3 +343,8 @@ def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
             }
         )
     return rows
+
+
+def shown_tokens(r: TokenScores, w: Words, j: int) -> str:
+    """Word j's tokens as the page shows them (results.text.token_label), joined by single spaces."""
+    return " ".join(token_label(r.token_text[p], r.token_bytes[p]) for p in w.tokens(j))

@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.engine.word_ends import score_words
+from explorer.engine.word_ends import Progress, score_words
 from explorer.errors import ExplorerError
 from explorer.export.words import to_csv, to_json
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, whole
@@ -32,6 +32,9 @@ from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.downloads import fresh_folder
 from explorer.ui.errors import error
 from explorer.ui.tabs import Shared
+from explorer.ui.tabs.score import UI_PREFILL
+
+PASS = "Corrected surprisal: a second pass over the text"  # the progress bar's words
 
 
 class WordsTab:
@@ -64,9 +67,13 @@ class WordsTab:
             self.state = gr.State(None)  # (result, words, leading special tokens) of the table, for the files
         outputs = [self.legend, self.heatmap, self.summary, self.plot, self.detail, self.table, self.word]
         outputs += [self.note, self.words_table, self.state]
-        self.button.click(self.show, [self.inspector.result, self.metric], outputs, api_name="words").then(
-            self.files, [self.state], [self.dl_json, self.dl_csv], api_visibility="private"
-        )
+        self.button.click(
+            self.show,
+            [self.inspector.result, self.metric],
+            outputs,
+            api_name="words",
+            show_progress_on=[self.note, self.words_table],
+        ).then(self.files, [self.state], [self.dl_json, self.dl_csv], api_visibility="private")
         self.metric.change(
             self.restyle,
             [self.inspector.result, self.metric, self.word],
@@ -84,13 +91,14 @@ class WordsTab:
         )
 
     @uses_model
-    def show(self, state: list, metric: str) -> dict:
+    def show(self, state: list, metric: str, progress=gr.Progress()) -> dict:
         """Word chips, curve and summary of the current result; the first word's tokens; the words table with
-        the corrected surprisal (one more pass of the model over the result's tokens) and its files."""
+        the corrected surprisal (one more pass of the model over the result's tokens, its progress shown) and its
+        files."""
         if not state:
             raise error("Score a text or generate first; the words are those of that result.")
         r = state[0]
-        w, lead, note = self._corrected(r)
+        w, lead, note = self._corrected(r, lambda done, total: progress((done, total), desc=PASS, unit="positions"))
         md, table = word_tokens(r, w, 0) if w.n else ("", None)
         return {
             self.note: note,
@@ -118,12 +126,15 @@ class WordsTab:
             self.dl_csv: gr.DownloadButton(value=_write(r, w, lead, "csv"), interactive=True),
         }
 
-    def _corrected(self, r: TokenScores) -> tuple[Words, int, str]:
+    def _corrected(self, r: TokenScores, progress: Progress | None = None) -> tuple[Words, int, str]:
         """(words with corrected logprobs where the engine gives them, leading special tokens, the note)."""
         w = words(r)
         try:
             with self.models.use(r.model) as engine:
-                _, ends = score_words(engine, r.token_ids.tolist(), k=1, context_start=r.context_start)
+                ids = r.token_ids.tolist()
+                _, ends = score_words(
+                    engine, ids, k=1, context_start=r.context_start, prefill=UI_PREFILL, progress=progress
+                )
         except ExplorerError as e:
             return w, r.context_start, f"{CORRECTED_NOTE}\n\n**No corrected surprisal**: {e}"
         note = CORRECTED_NOTE + (" (numbers of the model's raw distribution)" if r.mode != "raw" else "")
@@ -197,7 +208,7 @@ class WordsLink(TabLink):
 
     def rerun(self, tab: WordsTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         j = min(self.word, max(words(run.result[0]).n - 1, 0))
-        out = tab.show(run.result, self.word_metric)
+        out = tab.show(run.result, self.word_metric, progress=lambda *a, **kw: None)
         yield {**out, **tab.select(run.result, j), **tab.restyle(run.result, self.word_metric, j)}
 
     @classmethod
