@@ -272,6 +272,14 @@ def decode(s: object) -> ViewState:
 
 
 # ---- checks (each tab's `read` uses them) ------------------------------------------------------
+def count(x: object, default: int = 0) -> int:
+    """A control's value as a whole number >= 0 (a page control's value read for a link; `default` when unreadable)."""
+    try:
+        return max(int(x), 0)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return default
+
+
 def text(d: dict, key: str, cap: int = MAX_TEXT_CHARS) -> str:
     v = d.get(key, "")
     if not isinstance(v, str):

@@ -10,7 +10,7 @@ import gradio as gr
 
 from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
-from explorer.links import Base, Rerun, TabLink, ViewState, choice, text
+from explorer.links import Base, Rerun, TabLink, ViewState, choice, count, text
 from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
 from explorer.render.stats import stats_markdown
 from explorer.results.compare import Comparison
@@ -172,13 +172,6 @@ class CompareTab:
         return {self.heatmap: compare_html(c, metric, sel), self.legend: legend_html(c, metric)}
 
 
-def _int(x, default: int = 0) -> int:
-    try:
-        return max(int(x), 0)
-    except (TypeError, ValueError):
-        return default
-
-
 @dataclass(frozen=True)
 class CompareLink(TabLink):
     """A Compare link: the shown comparison's inputs (not the boxes now) and its token. It works on no result: the
@@ -218,7 +211,7 @@ class CompareLink(TabLink):
         prompts = c.kind == "prompts"
         own = cls(compare_mode=KINDS[prompts], model_b="" if prompts else c.b.model, prompt_a=str(prompt_a),
                   prompt_b=str(prompt_b), colour=COLOURS.get(str(values.get(tab.colour)), "delta"))  # fmt: skip
-        return Base(model=c.a.model, text=str(compared), selected=_int(values.get(tab.pos))), own
+        return Base(model=c.a.model, text=str(compared), selected=count(values.get(tab.pos))), own
 
     def apply(self, tab: CompareTab, v: ViewState) -> dict:
         prompts = self.compare_mode == "prompts"

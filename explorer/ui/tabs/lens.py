@@ -10,7 +10,7 @@ import gradio as gr
 
 from explorer.engine.lens import lens_ids
 from explorer.errors import ExplorerError
-from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, text, whole
+from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
 from explorer.results.lens import LensGrid
 from explorer.settings import page_k
@@ -140,13 +140,6 @@ class LensTab:
         return self._cell(g, layer, pos)
 
 
-def _int(x, default: int = 0) -> int:
-    try:
-        return max(int(x), 0)
-    except (TypeError, ValueError):
-        return default
-
-
 @dataclass(frozen=True)
 class LensLink(TabLink):
     """A Logit lens link: its own text (then it needs no result) or the base's result, the colouring and the cell."""
@@ -179,7 +172,7 @@ class LensLink(TabLink):
         if values.get(tab.state) is None:
             raise ExplorerError("Run the logit lens first: then its link can be shared.")
         own = cls(lens_text=str(values.get(tab.text) or ""), lens_metric=values.get(tab.metric),  # type: ignore[arg-type]
-                  layer=_int(values.get(tab.layer)), lens_pos=_int(values.get(tab.pos)))  # fmt: skip
+                  layer=count(values.get(tab.layer)), lens_pos=count(values.get(tab.pos)))  # fmt: skip
         return (Base(model=model or "") if own.lens_text.strip() else base), own  # its own text: no result needed
 
     def apply(self, tab: LensTab, v: ViewState) -> dict:

@@ -20,7 +20,7 @@ import gradio as gr
 from explorer import bounds
 from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
 from explorer.errors import ExplorerError
-from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, text, whole
+from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
 from explorer.results.attribution import Attribution
 from explorer.ui.actions import uses_model
@@ -261,13 +261,6 @@ def _write(a: Attribution, fmt: str) -> str:
     return path
 
 
-def _int(x: Any, default: int = 0) -> int:
-    try:
-        return max(int(x), 0)
-    except (TypeError, ValueError):
-        return default
-
-
 @dataclass(frozen=True)
 class WhyLink(TabLink):
     """A Why link: the tab's settings (at the base's selected token); the choices by their keys, not their labels."""
@@ -300,8 +293,8 @@ class WhyLink(TabLink):
         kw: dict[str, Any] = {k: labels.get(v[k], getattr(cls, k)) for k, labels in cls.LABELS.items()}
         own = cls(
             why_contrast=str(v["why_contrast"] or ""),
-            why_detail=_int(v["why_detail"], NUMBERS["why_detail"][2]),
-            why_steps=max(_int(v["why_steps"], NUMBERS["why_steps"][2]), 2),
+            why_detail=count(v["why_detail"], NUMBERS["why_detail"][2]),
+            why_steps=max(count(v["why_steps"], NUMBERS["why_steps"][2]), 2),
             **kw,
         )
         return base, own

@@ -13,7 +13,7 @@ import gradio as gr
 from explorer.engine.word_ends import Progress, score_words
 from explorer.errors import ExplorerError
 from explorer.export.words import to_csv, to_json
-from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, whole
+from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, whole
 from explorer.render.words import (
     CORRECTED_NOTE,
     CSS,
@@ -175,13 +175,6 @@ def _write(r: TokenScores, w: Words, lead: int, fmt: str) -> str:
     return path
 
 
-def _int(x, default: int = 0) -> int:
-    try:
-        return max(int(x), 0)
-    except (TypeError, ValueError):
-        return default
-
-
 @dataclass(frozen=True)
 class WordsLink(TabLink):
     """A Words link: the colouring and the selected word (over the base's result)."""
@@ -201,7 +194,7 @@ class WordsLink(TabLink):
 
     @classmethod
     def to_link(cls, tab: WordsTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WordsLink]:
-        return base, cls(values.get(tab.metric), _int(values.get(tab.word)))  # type: ignore[arg-type]
+        return base, cls(values.get(tab.metric), count(values.get(tab.word)))  # type: ignore[arg-type]
 
     def apply(self, tab: WordsTab, v: ViewState) -> dict:
         return {tab.metric: self.word_metric}
