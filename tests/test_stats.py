@@ -89,7 +89,7 @@ def test_each_statistic_equals_its_formula_on_the_full_distribution(engine, k):
 def test_gltr_buckets_see_ranks_beyond_k_and_sum_to_one(gpt2):
     r = score_ids(gpt2, gpt2.encode(TEXT), k=0)  # no alternatives kept: the ranks are still exact
     g = stats.gltr(r).value
-    assert abs(sum(g.values()) - 1) < 1e-12 and g["beyond"] + g["top1000"] > 0  # a random model ranks widely
+    assert abs(sum(g.values()) - 1) < 1e-12 and g[">1000"] + g["101-1000"] > 0  # a random model ranks widely
 
 
 def test_generated_tokens_carry_the_varentropy_too(gpt2):
@@ -118,7 +118,7 @@ def test_min_k_on_hand_made_numbers():
     assert stats.min_k(r, 100).value == pytest.approx((-7.25 - 0.41) / 2)
     assert stats.min_k_plus(r).value is None  # a hand-made result has no varentropy
     assert stats.fast_detectgpt(r).value is None and "varentropy" in stats.fast_detectgpt(r).note
-    assert stats.gltr(r).value == {"top10": 0.5, "top100": 0.0, "top1000": 0.5, "beyond": 0.0}
+    assert stats.gltr(r).value == {"1-10": 0.5, "11-100": 0.0, "101-1000": 0.5, ">1000": 0.0}
 
 
 def test_nothing_scored_gives_no_values_and_no_error(gpt2):
@@ -196,6 +196,19 @@ def test_the_page_panels_show_value_meaning_reference_and_caveat(gpt2, gpt2_b):
     md = CompareTab.binoculars_of(c)
     assert f"{stats.binoculars(c).value:.4f}" in md and "Hans et al." in md and "not a verdict" in md
     assert CompareTab.binoculars_of(None) == ""
+
+
+def test_the_panel_says_a_generated_result_counts_the_prompt_too(gpt2):
+    """A generated result's statistics run over prompt and generation together: the panel's title says so."""
+    from explorer.ui.inspector import Inspector
+
+    r = generate(gpt2, gpt2.encode("the fox"), SamplerSettings(max_tokens=4, temperature=0.0, logprobs=2))[0]
+    n_gen = r.n - r.n_prompt
+    assert n_gen > 0
+    md = Inspector.text_stats_of([r])
+    assert f"all {int(r.scored.sum())} scored tokens" in md and f"the {n_gen} generated together" in md
+    scored = Inspector.text_stats_of([score_ids(gpt2, gpt2.encode(TEXT), k=2)])
+    assert "generated" not in scored.split("|")[0]
 
 
 @pytest.fixture(scope="module")

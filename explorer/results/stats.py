@@ -64,14 +64,14 @@ def gltr(r: TokenScores) -> TextStat:
     ranks = r.ranks[r.scored & (r.ranks > 0)]  # (m,)
     n = len(ranks)
     edges = [0, *GLTR_BUCKETS, np.iinfo(np.int64).max]
-    names = ["top10", "top100", "top1000", "beyond"]
+    names = ["1-10", "11-100", "101-1000", ">1000"]  # rank ranges, not running totals
     value = {
         name: float(((ranks > lo) & (ranks <= hi)).sum()) / max(n, 1) for name, lo, hi in zip(names, edges, edges[1:])
     }
     return TextStat(
         "GLTR rank buckets",
         value if n else None,
-        "Share of tokens the model ranked in its top 10 / 100 / 1000 / beyond: machine text sits mostly in the top 10.",
+        "Share of tokens the model ranked 1-10 / 11-100 / 101-1000 / beyond 1000 (each range on its own, not running totals): machine text sits mostly in 1-10.",
         "Gehrmann, Strobelt, Rush 2019, GLTR: Statistical Detection and Visualization of Generated Text (arXiv:1906.04043)",
         note=f"{n} tokens with a known rank" if n else "no token has a known rank",
     )
@@ -104,9 +104,11 @@ def min_k_plus(r: TokenScores, k: float = MIN_K_PERCENT) -> TextStat:
         f"Min-{k:g}%++",
         _lowest_mean(z, k) if len(z) else None,
         f"Mean of the lowest {k:g}% token z-scores (logprob against the model's own expectation, in its standard "
-        "deviations): higher means the text sits where the model puts its mass.",
+        "deviations): near 0 or above, no token was much less likely than the model expected; well below 0 (-2 or "
+        "less), some tokens surprised it.",
         "Zhang et al. 2024, Min-K%++: Improved Baseline for Detecting Pre-Training Data from LLMs (arXiv:2404.02936)",
-        note=f"k = {k:g}%" + (f"; {missing} tokens without a varentropy left out" if missing else ""),
+        note=f"k = {k:g}%, over {max(1, int(len(z) * k / 100)) if len(z) else 0} of {len(z)} tokens"
+        + (f"; {missing} tokens without a varentropy left out" if missing else ""),
     )
 
 

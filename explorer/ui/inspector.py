@@ -224,7 +224,17 @@ class Inspector:
     @staticmethod
     def text_stats_of(state: list) -> str:
         """The Text statistics panel of the shown result (the first sample), from its numbers alone."""
-        return stats_markdown(text_stats(state[0])) if state else ""
+        if not state:
+            return ""
+        r = state[0]
+        scored, generated = int(r.scored.sum()), r.n - r.n_prompt
+        title = (
+            f"Text statistics of all {scored} scored tokens: the prompt's (with any chat template) and the "
+            f"{generated} generated together"
+            if generated > 0
+            else "Text statistics"
+        )
+        return stats_markdown(text_stats(r), title)
 
     def _heat(
         self, r: TokenScores, metric: str, t, selected, marks, rid: str, full: bool = True, note: str = ""

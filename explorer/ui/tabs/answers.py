@@ -76,7 +76,7 @@ class AnswersTab:
         """One answer set scored: the summary, the bars and the variants' table."""
         sets = parse_answers(str(text or ""))
         if not sets:
-            raise error("Type at least one answer: one a line, variants separated by `|` ( Paris| paris).")
+            raise error("Type at least one answer: one a line, variants separated by `|`, e.g. ` Paris| paris`.")
         with user_errors(), self.models.use(name) as engine:
             res = score_answers(engine, str(prompt or ""), sets)
         return {self.summary: answers_markdown(res), self.plot: answers_figure(res), self.table: variants_table(res)}
