@@ -99,14 +99,19 @@ class Engine(ForwardEngine):
             out = self.model(input_ids=ids, **kw)
             return out.logits[0], getattr(out, self._cache_arg)
 
-    def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
-        """ids (B, L), every row continuing the text `past` holds (copied, never changed) -> each row's last
-        position: hidden (B, H) or, for unusual heads, logits (B, V)."""
+    def _rows_cache(self, ids: torch.Tensor, past) -> dict:
+        """The model's cache arguments for rows `ids` (B, L) that each continue `past`: a copy of it, repeated
+        B times (the caller's cache is never changed), or no cache when `past` is None."""
         if past is not None:
             past = copy.deepcopy(past)
             if ids.shape[0] > 1:
                 past.batch_repeat_interleave(ids.shape[0])
-        kw = {self._cache_arg: past, "use_cache": past is not None}
+        return {self._cache_arg: past, "use_cache": past is not None}
+
+    def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
+        """ids (B, L), every row continuing the text `past` holds (copied, never changed) -> each row's last
+        position: hidden (B, H) or, for unusual heads, logits (B, V)."""
+        kw = self._rows_cache(ids, past)
         with self.lock:
             if self.split_head:
                 return self.model.base_model(input_ids=ids, **kw).last_hidden_state[:, -1]
@@ -116,11 +121,7 @@ class Engine(ForwardEngine):
         """ids (B, L), every row continuing the text `past` holds (copied, never changed) -> every position of
         every row in one forward pass: hidden (B, L, H) or, for unusual heads, logits (B, L, V). Rows may be
         right-padded: causal attention keeps a row's real positions blind to the padding after them."""
-        if past is not None:
-            past = copy.deepcopy(past)
-            if ids.shape[0] > 1:
-                past.batch_repeat_interleave(ids.shape[0])
-        kw = {self._cache_arg: past, "use_cache": past is not None}
+        kw = self._rows_cache(ids, past)
         with self.lock:
             if self.split_head:
                 return self.model.base_model(input_ids=ids, **kw).last_hidden_state

@@ -13,7 +13,7 @@ from explorer.engine.listed import listed_rows, listed_width
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 
-__all__ = ["chunked_rows", "score_blocks", "score_forward", "score_ids", "score_progress"]
+__all__ = ["PREFILL", "chunked_rows", "hidden_blocks", "score_blocks", "score_forward", "score_ids", "score_progress"]
 PREFILL = 512  # positions per forward pass through the KV cache: bounded memory, progress and a stop between blocks
 
 
@@ -109,12 +109,22 @@ def _blocks(
     engine.check_ids(ids)
     q = listed_ids(engine, listed, len(ids) - 1) if listed is not None else None
     x = torch.tensor([ids], device=engine.device)  # (1, T)
-    t, step, past = len(ids) - 1, max(1, prefill or PREFILL), None  # positions 1..T-1 read the hidden states 0..T-2
+    # positions 1..T-1 read the hidden states 0..T-2
+    for a, b, hidden in hidden_blocks(engine, x, len(ids) - 1, prefill):
+        yield b, chunked_rows(engine, hidden, x[0, a + 1 : b + 1], k, chunk, q[a:b] if q is not None else None)
+
+
+def hidden_blocks(
+    engine: Forward, x: torch.Tensor, t: int, prefill: int | None = None
+) -> Iterator[tuple[int, int, torch.Tensor]]:
+    """(a, b, hidden (b - a, H)) for the first `t` positions of x (1, T), `prefill` positions a pass through the KV
+    cache (chunked prefill: the same numbers as one pass); `bounds.check()` before every block."""
+    step, past = max(1, prefill or PREFILL), None
     for a in range(0, t, step):
         b = min(a + step, t)
         bounds.check()
-        hidden, past = engine.body(x[:, a:b], past, cache=b < t)  # (b - a, H)
-        yield b, chunked_rows(engine, hidden, x[0, a + 1 : b + 1], k, chunk, q[a:b] if q is not None else None)
+        hidden, past = engine.body(x[:, a:b], past, cache=b < t)  # (b - a, H); the last block keeps no cache
+        yield a, b, hidden
 
 
 def score_ids(

@@ -18,7 +18,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.scoring import PREFILL, _head_block, text_ids
+from explorer.engine.scoring import _head_block, hidden_blocks, text_ids
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.results.words import WordEnds, end_masks
@@ -79,14 +79,10 @@ def _blocks(
     """(Rows, masses) per chunk over every position of `ids` (the last one too); progress(done, total) per block."""
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
-    t, step, past = len(ids), max(1, prefill or PREFILL), None
-    for a in range(0, t, step):
-        b = min(a + step, t)
-        bounds.check()
-        hidden, past = engine.body(x[:, a:b], past, cache=b < t)  # (b - a, H)
+    for a, b, hidden in hidden_blocks(engine, x, len(ids), prefill):  # every position, the last one too
         yield _chunks(engine, hidden, x[0, a + 1 : b + 1], k, chunk)
         if progress is not None:
-            progress(b, t)
+            progress(b, len(ids))
 
 
 def score_words(
