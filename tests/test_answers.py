@@ -117,6 +117,23 @@ def test_refuses_empty_prompt_and_long_variant(gpt2):
         eng.score_answers(gpt2, PROMPT, [[" a" * (eng.MAX_VARIANT_TOKENS + 1)]])
 
 
+def test_at_the_context_limit_and_with_hostile_text(gpt2):
+    """A prompt that fills the context exactly leaves no room: refused with the context message; a variant of
+    markup and control characters is scored as text (its logprob equals a fresh pass like any other)."""
+    fill = " the" * (gpt2.context + 4)
+    with pytest.raises(ExplorerError, match=rf"reads at most {gpt2.context}: shorten it"):
+        eng.score_answers(gpt2, fill, [[" a"], [" b"]])
+    hostile = ' <script>alert(1)</script>\x00\u202e"|'.rstrip("|")
+    res = eng.score_answers(gpt2, PROMPT, [[hostile], [" b"]])
+    v = res.answers[0].variants[0]
+    ids = gpt2.tokenize(PROMPT) + v.token_ids.tolist()
+    with torch.inference_mode():
+        lp = gpt2.model(input_ids=torch.tensor([ids])).logits[0].double().log_softmax(-1)
+    p = len(gpt2.tokenize(PROMPT))
+    want = sum(float(lp[p - 1 + j, t]) for j, t in enumerate(v.token_ids.tolist()))
+    assert v.text == hostile and abs(v.logprob - want) < 1e-5
+
+
 def _quiz_text(n: int = 10) -> str:
     rows = []
     for i in range(n):
