@@ -2,6 +2,7 @@
 
     python assets/screenshots.py                 # starts the app on the default model (SmolLM2-135M-Instruct)
     python assets/screenshots.py --url URL       # or uses a running one
+    python assets/screenshots.py --tabs Why Batch  # only these tabs
 
 Score, Generate and Chat are shown with a result in view (the page brings it there); the other tabs as they
 open. Each PNG is reduced to 256 colours so it stays small (well under 300 KB).
@@ -103,21 +104,24 @@ def run_tab(page, tab: str) -> None:
         done(page, before)
 
 
-def shoot(browser, url: str, size: str, theme: str) -> None:
+def shoot(browser, url: str, size: str, theme: str, only: list[str] | None = None) -> None:
     ctx = browser.new_context(viewport=SIZES[size], device_scale_factor=1)
     page = ctx.new_page()
     page.goto(url + ("?__theme=dark" if theme == "dark" else ""))
     page.get_by_label("Text", exact=True).wait_for(timeout=120_000)
     tabs = [t.text_content() for t in page.locator(".tab-container.visually-hidden button").all()]
     for tab in tabs:
+        if only and tab not in only:
+            continue
         pick_tab(page, tab)
         if tab in ("Score", "Generate", "Chat"):
             run_tab(page, tab)
         else:
             page.evaluate("window.scrollTo(0, 0)")
         save(page, f"{tab.lower().replace(' ', '-')}-{theme}-{size}")
-    page.locator("#present-btn").click()
-    save(page, f"presentation-{theme}-{size}")
+    if not only or "presentation" in only:
+        page.locator("#present-btn").click()
+        save(page, f"presentation-{theme}-{size}")
     ctx.close()
 
 
@@ -125,6 +129,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url")
     ap.add_argument("--port", type=int, default=7931)
+    ap.add_argument("--tabs", nargs="+", metavar="TAB", help="only these tabs (their names; 'presentation' too)")
     a = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     proc = None if a.url else serve(a.port)
@@ -134,7 +139,7 @@ def main() -> int:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
             for size in SIZES:
                 for theme in ("light", "dark"):
-                    shoot(browser, url, size, theme)
+                    shoot(browser, url, size, theme, a.tabs)
             browser.close()
     finally:
         if proc is not None:

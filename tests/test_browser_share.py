@@ -435,3 +435,34 @@ def test_a_branch_link_reopens_the_same_position_and_alternatives(browser, live,
     assert fresh.get_by_role("spinbutton", name="Branch at position").input_value() == "3"
     assert fresh.get_by_test_id("toast-body").count() == 0
     fresh.context.close()
+
+
+def test_an_answers_link_reopens_the_same_prompt_answers_and_bars(browser, live, gpt2):
+    from explorer.engine.answers import score_answers
+    from explorer.results.answers import parse_answers
+
+    prompt, answers = "The capital of Italy is", " Rome| rome\n Paris\n Milan"
+    pg = open_page(browser, live.url)
+    pg.get_by_role("tab", name="Answers").click()
+    pg.get_by_label("Prompt", exact=True).filter(visible=True).fill(prompt)
+    pg.get_by_label("Answers (one a line, variants separated by |)").fill(answers)
+    pg.get_by_role("button", name="Score the answers").click()
+    summary = pg.get_by_text("prefers", exact=False).first
+    summary.wait_for(timeout=60_000)
+    text = summary.inner_text()
+    url = copied_url(pg)
+    pg.context.close()
+
+    fresh = open_link(browser, url)
+    again = fresh.get_by_text("prefers", exact=False).first
+    again.wait_for(timeout=60_000)
+    expect(again).to_have_text(text)
+    assert fresh.get_by_label("Prompt", exact=True).filter(visible=True).input_value() == prompt
+    assert fresh.get_by_label("Answers (one a line, variants separated by |)").input_value() == answers
+    plot = fresh.locator("#answers-plot .js-plotly-plot")
+    plot.wait_for(timeout=30_000)
+    shown = plot.evaluate("el => Array.from(el.data[0].customdata)")
+    want = score_answers(gpt2, prompt, parse_answers(answers))  # the engine's own numbers
+    assert shown == pytest.approx(want.probabilities.tolist())
+    assert fresh.get_by_test_id("toast-body").count() == 0
+    fresh.context.close()

@@ -278,3 +278,33 @@ def test_varentropy_of_filtered_rows_and_edge_rows():
     lp = torch.log_softmax(logits.double(), -1).numpy()
     np.testing.assert_allclose(got, ref_moments(lp)[1], rtol=1e-5, atol=1e-5)
     assert np.isfinite(got).all() and got[1] == 0 and got[0] > 0.1
+
+
+def test_binoculars_says_when_one_model_plays_both_parts_and_refuses_two_prompts(gpt2):
+    from explorer.engine.compare import compare_prompt_texts
+
+    ids = gpt2.encode(TEXT)
+    same = stats.binoculars(compare_ids(gpt2, gpt2, ids, k=3))
+    assert same.value is not None and "one model as both observer and performer" in same.note
+    prompts = stats.binoculars(compare_prompt_texts(gpt2, "Hello", "Bye", " there", 3))
+    assert prompts.value is None and "two prompts" in prompts.note
+
+
+def test_cli_compare_stats_gives_binoculars(gpt2_dir, gpt2_b_dir, gpt2, gpt2_b):
+    import contextlib
+    import io
+
+    from explorer.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["compare", "--model", str(gpt2_dir), "--model-b", str(gpt2_b_dir), "--text", TEXT,
+                     "--stats", "--device", "cpu"]) == 0  # fmt: skip
+    [b] = json.loads(out.getvalue())["stats"]["statistics"]
+    want = stats.binoculars(compare_ids(gpt2, gpt2_b, gpt2.encode(TEXT), k=5)).value
+    assert b["name"] == "Binoculars" and b["value"] == pytest.approx(want, rel=1e-5)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["compare", "--model", str(gpt2_dir), "--prompt-a", "A", "--prompt-b", "B", "--text", "x",
+                     "--stats"])  # fmt: skip
+    assert code == 2 and "--stats (Binoculars) compares two models" in err.getvalue()

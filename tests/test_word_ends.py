@@ -3,6 +3,7 @@ equal brute-force sums over the whole vocabulary from fresh full passes, on both
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -271,3 +272,36 @@ def test_csv_tokens_as_the_page_shows_them(gpt2):
     assert any("<0x" in t for t in want) and any(t.startswith("·") for t in want)  # the test meets both cases
     assert '"' not in "".join(want)
     assert words_table(r, w, 1)["tokens"].tolist() == want
+
+
+def _chunk_ids(engine, text: str) -> list[list[int]]:
+    """Each space-separated chunk of `text` tokenized alone, with its leading space after the first (how minicons'
+    word_score_tokenized counts a word's tokens)."""
+    return [engine.tokenize(c if i == 0 else " " + c, False) for i, c in enumerate(text.split(" "))]
+
+
+def test_space_separated_words_as_minicons_sums_them(gpt2, llama):
+    """Like for like with minicons 0.3.39 / surprisal 0.1.7 (README, Word surprisal): their word is a space-separated
+    chunk, its summed logprob the tokens' of the whole text's tokenization (a BOS before it). With a byte-level BPE
+    tokenizer the chunks tokenized alone are the text's tokens, and a chunk's sum is the sum of our words in it (we
+    split `mat.` into ` mat` and `.`); its corrected logprobs telescope within the chunk as minicons' do (only the
+    set of word-starting tokens differs). A SentencePiece tokenizer gives a chunk tokenized alone after its space
+    one `▁` more than in the text (the dummy prefix), so counting tokens per chunk (minicons) drifts there."""
+    text = "The cat sat, on the mat."
+    r, e = score_text_words(gpt2, text, start="eos")
+    w = with_ends(words(r), e)
+    assert w.corrected is not None
+    chunks = _chunk_ids(gpt2, text)
+    same = [i for c in chunks for i in c] == r.token_ids[1:].tolist()
+    assert same  # the text's own tokens: tokenization is not where the numbers differ
+    cut = np.cumsum([1] + [len(c) for c in chunks]).tolist()  # chunk k: tokens cut[k]..cut[k+1]-1 (0: the start)
+    for a, b in itertools.pairwise(cut):
+        inside = [j for j in range(w.n) if a <= w.starts[j] < b]
+        assert w.ends[inside[-1]] == b  # our words nest in the chunk
+        assert w.logprobs[inside].sum() == pytest.approx(float(r.logprobs[a:b].sum()), abs=1e-4)
+        text_to = "".join(r.token_text[1:b])
+        end = e.logmass[b - 1, END_SETS.index(end_class(text_to))]
+        before = e.logmass[a - 1, END_SETS.index("start" if a == 1 else end_class("".join(r.token_text[1:a])))]
+        assert w.corrected[inside].sum() == pytest.approx(float(r.logprobs[a:b].sum()) + end - before, abs=1e-4)
+    ids = llama.encode(text)[1:]  # after its BOS
+    assert sum(len(c) for c in _chunk_ids(llama, text)) == len(ids) + len(text.split(" ")) - 1

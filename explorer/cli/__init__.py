@@ -26,6 +26,7 @@ COMMANDS: list[str] = [  # the commands' modules, in the order `--help` lists th
     "explorer.cli.why",
     "explorer.cli.answers",
     "explorer.cli.words",
+    "explorer.cli.batch",
 ]
 
 

@@ -125,6 +125,10 @@ def check_out(path: str | None, flag: str) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise ExplorerError(f"{flag} {path!r}: the folder {folder!r} does not exist; create it or write elsewhere.")
+        if os.path.isdir(path):
+            raise ExplorerError(
+                f"{flag} {path!r} is a folder: give a file name in it, like {os.path.join(path, 'out.json')!r}."
+            )
 
 
 def source_text(a, verb: str) -> str:

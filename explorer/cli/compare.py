@@ -30,6 +30,12 @@ def add_parser(sub) -> None:
     src.add_argument("--text-file")
     src.add_argument("--ids", type=ids_arg, help="comma-separated token ids (models with the same tokenizer)")
     p.add_argument("--logprobs", type=k_arg, default=5, help="top-k alternatives per token and model, 0..20")
+    p.add_argument(
+        "--stats",
+        action="store_true",
+        help="also Binoculars (model A observes, model B performs; two models with one tokenizer) as a `stats` "
+        "block: a score, not a verdict",
+    )
     p.add_argument("--out", help="write the JSON here instead of stdout")
 
 
@@ -45,6 +51,8 @@ def _check(a: argparse.Namespace) -> str:
             "compare reads both models' logits, so it needs them loaded here: drop --backend.", param="backend"
         )
     prompts = a.prompt_a is not None or a.prompt_b is not None
+    if a.stats and (prompts or not a.model_b):
+        raise ExplorerError("--stats (Binoculars) compares two models: give --model-b, not two prompts.", param="stats")
     if prompts:
         if a.prompt_a is None or a.prompt_b is None:
             raise ExplorerError(
@@ -77,4 +85,9 @@ def run(a: argparse.Namespace) -> dict:
         return compare_prompt_texts(ea, a.prompt_a, a.prompt_b, text, a.logprobs).to_dict()
     eb = ea if a.model_b == a.model else load_engine(a, a.model_b)
     c = compare_ids(ea, eb, a.ids, a.logprobs) if a.ids is not None else compare_text(ea, eb, text, a.logprobs)
-    return c.to_dict()
+    body = c.to_dict()
+    if a.stats:
+        from explorer.results.stats import binoculars
+
+        body["stats"] = {"statistics": [binoculars(c).to_dict()]}
+    return body

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -332,17 +333,22 @@ def quiz_text(raw: bytes, name: str) -> str:
         raise _bad_quiz(f"{name} is not UTF-8 (bad byte at offset {err.start}): convert it to UTF-8.") from None
 
 
-def read_quiz(text: str) -> list[dict]:
-    """Questions of a JSONL quiz (one object a line: question, choices, answer), checked."""
-    out = []
+def json_lines(text: str, bad: Callable[[int, str], ExplorerError]) -> Iterator[tuple[int, object]]:
+    """(line number, value) of each non-blank line of a JSONL text; `bad(n, why)` is raised for one that is not
+    JSON."""
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            d = json.loads(line)
+            yield n, json.loads(line)
         except json.JSONDecodeError as e:
-            raise _bad_quiz(f"Quiz line {n} is not JSON ({e.msg}): one JSON object a line.") from None
-        out.append(_quiz_item(n, d))
+            raise bad(n, e.msg) from None
+
+
+def read_quiz(text: str) -> list[dict]:
+    """Questions of a JSONL quiz (one object a line: question, choices, answer), checked."""
+    bad = lambda n, why: _bad_quiz(f"Quiz line {n} is not JSON ({why}): one JSON object a line.")  # noqa: E731
+    out = [_quiz_item(n, d) for n, d in json_lines(text, bad)]
     if not out:
         raise _bad_quiz("The quiz file has no questions: one JSON object a line.")
     return out

@@ -144,13 +144,13 @@ def binoculars(c: Comparison) -> TextStat:
 
     (The paper's equation takes the observer's perplexity; its released code takes the performer's.)
     """
-    if not c.paired:
+    if c.kind != "models":
         return TextStat(
             "Binoculars",
             None,
             "Needs two models that share one tokenizer (position by position).",
             _BINOCULARS_REF,
-            note="the two models tokenize differently",
+            note="the two models tokenize differently" if c.kind == "spans" else "one model after two prompts",
         )
     ent_a = c.a.entropy[c.pos_a].astype(np.float64)
     ok = c.scored & np.isfinite(c.kl_ab) & np.isfinite(ent_a)
@@ -162,7 +162,13 @@ def binoculars(c: Comparison) -> TextStat:
         "The observer's log-perplexity over the cross-perplexity of observer and performer: low values are "
         "typical of machine text (the paper's threshold, about 0.90, is for its Falcon-7B pair only).",
         _BINOCULARS_REF,
-        note=f"observer {c.a.model}, performer {c.b.model}; {int(ok.sum())} tokens",
+        note=f"observer {c.a.model}, performer {c.b.model}; {int(ok.sum())} tokens"
+        + (
+            "; one model as both observer and performer: the cross-perplexity is then its entropy, and the "
+            "paper's pairs are two different models (a base model and its instruction-tuned sibling)"
+            if c.a.model == c.b.model
+            else ""
+        ),
     )
 
 

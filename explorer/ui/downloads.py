@@ -19,7 +19,7 @@ import gradio as gr
 from explorer.export import FORMATS, dumps, export, names
 from explorer.render.tables import token_csv
 from explorer.results.scores import TokenScores
-from explorer.ui.errors import warning
+from explorer.ui.errors import error, warning
 
 LABELS = {
     "vllm": "vLLM JSON",
@@ -36,9 +36,14 @@ def label(fmt: str) -> str:
     return "Download " + LABELS.get(fmt, f"{fmt} JSON")
 
 
+def safe_name(model: str) -> str:
+    """A model's name made safe for a file name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.") or "model"
+
+
 def file_name(r: TokenScores, fmt: str, when: float | None = None) -> str:
     """`<model>-<mode>-<date>.<format>.json` (CSV: `.tokens.csv`); the model's name made safe for a file name."""
-    model = re.sub(r"[^A-Za-z0-9._-]+", "-", r.model).strip("-.") or "model"
+    model = safe_name(r.model)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
     return f"{model}-{r.mode}-{stamp}." + ("tokens.csv" if fmt == "csv" else f"{fmt}.json")
 
@@ -69,6 +74,36 @@ def fresh_folder() -> str:
         if now - os.path.getmtime(path) > KEEP_S:
             shutil.rmtree(path, ignore_errors=True)
     return tempfile.mkdtemp(dir=base)
+
+
+def write_text(model: str, what: str, data: str) -> str:
+    """`data` as the file `<model>-<what>` in a fresh folder (a tab's own download); its path."""
+    path = os.path.join(fresh_folder(), f"{safe_name(model)}-{what}")
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(data)
+    return path
+
+
+def read_upload(path, missing: str, what: str, max_bytes: int) -> tuple[bytes, str]:
+    """An uploaded file's bytes and name; gr.Error `missing` when there is none, and when it is over `max_bytes`
+    (`what` names it: "The quiz file")."""
+    if not path:
+        raise error(missing)
+    path = getattr(path, "name", path)
+    if os.path.getsize(path) > max_bytes:
+        raise error(f"{what} is over {max_bytes // 1_000_000} MB: split it.")
+    with open(path, "rb") as f:
+        return f.read(), os.path.basename(path)
+
+
+def cleared(outputs: list) -> dict:
+    """Every output emptied and every download button disabled, before a run fills them (a failed run then leaves
+    no old result under its error; the inputs stay)."""
+    out: dict = {c: None for c in outputs}
+    out.update(
+        {c: gr.DownloadButton(value=None, interactive=False) for c in outputs if isinstance(c, gr.DownloadButton)}
+    )
+    return out
 
 
 def usable(r: TokenScores, fmt: str) -> bool:

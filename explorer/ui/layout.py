@@ -6,7 +6,7 @@ A new tab is a module in explorer/ui/tabs/ plus one line in TABS.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import gradio as gr
 
@@ -16,6 +16,7 @@ from explorer.ui.model_picker import ModelPicker
 from explorer.ui.share import Share
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.answers import AnswersTab
+from explorer.ui.tabs.batch import BatchTab
 from explorer.ui.tabs.branch import BranchTab
 from explorer.ui.tabs.chat import ChatTab
 from explorer.ui.tabs.compare import CompareTab
@@ -48,6 +49,7 @@ TABS = [  # each: Shared -> its tab, laid out and wired
     BranchTab,
     LensTab,
     AnswersTab,
+    BatchTab,
 ]
 
 
@@ -81,7 +83,21 @@ def page(models: Models) -> Page:
             queue=False,
         ).then(why.run, why.inputs, why.outputs, api_visibility="private", show_progress_on=[why.summary])  # fmt: skip
         why.stop_events([asked])
+        _open_in_score(cast(BatchTab, tabs["BatchTab"]), cast(ScoreTab, tabs["ScoreTab"]), tab_block, share)
     return Page(demo, picker, inspector, tabs, share)
+
+
+def _open_in_score(batch: BatchTab, score: ScoreTab, tab_block: gr.Tabs, share: Share) -> None:
+    """A click on a row of the Batch tab's table opens its text in the Score tab and scores it there."""
+    picked = batch.table.select(
+        batch.pick, [batch.state], [score.text, score.from_start, score.start, tab_block, share.current],
+        api_visibility="private", queue=False,
+    )  # fmt: skip
+    opened = picked.success(
+        score.score, score.inputs, score.inspector.outputs, api_visibility="private",
+        show_progress_on=[score.inspector.summary],
+    )  # fmt: skip
+    score.stop.click(None, cancels=cast(Any, [opened]))
 
 
 def build(models: Models) -> gr.Blocks:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
-from explorer.engine.answers import MAX_ANSWERS, MAX_VARIANTS, run_quiz, score_answers
+from explorer.engine.answers import MAX_ANSWERS, MAX_VARIANTS, check_answers, run_quiz, score_answers
+from explorer.errors import ExplorerError
+from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, damaged, text
 from explorer.render.answers import (
     answers_figure,
     answers_markdown,
@@ -17,7 +21,7 @@ from explorer.render.answers import (
 )
 from explorer.results.answers import Quiz, parse_answers, quiz_text, read_quiz
 from explorer.ui.actions import uses_model
-from explorer.ui.downloads import fresh_folder
+from explorer.ui.downloads import cleared, read_upload, write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 
@@ -26,7 +30,8 @@ probability of the whole continuation (every token, not the first one only), so 
 ` the city of Paris` pool their mass. One answer a line, variants separated by `|`; a leading space is part of the
 token (` Paris` after "is"), trailing spaces are dropped. Up to {MAX_ANSWERS} answers, {MAX_VARIANTS} variants
 in all. **Quiz**: upload a JSONL file, one question a line: `{{"question": "...", "choices": [" yes| Yes", " no"],
-"answer": 0}}` (`answer`: the right choice's index or text); each question is the prompt its choices continue."""
+"answer": 0}}` (`answer`: the right choice's index or text); each question is the prompt its choices continue.
+*Copy link* keeps the prompt and the answers; a quiz is a file, so it is not in the link."""
 QUIZ_MAX_BYTES = 2_000_000
 
 
@@ -57,13 +62,11 @@ class AnswersTab:
             self.state = gr.State(None)
         # a run first clears its outputs (a failed run then leaves no old result under its error); the inputs stay
         outs = [self.summary, self.plot, self.table]
-        self.button.click(lambda: _cleared(outs), None, outs, api_visibility="private", queue=False).then(
+        self.button.click(lambda: cleared(outs), None, outs, api_visibility="private", queue=False).then(
             self.run, [self.model, self.prompt, self.answers], outs, api_name="answers", show_progress_on=[self.summary]
         )
         quiz_outs = [self.quiz_summary, self.diagram, self.quiz_df, self.download, self.state]
-        self.quiz_button.click(
-            lambda: _cleared(quiz_outs), None, quiz_outs, api_visibility="private", queue=False
-        ).then(
+        self.quiz_button.click(lambda: cleared(quiz_outs), None, quiz_outs, api_visibility="private", queue=False).then(
             self.quiz,
             [self.model, self.quiz_file],
             quiz_outs,
@@ -84,13 +87,8 @@ class AnswersTab:
     @uses_model
     def quiz(self, name: str, path, progress=gr.Progress()) -> dict:
         """The quiz file's questions scored: accuracy and ECE, the diagram, the table and its CSV."""
-        if not path:
-            raise error("Upload a quiz file first: JSONL, one question a line (question, choices, answer).")
-        path = getattr(path, "name", path)
-        if os.path.getsize(path) > QUIZ_MAX_BYTES:
-            raise error(f"The quiz file is over {QUIZ_MAX_BYTES // 1_000_000} MB: split it.")
-        with open(path, "rb") as f:
-            raw = f.read()
+        missing = "Upload a quiz file first: JSONL, one question a line (question, choices, answer)."
+        raw, _ = read_upload(path, missing, "The quiz file", QUIZ_MAX_BYTES)
         with user_errors():
             items = read_quiz(quiz_text(raw, "The quiz file"))
             with self.models.use(name) as engine:
@@ -104,18 +102,48 @@ class AnswersTab:
         }
 
 
-def _cleared(outputs: list) -> dict:
-    """Every output emptied (the download button disabled), before a run fills them."""
-    out: dict = {c: None for c in outputs}
-    out.update(
-        {c: gr.DownloadButton(value=None, interactive=False) for c in outputs if isinstance(c, gr.DownloadButton)}
-    )
-    return out
-
-
 def _write(q: Quiz) -> str:
-    model = "".join(c if c.isalnum() or c in "-_." else "_" for c in q.model)
-    path = os.path.join(fresh_folder(), f"{model}-quiz.csv")
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(q.to_csv())
-    return path
+    return write_text(q.model, "quiz.csv", q.to_csv())
+
+
+@dataclass(frozen=True)
+class AnswersLink(TabLink):
+    """An Answers link: the prompt and the answers as in their boxes (rescored on opening); it works on no result
+    (the base's `model` is the model they run on). A quiz is an uploaded file: not in the link."""
+
+    tab = "answers"
+    on_result = False
+    MAX_CHARS = MAX_VARIANTS * MAX_TOKEN_CHARS  # the answers' text: every variant a set may hold, each a long one
+    answers_prompt: str = ""
+    answers: str = ""
+
+    @classmethod
+    def read(cls, d: dict) -> AnswersLink:
+        own = cls(text(d, "answers_prompt"), text(d, "answers", cls.MAX_CHARS))
+        sets = parse_answers(own.answers)
+        if len(sets) > MAX_ANSWERS or sum(map(len, sets)) > MAX_VARIANTS:
+            raise damaged(f"`answers` holds more than {MAX_ANSWERS} answers or {MAX_VARIANTS} variants")
+        return own
+
+    @classmethod
+    def inputs(cls, tab: AnswersTab) -> list:
+        return [tab.prompt, tab.answers]
+
+    @classmethod
+    def to_link(cls, tab: AnswersTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, AnswersLink]:
+        prompt, answers = str(values.get(tab.prompt) or ""), str(values.get(tab.answers) or "")
+        sets = parse_answers(answers)
+        if not sets:
+            raise ExplorerError("Type the answers first: then their link can be shared.")
+        check_answers(sets)  # a set the tab would refuse makes no link (its message says what to drop)
+        return Base(model=model), cls(prompt, answers)
+
+    def apply(self, tab: AnswersTab, v: ViewState) -> dict:
+        return {tab.prompt: self.answers_prompt, tab.answers: self.answers}
+
+    def rerun(self, tab: AnswersTab, v: ViewState, run: Rerun) -> Iterator[dict]:
+        yield tab.run(run.name, self.answers_prompt, self.answers)
+
+    @classmethod
+    def outputs(cls, tab: AnswersTab) -> list:
+        return [tab.prompt, tab.answers, tab.summary, tab.plot, tab.table]

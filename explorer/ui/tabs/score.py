@@ -82,13 +82,13 @@ class ScoreTab:
                 self.button = gr.Button("Score", variant="primary", scale=3)
                 self.stop = gr.Button("Stop", variant="stop", scale=1)
             gr.Examples(EXAMPLES, inputs=[self.text])
-        inputs = [shared.model, self.text, *self.inspector.look, self.from_start, self.start]
-        outputs, where = self.inspector.outputs, [self.inspector.summary]
-        events = [
+        self.inputs = [shared.model, self.text, *self.inspector.look, self.from_start, self.start]
+        inputs, outputs, where = self.inputs, self.inspector.outputs, [self.inspector.summary]
+        self.events = [
             self.button.click(self.score, inputs, outputs, api_name="score", show_progress_on=where),
             self.text.submit(self.score, inputs, outputs, api_visibility="private", show_progress_on=where),
         ]
-        self.stop.click(None, cancels=cast(Any, events))  # gradio types `cancels` as dicts; it takes events
+        self.stop.click(None, cancels=cast(Any, self.events))  # gradio types `cancels` as dicts; it takes events
         shared.model.change(self.menu, [shared.model], [self.start], api_visibility="private")
 
     def menu(self, name: str) -> gr.Dropdown:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, cho
 from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
 from explorer.results.attribution import Attribution
 from explorer.ui.actions import uses_model
-from explorer.ui.downloads import fresh_folder
+from explorer.ui.downloads import write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import progress_html
 from explorer.ui.tabs import Shared
@@ -254,11 +252,8 @@ class WhyTab:
 
 def _write(a: Attribution, fmt: str) -> str:
     """The attribution's file (JSON: to_dict; CSV: one row per unit) in a fresh folder; its path."""
-    model = re.sub(r"[^A-Za-z0-9._-]+", "-", a.model).strip("-.") or "model"
-    path = os.path.join(fresh_folder(), f"{model}-why-{a.method}-{a.pos}.{fmt}")
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(json.dumps(a.to_dict(), ensure_ascii=False, allow_nan=False) if fmt == "json" else a.to_csv())
-    return path
+    data = json.dumps(a.to_dict(), ensure_ascii=False, allow_nan=False) if fmt == "json" else a.to_csv()
+    return write_text(a.model, f"why-{a.method}-{a.pos}.{fmt}", data)
 
 
 @dataclass(frozen=True)

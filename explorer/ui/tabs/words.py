@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +27,7 @@ from explorer.results.scores import TokenScores
 from explorer.results.words import Words, leading, with_ends, words
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
-from explorer.ui.downloads import fresh_folder
+from explorer.ui.downloads import write_text
 from explorer.ui.errors import error
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.score import UI_PREFILL
@@ -168,11 +166,7 @@ class WordsTab:
 
 def _write(r: TokenScores, w: Words, lead: int, fmt: str) -> str:
     """The words table's file (export/words.py) in a fresh folder; its path."""
-    model = re.sub(r"[^A-Za-z0-9._-]+", "-", r.model).strip("-.") or "model"
-    path = os.path.join(fresh_folder(), f"{model}-words.{fmt}")
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(to_json(r, w, lead) if fmt == "json" else to_csv(r, w, lead))
-    return path
+    return write_text(r.model, f"words.{fmt}", to_json(r, w, lead) if fmt == "json" else to_csv(r, w, lead))
 
 
 @dataclass(frozen=True)
