@@ -39,15 +39,29 @@ def require_chromium() -> None:
 SIZES = {"wide": {"width": 1400, "height": 1000}, "phone": {"width": 420, "height": 860}}
 
 
-def open_page(browser, url, size="wide", **ctx):
-    """A new page at `url` in a `size` viewport, once the page's Text box is there; dialogs dismissed and kept."""
+def open_page(browser, url, size="wide", shown=True, **ctx):
+    """A new page at `url` in a `size` viewport, once the page's Text box is there; dialogs dismissed and kept.
+
+    `shown=False` for a share link that opens another tab: the Text box is then in the page but hidden, and
+    whether it is seen before the link switches tabs is a race.
+    """
     c = browser.new_context(viewport=SIZES[size], **ctx)
     pg = c.new_page()
     pg.dialogs = []
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
     pg.goto(url)
-    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+    pg.get_by_label("Text", exact=True).wait_for(state="visible" if shown else "attached", timeout=60_000)
     return pg
+
+
+def pick_tab(page, name: str) -> None:
+    """Click a tab, through the "More tabs" menu where a narrow page folds it away."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if tab.count():
+        tab.click()
+        return
+    page.get_by_role("button", name="More tabs").click()
+    page.locator(".overflow-dropdown button", has_text=name).click()
 
 
 def score(page, text, done=True):

@@ -87,7 +87,7 @@ def test_why_paris_rather_than_london(browser, server, smollm, size):
     )
     url = link.input_value()
     assert re.search(r"\?view=2\.", url)
-    again = open_page(browser, url, size)
+    again = open_page(browser, url, size, shown=False)
     again.locator("#why-summary").filter(has_text="rather than").wait_for(timeout=120_000)
     again_chips = again.locator("#why-text .t")
     again_chips.nth(a.n).wait_for(timeout=30_000)
