@@ -1,9 +1,11 @@
 """The `gguf` bench group: the llama.cpp engine against llama.cpp's own server and against the torch engine.
 
 - gguf_gen_vs_llamacpp: our tokens/s (greedy, 64 tokens, top-20 logprobs, through our /v1/completions) over
-  llama.cpp's server's (the same request with 20 probabilities, its /v1/completions), the same GGUF file and
-  threads, A and B alternating (target >= 0.85); gguf_gen_same_tokens and gguf_gen_logprob_maxdiff say whether the
-  two answers agree; gguf_server names the server used (see bench/llama_server.py).
+  llama.cpp's server's (the same request with 20 probabilities, its /v1/completions), the same GGUF file, at each
+  side's default threads (ours: llamacpp.default_threads(); theirs: no -t), A and B alternating (target >= 0.85);
+  the same with _t1 and _t2 at 1 and 2 threads each (one client, all in one run); gguf_gen_same_tokens and
+  gguf_gen_logprob_maxdiff say whether the two answers agree; gguf_server names the server used
+  (see bench/llama_server.py).
 - gguf_score_tok_s_ratio: the llama.cpp engine's tokens/s over the torch engine's, scoring 512 tokens with top-20.
 - gguf_score_mem_ratio: resident-memory growth scoring 4,096 tokens / one float32 [4096, V] matrix.
 """
@@ -34,9 +36,10 @@ def _free_port() -> int:
 class LlamaServer:
     """llama.cpp's server on `file` with `threads` threads, on a loopback port, ready when made."""
 
-    def __init__(self, path: str, file: str, threads: int):
+    def __init__(self, path: str, file: str, threads: int | None):
         port = _free_port()
-        cmd = [path, "-m", file, "-t", str(threads), "-tb", str(threads), "-c", "2048", "-np", "1"]
+        cmd = [path, "-m", file, "-c", "2048", "-np", "1"]
+        cmd += ["-t", str(threads), "-tb", str(threads)] if threads else []  # None: its own default
         cmd += ["--host", "127.0.0.1", "--port", str(port)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{port}/v1"
@@ -66,14 +69,15 @@ def _completion(client: httpx.Client, url: str, model: str) -> tuple[list[int], 
     return ch["token_ids"], ch["logprobs"]["token_logprobs"]
 
 
-def gen_vs_server(file: str, name: str, threads: int, pairs: int, live_server) -> dict:
-    """Our /v1/completions (the llama.cpp engine) against llama.cpp's server, A and B alternating."""
+def gen_vs_server(file: str, name: str, threads: int | None, pairs: int, live_server) -> dict:
+    """Our /v1/completions (the llama.cpp engine) against llama.cpp's server, A and B alternating; threads None:
+    each side's default."""
     from bench import llama_server
 
     found = llama_server.find()
     if found is None:
         return {"gguf_server": "none: run python bench/llama_server.py to build it"}
-    ours = llamacpp.LlamaCppEngine(file, name, device="cpu", threads=threads)
+    ours = llamacpp.LlamaCppEngine(file, name, device="cpu", threads=threads)  # None: default_threads()
     theirs, srv = LlamaServer(found[0], file, threads), live_server(ours)
     client = httpx.Client(timeout=600)
     try:
@@ -99,7 +103,7 @@ def gen_vs_server(file: str, name: str, threads: int, pairs: int, live_server) -
         "gguf_gen_same_tokens": float(same),
         "gguf_gen_logprob_maxdiff": diff,
         "gguf_server": f"{found[1]}: {llama_server.version_of(found[0])}",
-        "gguf_threads": threads,
+        "gguf_threads": ours.threads,
     }
 
 
@@ -127,8 +131,13 @@ def gguf_figures(engine, quick: bool, model: str | None, paired_plain, live_serv
     file = default_file()
     if model not in (None, DEFAULT_MODEL) or file is None or not llamacpp.available():
         return {"gguf_skipped": 1}
-    threads = llamacpp.default_threads()  # the engine's default, given to llama.cpp's server too
+    threads = llamacpp.default_threads()
     pairs = 3 if quick else 7
-    out = gen_vs_server(file, engine.name, threads, 2 * pairs, live_server)
+    out = gen_vs_server(file, engine.name, None, 2 * pairs, live_server)  # each side's default threads
+    for t in (1, 2):  # one client at 1 and 2 threads each
+        fig = gen_vs_server(file, engine.name, t, 2 * pairs, live_server)
+        out.update(
+            {f"{k}_t{t}": v for k, v in fig.items() if k.startswith(("gguf_gen_vs", "gguf_gen_tok", "gguf_server_tok"))}
+        )
     out.update(score_vs_torch(engine, file, threads, pairs, paired_plain, ids_of, rss_peak))
     return out

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from bench.concurrent_group import concurrent_figures
 from bench.gguf_group import gguf_figures
 from explorer.engine import Engine, generate, score_ids
 from explorer.export import dumps, vllm
@@ -560,7 +561,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--only",
         nargs="*",
-        help="run only these groups: score gen memory chunk full render api lens branch compare why remote gguf",
+        help="run only these groups: score gen memory chunk full render api lens branch compare why remote gguf "
+        "concurrent",
     )
     ap.add_argument(
         "--backend",
@@ -583,6 +585,7 @@ def main(argv=None) -> int:
         "why": why_figures,
         "remote": lambda e, q: remote_figures(e, q, a.backend),
         "gguf": lambda e, q: gguf_figures(e, q, a.model, paired_plain, LiveServer, ids_of, RssPeak),
+        "concurrent": lambda e, q: concurrent_figures(e, q, a.model if a.model and os.path.isdir(a.model) else None),
     }
     out = {
         "model": engine.name,

@@ -17,6 +17,7 @@ import ipaddress
 import logging
 import os
 import re
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 from explorer.engine import DEFAULT_MODEL, ModelEngine, load_any, plan
 from explorer.engine.memory import device_memory_mb
+from explorer.engine.scheduler import attach
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
@@ -140,6 +142,27 @@ class Models:
         self._pins: dict[str, int] = {}
         self._lock = threading.Lock()  # guards _engines and _pins
         self._load_lock = threading.Lock()  # one load at a time (they are memory-heavy)
+        self.batch_size = 0  # set by a server: its torch models decode their generations together (serve_batched)
+        self._said: set[str] = set()
+
+    def serve_batched(self, size: int) -> None:
+        """From now on every torch model here, loaded or to be, decodes up to `size` generations together
+        (explorer/engine/scheduler.py); each says at start-up what its batch's KV cache may take."""
+        self.batch_size = size
+        with self._lock:
+            engines = list(self._engines.values())
+        for engine in engines:
+            self._batched(engine)
+
+    def _batched(self, engine: AnyEngine) -> None:
+        if not self.batch_size:
+            return
+        lim = self.limits
+        positions = (lim.max_input_tokens or engine.context) + (lim.max_tokens or engine.context)
+        said = attach(engine, self.batch_size, positions)
+        if said and said not in self._said:  # once per model, however many faces ask
+            self._said.add(said)
+            print(said, file=sys.stderr)
 
     # ---- what may be served ------------------------------------------------------------
     @property
@@ -205,6 +228,7 @@ class Models:
                 self.specs[engine.name] = ModelSpec(engine.name, engine.name)
             self._engines[engine.name] = engine
             self._engines.move_to_end(engine.name)
+        self._batched(engine)
 
     def get(self, name: str | None = None) -> AnyEngine:
         """The engine for `name`, loaded on first use."""
@@ -243,6 +267,7 @@ class Models:
                         param="model",
                         code=err.code or "model_load_failed",
                     ) from None
+            self._batched(engine)
             with self._lock:
                 self._engines[spec.name] = engine
                 self._engines.move_to_end(spec.name)

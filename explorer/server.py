@@ -132,7 +132,8 @@ def page_app(models: Models, limits: Limits):
     from explorer.ui.layout import build
 
     demo = build(models)
-    workers = limits.workers if limits.public else 4
+    workers = limits.workers
+    models.serve_batched(workers)  # the page's generations decode together, with the API's
     done = bound_events(demo, limits, workers)
     if done["gpu"]:
         print(f"On a Space: {len(done['gpu'])} actions run under spaces.GPU (ZeroGPU).", file=sys.stderr)

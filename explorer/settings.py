@@ -260,7 +260,7 @@ class Limits:
     max_seconds: float = 300.0  # a request computing longer is stopped (0: no limit)
     full_vocab_max_prompt_tokens: int = 256  # prompt tokens x n for `prompt_logprobs: -1`
     queue: int = 32  # model requests waiting beyond the running ones; more get a 429 (the page: "busy")
-    workers: int = 2  # model requests computing at once
+    workers: int = 8  # model requests computing at once; generations among them decode together (one batch)
     public: bool = False  # a public deployment (--public, EXPLORER_PUBLIC=1, or a Hugging Face Space)
 
     @classmethod
@@ -341,6 +341,6 @@ PUBLIC_LIMITS = Limits(
     max_seconds=60.0,
     full_vocab_max_prompt_tokens=32,
     queue=16,
-    workers=2,
+    workers=4,
     public=True,
 )

@@ -168,6 +168,14 @@ def long_gpt2(long_gpt2_dir):
     return Engine.load(long_gpt2_dir, device="cpu", name="tiny-gpt2-8k")
 
 
+def before_each_pass(monkeypatch, engine, before) -> None:
+    """Call `before()` ahead of each of `engine`'s forward passes: a prompt's (`body`) and a served model's batched
+    decode step (`body_rows`); tests slow or count a server's work with it."""
+    for name in ("body", "body_rows"):
+        real = getattr(engine, name)
+        monkeypatch.setattr(engine, name, lambda *a, _real=real, **kw: (before(), _real(*a, **kw))[1])
+
+
 def has_default_model() -> bool:
     import importlib.util
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,9 @@ FIGURES = [
     "why_ig_step_vs_score",
     "why_occlusion_512_s",
     "remote_overhead",
+    "ours_gen_vs_serial",
+    "ours_score_vs_serial",
+    "ours_gen_cpu_s_per_request",
 ]
 
 
@@ -46,12 +50,14 @@ def test_bench_quick_json(gpt2_dir):
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, "BENCH_VLLM": "0"},  # no real vLLM on the tiny model (minutes to start)
     )
     assert p.returncode == 0, p.stderr[-2000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     for name in FIGURES:
         assert isinstance(out[name], (int, float)) and math.isfinite(out[name]), name
     assert out["chunk_ids_ranks_identical"] == 1.0 and out["gen_same_tokens"] == 1.0
+    assert out["ours_gen_errors"] == out["ours_score_errors"] == 0 and out["ours_gen_vs_serial"] > 0
     assert out["full_vocab_bin_bytes_per_pos"] == 2 * out["vocab_size"]  # float16 rows in vocabulary order
     assert 0 < out["branch_reuse"] < 0.5 and out["branch_positions_computed"] < out["branch_text_positions"]
     assert (

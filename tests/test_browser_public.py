@@ -12,7 +12,7 @@ import pytest
 
 from explorer.settings import PUBLIC_LIMITS
 from tests.browser import SIZES, open_page, require_chromium
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, before_each_pass
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -31,13 +31,7 @@ def slow_public(long_gpt2, monkeypatch):
     """The 8k tiny model at ~20 decode steps a second, served publicly: one action at a time, one waiting."""
     for name in ("EXPLORER_API_KEY", "SPACE_ID", "EXPLORER_PUBLIC"):
         monkeypatch.delenv(name, raising=False)
-    body = long_gpt2.body
-
-    def slow(*a, **kw):
-        time.sleep(0.05)
-        return body(*a, **kw)
-
-    monkeypatch.setattr(long_gpt2, "body", slow)
+    before_each_pass(monkeypatch, long_gpt2, lambda: time.sleep(0.05))
     limits = replace(PUBLIC_LIMITS, workers=1, queue=1, max_input_tokens=64)
     srv = LiveServer(long_gpt2, limits=limits, public=True)
     yield srv

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from openai.types import ErrorObject
 
 from explorer.settings import Limits
-from tests.conftest import LiveServer, ServerProcess
+from tests.conftest import LiveServer, ServerProcess, before_each_pass
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -192,14 +192,8 @@ def test_the_page_cannot_change_what_api_clients_get(live):
 @pytest.fixture
 def counted(long_gpt2, monkeypatch):
     """The 8k-context tiny model with a counter of forward passes."""
-    calls = []
-    body = long_gpt2.body
-
-    def counting(*a, **kw):
-        calls.append(time.monotonic())
-        return body(*a, **kw)
-
-    monkeypatch.setattr(long_gpt2, "body", counting)
+    calls: list[float] = []
+    before_each_pass(monkeypatch, long_gpt2, lambda: calls.append(time.monotonic()))
     return long_gpt2, calls
 
 

@@ -15,7 +15,7 @@ from explorer.errors import ExplorerError
 from explorer.models import Models, is_public
 from explorer.server import deployment
 from explorer.settings import PUBLIC_LIMITS, Limits
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, before_each_pass
 
 ENV = [
     "SPACE_ID",
@@ -176,13 +176,7 @@ def test_the_page_says_what_the_server_allows(public):
 def test_a_page_action_stops_at_the_time_cap(long_gpt2, monkeypatch):
     from gradio_client import Client
 
-    body = long_gpt2.body
-
-    def slow(*a, **kw):
-        time.sleep(0.02)
-        return body(*a, **kw)
-
-    monkeypatch.setattr(long_gpt2, "body", slow)
+    before_each_pass(monkeypatch, long_gpt2, lambda: time.sleep(0.02))
     srv = LiveServer(long_gpt2, limits=public_limits(max_seconds=0.5), public=True)
     try:
         client = Client(srv.url + "/", verbose=False)

@@ -37,6 +37,7 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     """The `/v1` sub-application; EXPLORER_API_KEY (or `auth`) guards it."""
     # 1. the app, its gate and middleware
     limits = limits or Limits.from_env()
+    models.serve_batched(limits.workers)  # requests generating at once decode together (engine/scheduler.py)
     gate = Gate(limits)
     api = FastAPI(title="logprob-explorer API", version=__version__, docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate

@@ -33,6 +33,19 @@ from explorer.settings import SamplerSettings
 log = logging.getLogger(__name__)
 
 
+def torch_threads(k: int) -> None:
+    """This thread runs torch on `k` threads; threads started later keep the process's default."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(k)  # this thread's OpenMP setting, and (in torch) the default of threads not yet started
+    reset = threading.Thread(target=torch.set_num_threads, args=(n,))  # so put the default back, from another thread
+    reset.start()
+    reset.join()
+
+
+def _one_torch_thread() -> None:
+    torch_threads(1)
+
+
 class ForwardEngine(ABC):
     """A model whose forward pass runs in this process; subclasses give `body`, `last_rows` and `capabilities`."""
 
@@ -66,6 +79,8 @@ class ForwardEngine(ABC):
         self.quant = quant  # the weights' type where the dtype does not say it ("GGUF Q4_1")
         self.lock = threading.Lock()  # one forward at a time on the shared model
         self._pool: ThreadPoolExecutor | None = None  # see background()
+        self.scheduler: Any = None  # a served torch model's continuous batching (engine/scheduler.py `attach`)
+        self.one_at_a_time: Any = None  # where generations must not interleave (llama.cpp's)
         self._sums_kernel = self._stats_kernel(compile)
 
     # ---- what this engine is -------------------------------------------------------------
@@ -157,10 +172,12 @@ class ForwardEngine(ABC):
 
     def background(self, fn, *args) -> Future:
         """Run fn(*args) beside the caller on a CPU (a decode step's numbers overlap the next
-        forward pass there); elsewhere inline, as the accelerator queues the work anyway."""
+        forward pass there); elsewhere inline, as the accelerator queues the work anyway. The thread beside runs
+        torch on one thread: two OpenMP teams of all the cores each, on a CPU both use, slowed a batched decode
+        step 1.8x (bench/RESULTS.md, 2026-12-02)."""
         if self.device.type == "cpu":
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logprob-stats")
+                self._pool = ThreadPoolExecutor(1, "logprob-stats", initializer=_one_torch_thread)
             return self._pool.submit(fn, *args)
         done: Future = Future()
         done.set_result(fn(*args))

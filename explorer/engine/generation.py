@@ -25,7 +25,9 @@ from __future__ import annotations
 import codecs
 import secrets
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -144,6 +146,40 @@ def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bo
     return Prefilled(x, past, hidden[-1:], prompt_rows)
 
 
+@dataclass
+class Rules:
+    """What a request's settings make of each decode step: its numbers' k, the ids that end it, the ids masked
+    before min_tokens, the listed ids (in the order asked: vLLM answers them so), and its token budget."""
+
+    k: int
+    enders: set[int]
+    masked: torch.Tensor | None  # (e,) EOS and the stop ids
+    wanted: torch.Tensor | None  # (q,) logprob_token_ids
+    budget: int  # most tokens: max_tokens within the context
+
+
+def rules(engine: Forward, start: Prefilled, s: SamplerSettings) -> Rules:
+    """The Rules of a generation from `start` with settings `s`."""
+    enders = set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids)
+    wanted = (
+        torch.tensor(list(dict.fromkeys(s.logprob_ids)), dtype=torch.long, device=engine.device)
+        if s.logprob_ids
+        else None
+    )
+    budget = min(s.max_tokens, engine.context - start.x.shape[1])
+    return Rules(s.logprobs or 0, enders, _ids_tensor(enders, engine.device), wanted, budget)
+
+
+def draw(
+    raw: torch.Tensor, s: SamplerSettings, r: Rules, x: torch.Tensor, out_ids: list[int], gen: torch.Generator | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the logits its numbers describe (1, V): raw or processed as `s.mode` says, the next id (1,)) at the step
+    after `out_ids`, from this step's raw logits (1, V) in float32."""
+    proc = _distribution(raw, s, x, out_ids, r.masked if len(out_ids) < s.min_tokens else None)
+    tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
+    return (raw if s.mode == "raw" else proc), tok
+
+
 @torch.inference_mode()
 def sampled(
     engine: Forward,
@@ -155,28 +191,19 @@ def sampled(
     """Tokens drawn after `start`, each with its numbers, until an ending token, the budget, or `more(id, ends)`
     False (asked before the next forward pass, which then runs while this token's numbers are computed)."""
     gen = _generator(engine, s, sample)
-    k = s.logprobs or 0
-    enders = set(s.stop_token_ids) | (set() if s.ignore_eos else engine.eos_ids)
-    masked = _ids_tensor(enders, engine.device)
-    wanted = (  # in the order asked: vLLM answers them so
-        torch.tensor(list(dict.fromkeys(s.logprob_ids)), dtype=torch.long, device=engine.device)
-        if s.logprob_ids
-        else None
-    )
+    r = rules(engine, start, s)
     last, past = start.last, start.past
     out_ids: list[int] = []
-    budget = min(s.max_tokens, engine.context - start.x.shape[1])
-    for step in range(budget):
+    for step in range(r.budget):
         bounds.check()
         raw = engine.head(last).float()  # (1, V)
-        proc = _distribution(raw, s, start.x, out_ids, masked if step < s.min_tokens else None)
-        tok = proc.argmax(-1) if s.greedy else pick(proc, gen)  # (1,)
+        described, tok = draw(raw, s, r, start.x, out_ids, gen)
         tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
         out_ids.append(tid)
-        numbers = engine.background(_numbers, engine, raw if s.mode == "raw" else proc, tok, k, wanted)
-        ends = tid in enders
+        numbers = engine.background(_numbers, engine, described, tok, r.k, r.wanted)
+        ends = tid in r.enders
         go = more(tid, ends) and not ends
-        if go and step + 1 < budget:  # the next forward pass runs while the numbers are computed
+        if go and step + 1 < r.budget:  # the next forward pass runs while the numbers are computed
             last, past = engine.body(tok[None], past)
         yield Token(tid, numbers.result(), ends)
         if not go:
@@ -211,6 +238,28 @@ class _Text:
         """Characters of the text no stop string can still claim."""
         return len(self.text) - _held(self.text, self.s.stop) if self.s.stop else len(self.text) + 1
 
+    def view(self) -> View:
+        """What `more` found for the last token added, kept apart from the tokens added after it."""
+        return View(self.piece, self.start, self.cut, self.hit, self.safe())
+
+
+@dataclass(frozen=True)
+class View:
+    """The text layer's findings for one token (see `_Text`): a decode loop run on another thread (the scheduler's)
+    may add the next tokens before the request reads this one's."""
+
+    piece: str
+    start: int
+    cut: int
+    hit: str
+    safe: int
+
+
+def _solo(engine: Forward, start: Prefilled, s: SamplerSettings, sample: int, t: _Text) -> Iterator[tuple[Token, View]]:
+    """The request's own decode loop, on this thread."""
+    for tok in sampled(engine, start, s, sample, t.more):
+        yield tok, t.view()
+
 
 @torch.inference_mode()
 def decode_text(
@@ -222,25 +271,52 @@ def decode_text(
     resume=None,
 ) -> Iterator[Step | Done]:
     """Steps, then Done, from a forward pass here: the decode loop's tokens with their text (see the module)."""
+    batched = getattr(engine, "scheduler", None) if resume is None else None  # a branch's cache stays its own
+    alone = getattr(engine, "one_at_a_time", None)
+    if batched is None and alone is not None:  # an engine whose generations must not interleave (llama.cpp)
+        with _turn(alone):
+            yield from _decode_text(engine, ids, s, sample, want_prompt, resume, None)
+        return
+    yield from _decode_text(engine, ids, s, sample, want_prompt, resume, batched)
+
+
+WAIT_S = 0.1  # how often a request that waits (its turn, its batch's next token) asks its own bound
+
+
+@contextmanager
+def _turn(lock: Any) -> Iterator[None]:
+    """Hold `lock` for the block, waiting for it as long as the request's bound allows."""
+    while not lock.acquire(timeout=WAIT_S):
+        bounds.check()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@torch.inference_mode()
+def _decode_text(
+    engine: Forward, ids: list[int], s: SamplerSettings, sample: int, want_prompt: bool, resume, batched
+) -> Iterator[Step | Done]:
     start = prefill(engine, ids, s, want_prompt, resume)
     t = _Text(engine, s)
     pending: list[Step] = []
     done = Done("length", "", start.prompt_rows)
-    for tok in sampled(engine, start, s, sample, t.more):
-        pending.append(Step(tok.id, tok.rows, t.piece, t.start))
+    tokens = batched.tokens(start, s, sample, t) if batched is not None else _solo(engine, start, s, sample, t)
+    for tok, v in tokens:
+        pending.append(Step(tok.id, tok.rows, v.piece, v.start))
         if tok.ends:
             stop_id = tok.id if tok.id in s.stop_token_ids else None
-            done = replace(done, finish_reason="stop", stop_token=t.piece == "", stop_reason=stop_id)
+            done = replace(done, finish_reason="stop", stop_token=v.piece == "", stop_reason=stop_id)
             break
-        if t.cut >= 0:  # every generated token stays, the one that completed the stop string too (vLLM)
-            end = t.cut + len(t.hit) if s.include_stop_str_in_output else t.cut
+        if v.cut >= 0:  # every generated token stays, the one that completed the stop string too (vLLM)
+            end = v.cut + len(v.hit) if s.include_stop_str_in_output else v.cut
             t.text = t.text[:end]
             kept = [_clipped(p, end) for p in pending]
             yield from kept
-            pending, done = [], replace(done, finish_reason="stop", stop_reason=t.hit, stop_token=kept[-1].text == "")
+            pending, done = [], replace(done, finish_reason="stop", stop_reason=v.hit, stop_token=kept[-1].text == "")
             break
-        safe = t.safe()
-        while pending and pending[0].start < safe:
+        while pending and pending[0].start < v.safe:
             yield pending.pop(0)
     if not isinstance(done.stop_reason, str):  # a stop string cut the text: no tail after it
         t.text += t.dec.decode(b"", final=True)

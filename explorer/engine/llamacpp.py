@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.forward import ForwardEngine
+from explorer.engine.forward import ForwardEngine, _one_torch_thread
 from explorer.engine.gguf import tokenizer as gguf_tokenizer
 from explorer.engine.tokens import piece_bytes
 from explorer.errors import ExplorerError
@@ -93,15 +93,6 @@ def _common(a: tuple[int, ...], b: tuple[int, ...]) -> int:
         return n
     diff = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
     return int(diff[0])
-
-
-def _one_torch_thread() -> None:
-    """This thread runs torch on one thread; threads started later keep the process's default."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # this thread's OpenMP setting, and (in torch) the default of threads not yet started
-    reset = threading.Thread(target=torch.set_num_threads, args=(n,))  # so put the default back, from another thread
-    reset.start()
-    reset.join()
 
 
 class LlamaPast:
@@ -175,6 +166,9 @@ class LlamaCppEngine(ForwardEngine):
             quant=self._describe(),
             compile=compile,
         )
+        # one generation at a time, each to its end: interleaved, 8 of them took turns in SEQUENCES KV sequences and
+        # decoded their whole text again at every turn (2.7 tokens/s in all, bench/RESULTS.md 2026-12-02)
+        self.one_at_a_time = threading.RLock()
 
     def _gpu_layers(self, device: str | None) -> int:
         """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""

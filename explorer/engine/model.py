@@ -99,6 +99,16 @@ class Engine(ForwardEngine):
             out = self.model(input_ids=ids, **kw)
             return out.logits[0], getattr(out, self._cache_arg)
 
+    def body_rows(self, ids: torch.Tensor, past, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """ids (B, 1), row b the next token of row b of the left-padded KV cache `past` (grown in place);
+        `mask` (B, L + 1): 1 on real positions, this one included; `positions` (B, 1): each row's own position
+        -> hidden (B, H) or, for unusual heads, logits (B, V) (explorer/engine/batched.py)."""
+        kw = {self._cache_arg: past, "use_cache": True, "attention_mask": mask, "position_ids": positions}
+        with self.lock:
+            if self.split_head:
+                return self.model.base_model(input_ids=ids, **kw).last_hidden_state[:, -1]
+            return self.model(input_ids=ids, **self.last_only, **kw).logits[:, -1]
+
     def _rows_cache(self, ids: torch.Tensor, past) -> dict:
         """The model's cache arguments for rows `ids` (B, L) that each continue `past`: a copy of it, repeated
         B times (the caller's cache is never changed), or no cache when `past` is None."""

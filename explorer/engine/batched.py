@@ -1,0 +1,203 @@
+"""Several generations decoded together on the torch engine: one forward pass of the body per step for every live
+sequence, each row's tokens and numbers those of the request alone (generation.py's `sampled`).
+
+A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
+1. `add(ids, s, sample, more=...)`: the prompt read alone by generation.py's `prefill` (the same KV cache, the
+   same last hidden state and prompt numbers as the request alone), its cache joined to the batch's at a step
+   boundary, left-padded (zeros, masked out) to the longest row;
+2. `step()`: the output layer on every row's last hidden state at once (B, V); per row, as `sampled` does, the
+   distribution and the draw with the row's own seeded generator (`draw`), EOS, the stop ids, `more` and the
+   budget; then one forward pass of the body for the rows that go on (`Engine.body_rows`: the padded cache, a
+   (B, L + 1) attention mask and each row's own position ids), while the rows' numbers (`_numbers`: stats or the
+   listed ids, as alone) are computed beside it; returns each row's Token (its id, its one row of numbers, ends);
+3. a row that ended (EOS, a stop id, `more` False, its budget) leaves its slot at once; `remove(slot)` drops any
+   other between steps (cancelled, disconnected, past its deadline) without touching the others' rows. Columns
+   that every row pads are cut off.
+
+Padding changes no row's numbers beyond float rounding: masked keys get probability exactly 0, zero vectors add
+exactly 0; only the BLAS's blocking for B rows instead of one may differ in the last bits (tests/test_batched_decode.py:
+ids identical, every number within 1e-5 of `generate`'s).
+
+What the scheduler brings: the text layer (stop strings, held-back text: pass `_Text(engine, s).more` as `more`,
+which also tells the loop, before the next forward pass, to stop), the request's bound (`more` may raise; this
+module never calls `bounds.check()`, a per-thread bound), the seed (`with_seed`, once per request, as `generate`
+does), the lock (one Batch per model, stepped from one thread; `Engine.lock` is taken per forward pass) and the
+limits (how many slots; the cache holds B x L x layers x 2 x kv_heads x head_dim values in the model's dtype).
+transformers' own continuous batching (`generation/continuous_batching`) samples with one generator and gives
+only the chosen token's logprob, so the slots here are our own. Full-attention caches only (DynamicLayer):
+a sliding-window model is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers.cache_utils import DynamicLayer
+
+from explorer.engine.generation import Prefilled, Rules, Token, _generator, _numbers, draw, prefill, rules
+from explorer.engine.model import Engine
+from explorer.errors import ExplorerError
+from explorer.results.scores import Rows
+from explorer.settings import SamplerSettings
+
+__all__ = ["Batch", "Slot"]
+
+
+@dataclass(eq=False)
+class Slot:
+    """One sequence of a batch: its prompt, settings, generator and the ids drawn so far."""
+
+    s: SamplerSettings
+    sample: int
+    start: Prefilled  # its prompt read alone (x (1, T), prompt_rows; its cache is the batch's once joined)
+    rules: Rules
+    gen: torch.Generator | None
+    more: Callable[[int, bool], bool] | None = None  # asked per token (the text layer), as in `sampled`
+    out_ids: list[int] = field(default_factory=list)
+    finished: bool = False  # ended or removed: no longer in the batch
+
+    @property
+    def prompt_rows(self) -> Rows | None:
+        return self.start.prompt_rows
+
+
+def _layers(past) -> list:
+    layers = list(past.layers)
+    if any(type(layer) is not DynamicLayer for layer in layers):
+        raise ExplorerError(
+            "Batched decoding needs a model whose every layer attends to the whole text (no sliding window).",
+            code="not_available",
+        )
+    return layers
+
+
+def _pad_left(t: torch.Tensor, n: int, dim: int) -> torch.Tensor:
+    """`t` with n zeros before its entries along `dim`."""
+    if n == 0:
+        return t
+    shape = list(t.shape)
+    shape[dim] = n
+    return torch.cat([t.new_zeros(shape), t], dim)
+
+
+def _rows_numbers(engine: Engine, drawn: list[tuple[torch.Tensor, torch.Tensor]], slots: list[Slot]) -> list[Rows]:
+    """Each row's numbers, as `sampled` computes them for the request alone."""
+    return [_numbers(engine, lg, tok, sl.rules.k, sl.rules.wanted) for (lg, tok), sl in zip(drawn, slots)]
+
+
+class Batch:
+    """Live sequences decoded together on `engine`; see the module."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.slots: list[Slot] = []  # in the order of the cache's rows
+        self.past: Any = None  # DynamicCache (B, kv_heads, L, head_dim) per layer, left-padded
+        self.mask = torch.zeros((0, 0), dtype=torch.long, device=engine.device)  # (B, L) 1 on real positions
+        self.last: Any = None  # (B, H) each row's last hidden state (logits for unusual heads)
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    @torch.inference_mode()
+    def add(
+        self,
+        ids: list[int],
+        s: SamplerSettings,
+        sample: int = 0,
+        want_prompt: bool = True,
+        more: Callable[[int, bool], bool] | None = None,
+    ) -> Slot:
+        """A new slot for sample `sample` of prompt `ids`: read alone, joined to the batch for the next step
+        (already finished when the context leaves it no token)."""
+        return self.join(prefill(self.engine, ids, s, want_prompt), s, sample, more)
+
+    def join(
+        self, start: Prefilled, s: SamplerSettings, sample: int = 0, more: Callable[[int, bool], bool] | None = None
+    ) -> Slot:
+        """A new slot for sample `sample` from a prompt already read (`prefill`, on the request's own thread); its
+        cache becomes the batch's (a fresh one: never a branch's, which its owner keeps)."""
+        slot = Slot(s, sample, start, rules(self.engine, start, s), _generator(self.engine, s, sample), more)
+        if slot.rules.budget <= 0:
+            slot.finished = True
+            return slot
+        self._join(start)
+        self.slots.append(slot)
+        return slot
+
+    def _join(self, start: Prefilled) -> None:
+        """`start`'s cache and last hidden state as the batch's last row, both sides left-padded to one length."""
+        t = start.x.shape[1]
+        mask = torch.ones((1, t), dtype=torch.long, device=self.engine.device)
+        if self.past is None:
+            _layers(start.past)
+            self.past, self.mask, self.last = start.past, mask, start.last
+            return
+        length = self.mask.shape[1]
+        for mine, new in zip(_layers(self.past), _layers(start.past)):
+            for name in ("keys", "values"):
+                a = _pad_left(getattr(mine, name), max(0, t - length), 2)
+                b = _pad_left(getattr(new, name), max(0, length - t), 2)
+                setattr(mine, name, torch.cat([a, b]))
+        self.mask = torch.cat([_pad_left(self.mask, max(0, t - length), 1), _pad_left(mask, max(0, length - t), 1)])
+        self.last = torch.cat([self.last, start.last])
+
+    def remove(self, slot: Slot) -> None:
+        """Drop `slot` between steps (cancelled, disconnected, past its deadline); the other rows go on unchanged."""
+        if slot.finished:
+            return
+        slot.finished = True
+        self._keep([i for i, sl in enumerate(self.slots) if sl is not slot])
+
+    def _keep(self, rows: list[int]) -> None:
+        """Only cache rows `rows`, their slots and their last states; then no column every row pads."""
+        if len(rows) == len(self.slots):
+            return
+        self.slots = [self.slots[i] for i in rows]
+        if not rows:
+            self.past, self.last = None, None
+            self.mask = self.mask[:0, :0]
+            return
+        index = torch.tensor(rows, dtype=torch.long, device=self.engine.device)
+        self.past.batch_select_indices(index)
+        self.mask, self.last = self.mask[index], self.last[index]
+        cut = int(self.mask.any(0).long().argmax())  # leading columns no row uses
+        if cut:
+            for layer in _layers(self.past):
+                layer.keys, layer.values = layer.keys[:, :, cut:], layer.values[:, :, cut:]
+            self.mask = self.mask[:, cut:]
+
+    @torch.inference_mode()
+    def step(self) -> list[tuple[Slot, Token]]:
+        """One token for every live slot (see the module, step 2); ended slots have left when it returns."""
+        if not self.slots:
+            return []
+        eng, slots = self.engine, list(self.slots)
+        raw = eng.head(self.last).float()  # (B, V)
+        drawn = [draw(raw[i : i + 1], sl.s, sl.rules, sl.start.x, sl.out_ids, sl.gen) for i, sl in enumerate(slots)]
+        toks = torch.cat([tok for _, tok in drawn])  # (B,)
+        tids = toks.tolist()  # the one host sync per step
+        numbers = eng.background(_rows_numbers, eng, drawn, slots)
+        ends, going = [], []
+        for i, (sl, tid) in enumerate(zip(slots, tids)):
+            sl.out_ids.append(tid)
+            ends.append(tid in sl.rules.enders)
+            go = (sl.more is None or sl.more(tid, ends[-1])) and not ends[-1]
+            if go and len(sl.out_ids) < sl.rules.budget:
+                going.append(i)
+            else:
+                sl.finished = True
+        self._keep(going)
+        if going:  # the next forward pass runs while the numbers are computed
+            self._advance(toks[going])
+        return [(sl, Token(tid, row, e)) for sl, tid, row, e in zip(slots, tids, numbers.result(), ends)]
+
+    def _advance(self, toks: torch.Tensor) -> None:
+        """The body on tokens `toks` (B,), one per live row, after each row's own text."""
+        dev = self.engine.device
+        pos = [sl.start.x.shape[1] + len(sl.out_ids) - 1 for sl in self.slots]  # the fed token's position
+        self.mask = torch.cat([self.mask, torch.ones((len(pos), 1), dtype=torch.long, device=dev)], 1)
+        positions = torch.tensor(pos, dtype=torch.long, device=dev)[:, None]
+        self.last = self.engine.body_rows(toks[:, None], self.past, self.mask, positions)

@@ -1,0 +1,231 @@
+"""Continuous batching for a served torch model: one thread per model decodes every live generation together
+(explorer/engine/batched.py's Batch), whichever face asked (the page, `/v1`, `logprob-explorer serve`).
+
+A generation goes through it from generation.py's `decode_text` when the engine has a scheduler (`attach`):
+1. the request's own thread reads its prompt (`prefill`: its bound applies, its cache and prompt numbers are the
+   request's alone), then hands the scheduler a ticket: the prompt read, the settings, the sample index and its
+   text layer (`_Text`, whose `more` the decode loop asks per token);
+2. the scheduler's thread, at each step boundary, drops the tickets whose request went away (`close`d: stopped,
+   past its deadline, the client disconnected; the request's thread notices, as it waits, through its own
+   `bounds.check()`), joins waiting tickets while the batch has room (`size`, EXPLORER_WORKERS), then runs one
+   step for all rows and hands each ticket its token with the text layer's findings for it (`View`);
+3. a row leaves the batch when it ends (EOS, a stop id or string, its budget): no one waits for the longest.
+With nothing to decode the thread sleeps on a condition (no polling: an idle server uses no CPU), and ends after
+IDLE_EXIT_S (so a model the server evicts is freed); the next request starts another.
+
+Every number is what the request alone gives (tests/test_scheduler.py): the same `draw` with the request's own
+seeded generator, the same statistics per row; only the BLAS's blocking for B rows may change the last bits.
+The batch's KV cache is at most `size` x context positions (`kv_mb`, said at start-up): `attach` lowers `size`
+where the device cannot hold that beside the weights.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from explorer import bounds
+from explorer.engine.batched import Batch, Slot
+from explorer.engine.forward import torch_threads
+from explorer.engine.generation import WAIT_S, Prefilled, Token, View, _solo, _Text
+from explorer.engine.memory import device_memory_mb
+from explorer.errors import ExplorerError
+from explorer.settings import SamplerSettings
+
+__all__ = ["Scheduler", "attach", "kv_bytes_per_position"]
+
+log = logging.getLogger(__name__)
+
+IDLE_EXIT_S = 30.0  # an idle batch thread ends after this long; the next request starts another
+_END = object()  # the ticket's generation ended
+_ALONE = object()  # the model cannot be batched: the request decodes on its own thread
+
+
+@dataclass(eq=False)
+class _Ticket:
+    start: Prefilled
+    s: SamplerSettings
+    sample: int
+    text: _Text
+    out: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # (Token, View), an error, _END or _ALONE
+    views: deque = field(default_factory=deque)  # the text layer's findings, one per token not yet handed on
+    slot: Slot | None = None
+    closed: bool = False
+
+    def more(self, tid: int, ends: bool) -> bool:
+        """The text layer's answer for token `tid` (asked on the scheduler's thread), its findings kept."""
+        go = self.text.more(tid, ends)
+        self.views.append(self.text.view())
+        return go
+
+
+class Scheduler:
+    """The decode loop of one served model; see the module."""
+
+    def __init__(self, engine: Any, size: int, positions: int = 0):
+        self.engine, self.size = engine, max(1, size)
+        self.kv_mb = self.size * (positions or engine.context) * kv_bytes_per_position(engine) / 2**20
+        self._cond = threading.Condition()
+        self._waiting: deque[_Ticket] = deque()
+        self._closed: list[_Ticket] = []
+        self._thread: threading.Thread | None = None
+        self.alone = False  # set when the model turned out not to batch (a sliding-window cache)
+        self.steps = self.rows = self.widest = 0  # batch steps run, rows decoded in them, the most in one step
+
+    # ---- the request's side ------------------------------------------------------------
+    def tokens(self, start: Prefilled, s: SamplerSettings, sample: int, text: _Text) -> Iterator[tuple[Token, View]]:
+        """The tokens of one sample from `start`, decoded in the batch; closing the iterator leaves the batch."""
+        if self.alone:
+            yield from _solo(self.engine, start, s, sample, text)
+            return
+        t = _Ticket(start, s, sample, text)
+        with self._cond:
+            self._waiting.append(t)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"batch-{self.engine.name}", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        try:
+            while True:
+                bounds.check()  # the request's own stop and deadline, on its own thread
+                try:
+                    item = t.out.get(timeout=WAIT_S)
+                except queue.Empty:
+                    continue
+                if item is _END:
+                    return
+                if item is _ALONE:
+                    yield from _solo(self.engine, start, s, sample, text)
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            self._close(t)
+
+    def _close(self, t: _Ticket) -> None:
+        with self._cond:
+            if t.closed:
+                return
+            t.closed = True
+            if t in self._waiting:
+                self._waiting.remove(t)
+            else:
+                self._closed.append(t)
+                self._cond.notify()
+
+    # ---- the scheduler's thread ----------------------------------------------------------
+    def _run(self) -> None:
+        if self.engine.device.type == "cpu":  # one core left for the numbers beside (engine.background): measured,
+            torch_threads(max(1, torch.get_num_threads() - 1))  # a thread not the main one ran 8 rows 1.8x slower on 2
+        batch, live = Batch(self.engine), dict[Slot, _Ticket]()
+        while True:
+            with self._cond:
+                while not self._waiting and not live and not self._closed:
+                    if not self._cond.wait(timeout=IDLE_EXIT_S):  # idle: asleep until a request comes, or gone
+                        self._thread = None  # (a model evicted from the server must not be kept alive by it)
+                        return
+                closed, self._closed = self._closed, []
+                room = self.size - len(live)
+                new = [self._waiting.popleft() for _ in range(min(room, len(self._waiting)))]
+            for t in closed:
+                if t.slot is not None and live.pop(t.slot, None) is not None:
+                    batch.remove(t.slot)
+            for t in new:
+                self._join(batch, live, t)
+            if live:
+                batch = self._step(batch, live)
+
+    def _join(self, batch: Batch, live: dict[Slot, _Ticket], t: _Ticket) -> None:
+        if t.closed:
+            return
+        try:
+            t.slot = batch.join(t.start, t.s, t.sample, t.more)
+        except ExplorerError as err:
+            if err.code != "not_available":
+                t.out.put(err)
+                return
+            log.info("%s: %s Each generation decodes on its own.", self.engine.name, err)
+            self.alone = True
+            t.out.put(_ALONE)
+            return
+        except Exception as err:  # noqa: BLE001 - the request's error, not the scheduler's
+            t.out.put(err)
+            return
+        if t.slot.finished:  # no room left in the context
+            t.out.put(_END)
+        else:
+            live[t.slot] = t
+
+    def _step(self, batch: Batch, live: dict[Slot, _Ticket]) -> Batch:
+        """One step of every live row; a failure is every live request's, and the batch starts again empty."""
+        try:
+            out = batch.step()
+        except Exception as err:
+            log.exception("batch step failed")
+            for t in live.values():
+                t.out.put(err)
+            live.clear()
+            return Batch(self.engine)
+        self.steps, self.rows, self.widest = self.steps + 1, self.rows + len(out), max(self.widest, len(out))
+        for slot, tok in out:
+            t = live[slot]
+            t.out.put((tok, t.views.popleft()))
+            if slot.finished:
+                del live[slot]
+                t.out.put(_END)
+        return batch
+
+
+def kv_bytes_per_position(engine: Any) -> int:
+    """Bytes one position of one sequence takes in the KV cache (keys and values of every layer)."""
+    config = engine.model.config
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    heads = int(getattr(config, "num_attention_heads", 1) or 1)
+    kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
+    head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
+    layers = int(config.num_hidden_layers)
+    size = engine.model.dtype.itemsize if hasattr(engine.model.dtype, "itemsize") else 4
+    return 2 * layers * kv_heads * head_dim * size
+
+
+def _sliding(engine: Any) -> bool:
+    config = engine.model.config
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    types = getattr(config, "layer_types", None) or []
+    return bool(getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True)) or any(
+        "sliding" in str(t) for t in types
+    )
+
+
+def attach(engine: Any, size: int, positions: int = 0) -> str | None:
+    """Give a torch engine a scheduler of `size` sequences of at most `positions` (0: the context) each, fewer
+    sequences where the device cannot hold their KV cache beside the weights; what it takes, for the server's
+    log, or None where the engine decodes each request alone (llama.cpp, a served model, a sliding window)."""
+    if getattr(engine, "scheduler", None) is not None or engine.capabilities.kind == "remote":
+        return None  # batched already, or a served model (which batches on its own side)
+    if not hasattr(engine, "body_rows"):
+        return (
+            f"{engine.name}: each generation decodes on its own (the {engine.capabilities.engine} engine does not "
+            "batch them yet; --engine torch decodes them together)."
+        )
+    if _sliding(engine):
+        return f"{engine.name}: each generation decodes on its own (a sliding-window model is not batched)."
+    positions = min(positions or engine.context, engine.context)
+    per_seq_mb = positions * kv_bytes_per_position(engine) / 2**20
+    room = device_memory_mb(str(engine.device)) - 2 * engine.weights_mb
+    fits = max(1, int(room // per_seq_mb)) if room > 0 and per_seq_mb > 0 else size
+    sched = Scheduler(engine, min(size, fits), positions)
+    engine.scheduler = sched
+    lowered = f" (lowered from {size}: the device's memory)" if sched.size < size else ""
+    return (
+        f"{engine.name}: up to {sched.size} generations decode together{lowered}; their KV cache takes at most "
+        f"{sched.kv_mb:,.1f} MB ({sched.size} x {positions:,} positions x {per_seq_mb / positions * 1024:.1f} KB)."
+    )

@@ -1,0 +1,296 @@
+"""Continuous batching (explorer/engine/scheduler.py): generations asked at once from several threads, as the page
+and the API ask them, decode in one batch, and each gives what it gives alone: the same ids, every number within
+1e-5; stop strings, n > 1, listed ids, prompt numbers; a request stopped mid-way leaves the others unchanged; an
+idle scheduler uses no CPU; through the real `openai` client against the server, eight requests at once."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from explorer import bounds
+from explorer.engine import Engine, generate
+from explorer.engine.scheduler import Scheduler, attach
+from explorer.errors import ExplorerError
+from explorer.settings import Limits, SamplerSettings
+
+ATOL = 1e-5
+
+
+def _pair(folder: str, name: str, size: int = 16) -> tuple[Engine, Engine]:
+    """The same model twice: one decoding alone, one with a scheduler of `size` rows."""
+    alone = Engine.load(folder, device="cpu", name=name)
+    batched = Engine.load(folder, device="cpu", name=name)
+    assert attach(batched, size) is not None and isinstance(batched.scheduler, Scheduler)
+    return alone, batched
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def pair(request):
+    folder = request.getfixturevalue(f"{request.param}_dir")
+    return _pair(folder, f"sched-{request.param}")
+
+
+def _requests(engine: Engine) -> list[tuple[str, SamplerSettings]]:
+    text = generate(engine, engine.encode("The lazy"), SamplerSettings(temperature=0.9, seed=4, max_tokens=12))[0]
+    cut = text.output_text or engine.detokenize(text.token_ids[text.n_prompt :].tolist())
+    listed = tuple(engine.encode("fox dog")[-3:])
+    return [
+        ("The capital of", SamplerSettings(max_tokens=12, temperature=0, logprobs=5)),
+        ("Hi", SamplerSettings(max_tokens=9, temperature=0.8, top_p=0.9, seed=7, n=3, logprobs=3)),
+        (
+            "The quick brown fox jumps over the lazy dog. The capital of France is",
+            SamplerSettings(max_tokens=15, temperature=0, logprob_ids=listed, prompt_logprobs=2),
+        ),
+        ("def add(a, b):", SamplerSettings(max_tokens=6, temperature=1.2, top_k=40, seed=11, logprobs=2)),
+        ("The lazy", SamplerSettings(max_tokens=12, temperature=0.9, seed=4, stop=(cut[len(cut) // 2 :][:2],))),
+        ("Grüße aus", SamplerSettings(max_tokens=10, temperature=0.7, seed=5, repetition_penalty=1.3, n=2)),
+        ("Emoji 🙂", SamplerSettings(max_tokens=20, temperature=0, logprobs=5, mode="processed", top_k=5)),
+        ("x", SamplerSettings(max_tokens=3, temperature=0, logprobs=1)),
+    ]
+
+
+def _at_once(fns) -> list:
+    """Each fn() on its own thread, all let go together; their results (or errors) in order."""
+    out: list = [None] * len(fns)
+    gate = threading.Barrier(len(fns))
+
+    def run(i, fn):
+        gate.wait()
+        try:
+            out[i] = fn()
+        except Exception as err:  # noqa: BLE001 - compared by the test
+            out[i] = err
+
+    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(fns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return out
+
+
+def _assert_same(got, want) -> None:
+    """Two generations' TokenScores: the same ids and texts, every number within ATOL."""
+    assert got.token_ids.tolist() == want.token_ids.tolist()
+    assert (got.output_text, got.finish_reason, got.stop_reason) == (
+        want.output_text,
+        want.finish_reason,
+        want.stop_reason,
+    )
+    for name in ("logprobs", "entropy", "top_logprobs"):
+        a, b = getattr(got, name), getattr(want, name)
+        np.testing.assert_allclose(a, b, atol=ATOL, rtol=0, equal_nan=True, err_msg=name)
+    np.testing.assert_array_equal(got.ranks, want.ranks)
+    np.testing.assert_array_equal(got.top_ids, want.top_ids)
+
+
+def test_generations_at_once_decode_together_and_equal_each_alone(pair):
+    alone, batched = pair
+    reqs = _requests(alone)
+    sched = batched.scheduler
+    rows_before = sched.rows
+    got = _at_once([lambda p=p, s=s: generate(batched, batched.encode(p), s) for p, s in reqs])
+    for (prompt, s), results in zip(reqs, got):
+        assert not isinstance(results, Exception), (prompt, results)
+        want = generate(alone, alone.encode(prompt), s)
+        assert len(results) == len(want) == s.n
+        for g, w in zip(results, want):
+            _assert_same(g, w)
+    assert sched.widest >= 6, sched.widest  # many rows in one forward pass, not one after another
+    assert sched.rows > rows_before
+    stopped = generate(alone, alone.encode(reqs[4][0]), reqs[4][1])[0]
+    assert stopped.finish_reason == "stop" and isinstance(stopped.stop_reason, str)  # the stop string was tried
+
+
+def test_a_slow_reader_gets_each_token_with_its_own_text(pair):
+    """The scheduler decodes ahead of a request that reads slowly: each Step keeps the text, the held-back tail and
+    the stop string found for its own token, not for the tokens decoded after it."""
+    from explorer.engine.events import Done
+    from explorer.engine.generation import collect
+
+    alone, batched = pair
+    s0 = SamplerSettings(max_tokens=16, temperature=0.9, seed=4, ignore_eos=True)
+    text = generate(alone, alone.encode("The lazy"), s0)[0]
+    out = text.output_text or alone.detokenize(text.token_ids[text.n_prompt :].tolist())
+    for stop in (out[4:7], out[len(out) // 2 :][:3], out[-2:]):
+        s = replace(s0, stop=(stop,), logprobs=2)
+        steps, done = [], None
+        for ev in batched.stream(batched.encode("The lazy"), s):
+            time.sleep(0.03)  # the batch runs ahead meanwhile
+            if isinstance(ev, Done):
+                done = ev
+            else:
+                steps.append(ev)
+        got = collect(batched, batched.encode("The lazy"), s, steps, done)
+        _assert_same(got, generate(alone, alone.encode("The lazy"), s)[0])
+        assert [st.text for st in steps] == [
+            st.text for st in alone.stream(alone.encode("The lazy"), s) if not isinstance(st, Done)
+        ]
+
+
+def test_a_request_stopped_mid_way_leaves_the_others_unchanged(pair):
+    alone, batched = pair
+    s = SamplerSettings(max_tokens=24, temperature=0, logprobs=3, ignore_eos=True)
+    prompts = ["Hi", "The capital of France is", "def add(a, b):\n    return"]
+    seen = []
+
+    def stopper():  # stop the second request once it has had a few tokens' worth of checks
+        seen.append(1)
+        if len(seen) > 6:
+            raise ExplorerError("The request was stopped (test).", code="request_cancelled")
+
+    def stopped_one():
+        with bounds.within(bounds.Bound(stop=stopper)):
+            return generate(batched, batched.encode(prompts[1]), s)
+
+    fns = [lambda: generate(batched, batched.encode(prompts[0]), s), stopped_one,
+           lambda: generate(batched, batched.encode(prompts[2]), s)]  # fmt: skip
+    got = _at_once(fns)
+    assert isinstance(got[1], ExplorerError) and got[1].code == "request_cancelled"
+    for i in (0, 2):
+        _assert_same(got[i][0], generate(alone, alone.encode(prompts[i]), s)[0])
+    deadline = time.monotonic() + 10  # the stopped row left the batch
+    while batched.scheduler._closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not batched.scheduler._closed and not batched.scheduler._waiting
+
+
+def test_closing_a_stream_early_frees_its_row(gpt2_dir):
+    _, batched = _pair(gpt2_dir, "sched-close")
+    s = SamplerSettings(max_tokens=40, temperature=0, ignore_eos=True)
+    it = batched.stream(batched.encode("Hi"), s)
+    first = [next(it) for _ in range(3)]
+    assert len(first) == 3
+    it.close()
+    sched = batched.scheduler
+    before = sched.steps
+    time.sleep(0.5)
+    assert sched.steps - before <= 1  # at most the step under way when it closed; then nothing left to decode
+    again = generate(batched, batched.encode("Hi"), replace(s, max_tokens=5))[0]
+    assert len(again.token_ids) - again.n_prompt == 5
+
+
+def _thread_cpu_ticks(native_id: int) -> int:
+    with open(f"/proc/self/task/{native_id}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14 and 15 of the whole line)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux's /proc")
+def test_an_idle_scheduler_uses_no_cpu(gpt2_dir):
+    _, batched = _pair(gpt2_dir, "sched-idle")
+    generate(batched, batched.encode("Hi"), SamplerSettings(max_tokens=4, temperature=0))
+    thread = batched.scheduler._thread
+    assert thread is not None and thread.is_alive() and thread.native_id is not None
+    before = _thread_cpu_ticks(thread.native_id)
+    time.sleep(2.0)
+    assert _thread_cpu_ticks(thread.native_id) - before <= 1  # asleep on its condition: no ticks in 2 s
+
+
+def test_an_idle_batch_thread_ends_and_frees_its_model(gpt2_dir, monkeypatch):
+    """A model the server evicts must not be kept alive by its batch thread; the next request starts another."""
+    import gc
+    import weakref
+
+    from explorer.engine import scheduler
+
+    monkeypatch.setattr(scheduler, "IDLE_EXIT_S", 0.3)
+    _, batched = _pair(gpt2_dir, "sched-exit")
+    s = SamplerSettings(max_tokens=3, temperature=0)
+    generate(batched, batched.encode("Hi"), s)
+    first = batched.scheduler._thread
+    assert first is not None
+    first.join(timeout=5)
+    assert not first.is_alive() and batched.scheduler._thread is None
+    again = generate(batched, batched.encode("Hi"), s)[0]  # a new thread
+    assert len(again.token_ids) - again.n_prompt == 3
+    batched.scheduler._thread.join(timeout=5)
+    ref = weakref.ref(batched)
+    del batched, again
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_prompt_at_the_context_limit_ends_at_once(gpt2_dir):
+    alone, batched = _pair(gpt2_dir, "sched-full")
+    ids = alone.encode("Hi") * (alone.context // 2)
+    ids = ids[: alone.context]
+    s = SamplerSettings(max_tokens=4, temperature=0)
+    got, want = generate(batched, ids, s)[0], generate(alone, ids, s)[0]
+    assert got.token_ids.tolist() == want.token_ids.tolist() and got.finish_reason == want.finish_reason
+
+
+def test_the_server_says_what_the_batch_may_take(gpt2_dir, capsys):
+    from explorer.models import Models
+
+    engine = Engine.load(gpt2_dir, device="cpu", name="sched-said")
+    models = Models([engine.name], allow_hub=False, limits=Limits(workers=6, max_input_tokens=40, max_tokens=24))
+    models.add(engine)
+    models.serve_batched(models.limits.workers)
+    said = capsys.readouterr().err
+    assert engine.scheduler is not None and engine.scheduler.size == 6
+    assert "up to 6 generations decode together" in said and "6 x 64 positions" in said, said
+
+
+def test_eight_openai_clients_at_once_get_what_each_gets_alone(gpt2_dir):
+    """The real `openai` client, eight threads against the server: each answer equals the request alone."""
+    import openai
+
+    from tests.conftest import LiveServer
+
+    alone, served = _pair(gpt2_dir, "sched-api")
+    served.scheduler = None  # the server attaches its own, of EXPLORER_WORKERS rows
+    srv = LiveServer(served, limits=Limits(workers=8))
+    try:
+        assert served.scheduler is not None and served.scheduler.size == 8
+        client = openai.OpenAI(base_url=srv.url + "/v1", api_key="none", max_retries=0)
+        prompts = ["Hi", "The capital of", "def f(x):", "One two three", "a", "Grüße", "The quick brown fox", "?"]
+
+        def ask(i, p):
+            return client.completions.create(
+                model=served.name, prompt=p, max_tokens=8 + i, temperature=0.8 if i % 2 else 0, seed=i, logprobs=3
+            )
+
+        got = _at_once([lambda i=i, p=p: ask(i, p) for i, p in enumerate(prompts)])
+        for i, (p, r) in enumerate(zip(prompts, got)):
+            assert not isinstance(r, Exception), (p, r)
+            s = SamplerSettings(max_tokens=8 + i, temperature=0.8 if i % 2 else 0, seed=i, logprobs=3)
+            want = generate(alone, alone.encode(p), s)[0]
+            lp = r.choices[0].logprobs
+            assert len(lp.tokens) == len(want.token_ids) - want.n_prompt
+            np.testing.assert_allclose(lp.token_logprobs, want.logprobs[want.n_prompt :], atol=ATOL, rtol=0)
+        assert served.scheduler.widest >= 4, served.scheduler.widest
+    finally:
+        srv.stop()
+
+
+def test_llamacpp_generations_at_once_take_turns_and_equal_each_alone(tiny_gguf):
+    """The llama.cpp engine does not batch: requests at once each decode to their end in turn (never interleaved,
+    which made each re-decode its text at every turn), and each equals the request alone."""
+    s = SamplerSettings(max_tokens=12, temperature=0.8, seed=3, logprobs=3, ignore_eos=True)
+    prompts = ["Hi", "The capital of", "def add(a, b):", "One two", "x", "Grüße aus"]
+    alone = {p: generate(tiny_gguf, tiny_gguf.encode(p), s)[0] for p in prompts}
+    decoded = []
+    real = tiny_gguf._decode
+
+    def counted(seq, tokens, start, want):
+        decoded.append(len(tokens))
+        return real(seq, tokens, start, want)
+
+    tiny_gguf._decode = counted
+    try:
+        got = _at_once([lambda p=p: generate(tiny_gguf, tiny_gguf.encode(p), s)[0] for p in prompts])
+    finally:
+        del tiny_gguf._decode
+    for p, g in zip(prompts, got):
+        assert not isinstance(g, Exception), (p, g)
+        _assert_same(g, alone[p])
+    # each request's prompt once and its tokens one at a time: nothing decoded again
+    prompt_tokens = sum(len(tiny_gguf.encode(p)) for p in prompts)
+    assert sum(decoded) <= prompt_tokens + len(prompts) * s.max_tokens, (sum(decoded), prompt_tokens)
