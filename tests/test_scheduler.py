@@ -176,6 +176,60 @@ def test_closing_a_stream_early_frees_its_row(gpt2_dir):
     assert len(again.token_ids) - again.n_prompt == 5
 
 
+def test_the_samples_of_one_request_decode_together_from_one_read_of_the_prompt(pair):
+    """n > 1: the prompt is read once and every sample joins the batch at once (one step carries all of them),
+    each sample what it is alone, stop strings and the prompt's numbers included; a stream of n samples read
+    in order gets the same."""
+    from explorer.engine.generation import samples
+
+    alone, batched = pair
+    sched = batched.scheduler
+    s = SamplerSettings(max_tokens=10, temperature=2.0, seed=3, n=5, logprobs=2, prompt_logprobs=1)
+    reads = []
+    real = batched.body
+    batched.body = lambda *a, **kw: (reads.append(1), real(*a, **kw))[1]
+    try:
+        widest, sched.widest = sched.widest, 0
+        got = generate(batched, batched.encode("The capital of"), s)
+        assert len(reads) == 1 and sched.widest == 5, (len(reads), sched.widest)
+        sched.widest = max(widest, sched.widest)
+    finally:
+        del batched.body
+    want = generate(alone, alone.encode("The capital of"), s)
+    assert len(got) == len(want) == 5
+    for g, w in zip(got, want):
+        _assert_same(g, w)
+    np.testing.assert_allclose(got[0].logprobs[1 : got[0].n_prompt], want[0].logprobs[1 : want[0].n_prompt], atol=ATOL)
+    assert len({tuple(g.token_ids.tolist()) for g in got}) > 1  # five seeds, not one sample five times
+    cut = replace(s, prompt_logprobs=None, stop=(_text(alone, want[1])[2:4],))
+    with samples(batched, batched.encode("The capital of"), cut, want_prompt=False) as streams:
+        texts = [ev.text for events in streams for ev in events if hasattr(ev, "finish_reason")]
+    wanted = generate(alone, alone.encode("The capital of"), cut)
+    assert texts == [_text(alone, r) for r in wanted] and wanted[1].finish_reason == "stop"
+
+
+def _text(engine: Engine, r) -> str:
+    return r.output_text if r.output_text is not None else engine.detokenize(r.token_ids[r.n_prompt :].tolist())
+
+
+def test_leaving_the_samples_early_frees_every_row(gpt2_dir):
+    """A client that goes away after the first sample's first token: the other samples leave the batch too."""
+    from explorer.engine.generation import samples
+
+    _, batched = _pair(gpt2_dir, "sched-samples")
+    s = SamplerSettings(max_tokens=60, temperature=0.8, seed=1, n=4, ignore_eos=True)
+    sched = batched.scheduler
+    with samples(batched, batched.encode("Hi"), s) as streams:
+        next(streams[0])
+    deadline = time.monotonic() + 10
+    while (sched._closed or sched._waiting) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    before = sched.steps
+    time.sleep(0.5)
+    assert sched.steps - before <= 1 and not sched._waiting  # nothing left to decode
+    assert sched.rows < 4 * 60  # the four samples did not run to their end
+
+
 def _thread_cpu_ticks(native_id: int) -> int:
     with open(f"/proc/self/task/{native_id}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()

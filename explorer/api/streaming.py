@@ -15,21 +15,22 @@ from dataclasses import replace
 
 from explorer.api.framing import sse
 from explorer.api.handlers import chat_options, chat_setup, completion_options, completion_setup
-from explorer.engine import Done, score_ids, stream
-from explorer.engine.generation import collect, step_scores
+from explorer.engine import Done, score_ids
+from explorer.engine.generation import collect, samples, step_scores
 from explorer.export import openai_chat, openai_completion
 from explorer.export.common import envelope, last_chunk, usage_chunk, usage_of
 from explorer.results.scores import TokenScores
 
 
-def _tokens(engine, ids, s, sample):
-    """(Step, Done or None) per generated token, the Done riding on the last one; (None, Done) when none came.
+def _tokens(events):
+    """(Step, Done or None) per generated token of one sample's `events`, the Done riding on the last one;
+    (None, Done) when none came.
 
     The last token's text also carries what only the end of the text decodes (a split character's `\ufffd`),
     so the streamed texts join to the non-streamed `text`.
     """
     held, sent = None, ""
-    for ev in stream(engine, ids, s, sample=sample, want_prompt=False):
+    for ev in events:
         if isinstance(ev, Done):
             if held is not None:
                 joined = sent + held.text
@@ -81,35 +82,36 @@ def completion_events(engine, req, limits) -> Iterator[bytes]:
         for ids in prompts:
             n_prompt += len(ids)
             prompt = score_ids(engine, ids, k=pk) if req.echo else None
-            for sample in range(s.n):
-                first = True
-                for step, done in _tokens(engine, ids, s, sample):
-                    n_out += step is not None
-                    echo = first and prompt is not None
-                    if echo and prompt is not None:
-                        r = _echoed(engine, ids, s, step, done, prompt) if o.logprobs is not None else None
-                        text = prompt.prompt_text + (step.text if step else "")
-                    else:
-                        r = _scores(engine, step, s, done, o.logprobs is not None)
-                        text = step.text if step else ""
-                    piece = openai_completion.Piece(
-                        text=text,
-                        offset=(len(prompt.prompt_text) if prompt is not None and not echo else 0)
-                        + (step.start if step and not echo else 0),
-                        finish_reason=done.finish_reason if done else None,
-                        stop_reason=done.stop_reason if done else None,
-                        token_ids=[step.token_id] if step and o.return_token_ids else None,
-                        tokens_as_ids=o.tokens_as_ids,
-                        prompt_token_ids=ids if first and (o.return_token_ids or echo) else None,
-                        echo=echo,
-                        prompt_k=pk,
-                    )
-                    c = openai_completion.chunk(head, index, r, piece)
-                    first = False
-                    if req.continuous_usage():
-                        c["usage"] = usage_of(n_prompt, n_out, details=False)
-                    yield c
-                index += 1
+            with samples(engine, ids, s, want_prompt=False) as streams:  # decoded together where batched
+                for events in streams:
+                    first = True
+                    for step, done in _tokens(events):
+                        n_out += step is not None
+                        echo = first and prompt is not None
+                        if echo and prompt is not None:
+                            r = _echoed(engine, ids, s, step, done, prompt) if o.logprobs is not None else None
+                            text = prompt.prompt_text + (step.text if step else "")
+                        else:
+                            r = _scores(engine, step, s, done, o.logprobs is not None)
+                            text = step.text if step else ""
+                        piece = openai_completion.Piece(
+                            text=text,
+                            offset=(len(prompt.prompt_text) if prompt is not None and not echo else 0)
+                            + (step.start if step and not echo else 0),
+                            finish_reason=done.finish_reason if done else None,
+                            stop_reason=done.stop_reason if done else None,
+                            token_ids=[step.token_id] if step and o.return_token_ids else None,
+                            tokens_as_ids=o.tokens_as_ids,
+                            prompt_token_ids=ids if first and (o.return_token_ids or echo) else None,
+                            echo=echo,
+                            prompt_k=pk,
+                        )
+                        c = openai_completion.chunk(head, index, r, piece)
+                        first = False
+                        if req.continuous_usage():
+                            c["usage"] = usage_of(n_prompt, n_out, details=False)
+                        yield c
+                    index += 1
         if req.include_usage():
             yield usage_chunk(head, n_prompt, n_out)
 
@@ -124,23 +126,26 @@ def chat_events(engine, req, limits) -> Iterator[bytes]:
 
     def gen():
         n_out = 0
-        for sample in range(s.n):
-            yield openai_chat.role_chunk(head, sample, o.echo_text, ids if sample == 0 and o.return_token_ids else None)
-            for step, done in _tokens(engine, ids, s, sample):
-                n_out += step is not None
-                r = _scores(engine, step, s, done, o.logprobs)
-                piece = openai_chat.Piece(
-                    text=step.text if step else "",
-                    top_logprobs=o.top_logprobs,
-                    finish_reason=done.finish_reason if done else None,
-                    stop_reason=done.stop_reason if done else None,
-                    token_ids=[step.token_id] if step and o.return_token_ids else None,
-                    tokens_as_ids=o.tokens_as_ids,
+        with samples(engine, ids, s, want_prompt=False) as streams:  # decoded together where batched
+            for sample, events in enumerate(streams):
+                yield openai_chat.role_chunk(
+                    head, sample, o.echo_text, ids if sample == 0 and o.return_token_ids else None
                 )
-                c = openai_chat.chunk(head, sample, r, piece)
-                if req.continuous_usage():
-                    c["usage"] = usage_of(len(ids), n_out, details=False)
-                yield c
+                for step, done in _tokens(events):
+                    n_out += step is not None
+                    r = _scores(engine, step, s, done, o.logprobs)
+                    piece = openai_chat.Piece(
+                        text=step.text if step else "",
+                        top_logprobs=o.top_logprobs,
+                        finish_reason=done.finish_reason if done else None,
+                        stop_reason=done.stop_reason if done else None,
+                        token_ids=[step.token_id] if step and o.return_token_ids else None,
+                        tokens_as_ids=o.tokens_as_ids,
+                    )
+                    c = openai_chat.chunk(head, sample, r, piece)
+                    if req.continuous_usage():
+                        c["usage"] = usage_of(len(ids), n_out, details=False)
+                    yield c
         if req.include_usage():
             yield usage_chunk(head, len(ids), n_out)
 

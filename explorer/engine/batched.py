@@ -30,6 +30,7 @@ a sliding-window model is refused.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,25 +116,33 @@ class Batch:
         return self.join(prefill(self.engine, ids, s, want_prompt), s, sample, more)
 
     def join(
-        self, start: Prefilled, s: SamplerSettings, sample: int = 0, more: Callable[[int, bool], bool] | None = None
+        self,
+        start: Prefilled,
+        s: SamplerSettings,
+        sample: int = 0,
+        more: Callable[[int, bool], bool] | None = None,
+        shared: bool = False,
     ) -> Slot:
         """A new slot for sample `sample` from a prompt already read (`prefill`, on the request's own thread); its
-        cache becomes the batch's (a fresh one: never a branch's, which its owner keeps)."""
+        cache becomes the batch's (a fresh one: never a branch's, which its owner keeps), or, `shared` (the other
+        samples of an n > 1 request start from it too), a copy of it does."""
         slot = Slot(s, sample, start, rules(self.engine, start, s), _generator(self.engine, s, sample), more)
         if slot.rules.budget <= 0:
             slot.finished = True
             return slot
-        self._join(start)
+        self._join(start, shared)
         self.slots.append(slot)
         return slot
 
-    def _join(self, start: Prefilled) -> None:
+    @torch.inference_mode()
+    def _join(self, start: Prefilled, shared: bool) -> None:
         """`start`'s cache and last hidden state as the batch's last row, both sides left-padded to one length."""
         t = start.x.shape[1]
         mask = torch.ones((1, t), dtype=torch.long, device=self.engine.device)
         if self.past is None:
             _layers(start.past)
-            self.past, self.mask, self.last = start.past, mask, start.last
+            past = copy.deepcopy(start.past) if shared else start.past  # the batch's steps grow its layers
+            self.past, self.mask, self.last = past, mask, start.last
             return
         length = self.mask.shape[1]
         for mine, new in zip(_layers(self.past), _layers(start.past)):

@@ -27,7 +27,8 @@ import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -42,7 +43,7 @@ from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
-__all__ = ["Done", "Step", "collect", "decode_text", "generate", "step_scores", "stream", "with_seed"]
+__all__ = ["Done", "Step", "collect", "decode_text", "generate", "samples", "step_scores", "stream", "with_seed"]
 
 
 @dataclass
@@ -300,9 +301,15 @@ def _decode_text(
 ) -> Iterator[Step | Done]:
     start = prefill(engine, ids, s, want_prompt, resume)
     t = _Text(engine, s)
-    pending: list[Step] = []
-    done = Done("length", "", start.prompt_rows)
     tokens = batched.tokens(start, s, sample, t) if batched is not None else _solo(engine, start, s, sample, t)
+    yield from _texted(t, s, tokens, start.prompt_rows)
+
+
+@torch.inference_mode()
+def _texted(t: _Text, s: SamplerSettings, tokens: Iterator[tuple[Token, View]], prompt_rows) -> Iterator[Step | Done]:
+    """The Steps, then Done, of one sample's tokens and the text layer's findings for them."""
+    pending: list[Step] = []
+    done = Done("length", "", prompt_rows)
     for tok, v in tokens:
         pending.append(Step(tok.id, tok.rows, v.piece, v.start))
         if tok.ends:
@@ -322,6 +329,45 @@ def _decode_text(
         t.text += t.dec.decode(b"", final=True)
     yield from pending
     yield replace(done, text=t.text)
+
+
+class Samples:
+    """The n samples of one prompt (`samples`), each a stream of Steps then Done; leaving the `with` block ends
+    every sample not read to its end (its place in the batch too)."""
+
+    def __init__(self, streams: list[Iterator[Step | Done]], closers: list[Callable[[], None]] | None = None):
+        self.streams, self._closers = streams, closers or []
+
+    def __enter__(self) -> list[Iterator[Step | Done]]:
+        return self.streams
+
+    def __exit__(self, *exc) -> None:
+        for it in self.streams:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+        for close in self._closers:
+            close()
+
+
+def samples(engine: ModelEngine, ids: list[int], s: SamplerSettings, want_prompt: bool = True) -> Samples:
+    """The `s.n` samples of prompt `ids`: sample i is `stream(engine, ids, s, i, ...)`, the prompt's numbers with
+    the first only. Where a scheduler batches the engine's generations (explorer/engine/scheduler.py) the prompt
+    is read once here and every sample joins the batch now, so they decode together whatever order the caller
+    reads them in; elsewhere each sample runs when it is first read."""
+    batched = getattr(engine, "scheduler", None)
+    if s.n == 1 or batched is None:
+        return Samples([stream(engine, ids, s, sample=i, want_prompt=want_prompt and i == 0) for i in range(s.n)])
+    bounds.check_new_tokens(s.max_tokens)
+    with torch.inference_mode():
+        start = prefill(cast(Forward, engine), ids, s, want_prompt)
+    texts = [_Text(cast(Forward, engine), s) for _ in range(s.n)]
+    tickets = [batched.submit(start, s, i, t, shared=True) for i, t in enumerate(texts)]
+    streams = [
+        _texted(t, s, batched.receive(k), start.prompt_rows if i == 0 else None)
+        for i, (t, k) in enumerate(zip(texts, tickets))
+    ]
+    return Samples(streams, [partial(batched.close, k) for k in tickets])
 
 
 def stream(
@@ -417,15 +463,16 @@ def generate(engine: ModelEngine, ids: list[int], s: SamplerSettings) -> list[To
     """n samples of prompt `ids`, each a TokenScores (prompt + generated tokens); the prompt is scored once."""
     s = with_seed(s)
     out, prompt_rows = [], None
-    for i in range(s.n):
-        steps: list[Step] = []
-        done: Done | None = None
-        for ev in stream(engine, ids, s, sample=i, want_prompt=i == 0):
-            if isinstance(ev, Done):
-                done = ev
-            else:
-                steps.append(ev)
-        assert done is not None  # stream always ends with one Done
-        prompt_rows = done.prompt_rows if i == 0 else prompt_rows
-        out.append(collect(engine, ids, s, steps, replace(done, prompt_rows=prompt_rows)))
+    with samples(engine, ids, s) as streams:
+        for i, events in enumerate(streams):
+            steps: list[Step] = []
+            done: Done | None = None
+            for ev in events:
+                if isinstance(ev, Done):
+                    done = ev
+                else:
+                    steps.append(ev)
+            assert done is not None  # a stream always ends with one Done
+            prompt_rows = done.prompt_rows if i == 0 else prompt_rows
+            out.append(collect(engine, ids, s, steps, replace(done, prompt_rows=prompt_rows)))
     return out

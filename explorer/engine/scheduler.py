@@ -10,6 +10,8 @@ A generation goes through it from generation.py's `decode_text` when the engine 
    `bounds.check()`), joins waiting tickets while the batch has room (`size`, EXPLORER_WORKERS), then runs one
    step for all rows and hands each ticket its token with the text layer's findings for it (`View`);
 3. a row leaves the batch when it ends (EOS, a stop id or string, its budget): no one waits for the longest.
+The `n` samples of one request (generation.py's `samples`) share one prompt read: each is a ticket `submit`ted
+at once (`shared`: the batch copies the cache instead of taking it), read in order with `receive`.
 With nothing to decode the thread sleeps on a condition (no polling: an idle server uses no CPU), and ends after
 IDLE_EXIT_S (so a model the server evicts is freed); the next request starts another.
 
@@ -21,12 +23,13 @@ where the device cannot hold that beside the weights.
 
 from __future__ import annotations
 
+import copy
 import logging
 import queue
 import threading
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -56,6 +59,7 @@ class _Ticket:
     text: _Text
     out: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # (Token, View), an error, _END or _ALONE
     views: deque = field(default_factory=deque)  # the text layer's findings, one per token not yet handed on
+    shared: bool = False  # its prompt read is other tickets' too (n > 1): the batch copies its cache
     slot: Slot | None = None
     closed: bool = False
 
@@ -82,16 +86,27 @@ class Scheduler:
     # ---- the request's side ------------------------------------------------------------
     def tokens(self, start: Prefilled, s: SamplerSettings, sample: int, text: _Text) -> Iterator[tuple[Token, View]]:
         """The tokens of one sample from `start`, decoded in the batch; closing the iterator leaves the batch."""
+        yield from self.receive(self.submit(start, s, sample, text))
+
+    def submit(self, start: Prefilled, s: SamplerSettings, sample: int, text: _Text, shared: bool = False) -> _Ticket:
+        """A ticket for one sample from `start`, waiting to join the batch at its next step (`receive` its tokens;
+        `close` it if they are not read to the end). `shared`: other tickets start from the same prompt read, so
+        the batch copies its cache instead of taking it."""
+        t = _Ticket(start, s, sample, text, shared=shared)
         if self.alone:
-            yield from _solo(self.engine, start, s, sample, text)
-            return
-        t = _Ticket(start, s, sample, text)
+            t.out.put(_ALONE)
+            return t
         with self._cond:
             self._waiting.append(t)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"batch-{self.engine.name}", daemon=True)
                 self._thread.start()
             self._cond.notify()
+        return t
+
+    def receive(self, t: _Ticket) -> Iterator[tuple[Token, View]]:
+        """Ticket `t`'s tokens with the text layer's findings, as the batch decodes them; waiting, the request's
+        own bound is asked every WAIT_S; leaving (the end, an error, closed early) closes the ticket."""
         try:
             while True:
                 bounds.check()  # the request's own stop and deadline, on its own thread
@@ -102,15 +117,17 @@ class Scheduler:
                 if item is _END:
                     return
                 if item is _ALONE:
-                    yield from _solo(self.engine, start, s, sample, text)
+                    start = replace(t.start, past=copy.deepcopy(t.start.past)) if t.shared else t.start
+                    yield from _solo(self.engine, start, t.s, t.sample, t.text)
                     return
                 if isinstance(item, BaseException):
                     raise item
                 yield item
         finally:
-            self._close(t)
+            self.close(t)
 
-    def _close(self, t: _Ticket) -> None:
+    def close(self, t: _Ticket) -> None:
+        """Ticket `t` leaves: dropped from the waiting line, or from the batch at its next step boundary."""
         with self._cond:
             if t.closed:
                 return
@@ -147,7 +164,7 @@ class Scheduler:
         if t.closed:
             return
         try:
-            t.slot = batch.join(t.start, t.s, t.sample, t.more)
+            t.slot = batch.join(t.start, t.s, t.sample, t.more, shared=t.shared)
         except ExplorerError as err:
             if err.code != "not_available":
                 t.out.put(err)
