@@ -230,6 +230,49 @@ def test_leaving_the_samples_early_frees_every_row(gpt2_dir):
     assert sched.rows < 4 * 60  # the four samples did not run to their end
 
 
+def test_a_long_prompt_is_read_in_blocks_and_the_batch_decodes_between_them(pair, monkeypatch):
+    """A generation reads its prompt scoring.PREFILL positions a pass: the same numbers as one pass, its bound asked
+    between passes, and the batch's other rows take their steps while it reads (the model is let go between
+    passes)."""
+    from explorer.engine import scoring
+
+    alone, batched = pair
+    prompt = alone.encode("The quick brown fox jumps over the lazy dog. " * 4)
+    s = SamplerSettings(max_tokens=6, temperature=0, logprobs=3, prompt_logprobs=2)
+    one_pass = generate(alone, prompt, s)[0]
+    monkeypatch.setattr(scoring, "PREFILL", 8)
+    calls: list[str] = []
+    for name in ("body", "body_rows"):
+        real = getattr(batched, name)
+        monkeypatch.setattr(batched, name, lambda *a, _n=name, _r=real, **kw: (calls.append(_n), _r(*a, **kw))[1])
+    blocks = generate(batched, prompt, s)[0]
+    assert calls.count("body") == -(-len(prompt) // 8) > 3
+    _assert_same(blocks, one_pass)
+    np.testing.assert_allclose(blocks.logprobs[1:], one_pass.logprobs[1:], atol=ATOL, rtol=0)  # the prompt's too
+
+    checks: list[int] = []  # a stop while the prompt is read: no pass after it
+
+    def stop():
+        checks.append(1)
+        if len(checks) == 2:
+            raise ExplorerError("The request was stopped (test).", code="request_cancelled")
+
+    calls.clear()
+    with bounds.within(bounds.Bound(stop=stop)), pytest.raises(ExplorerError):
+        generate(batched, prompt, s)
+    assert calls == ["body"]
+
+    calls.clear()  # one generation decoding (a step of 5 ms at least) while another reads its long prompt
+    real_rows = batched.body_rows
+    monkeypatch.setattr(batched, "body_rows", lambda *a, **kw: (time.sleep(0.005), real_rows(*a, **kw))[1])
+    long_run = SamplerSettings(max_tokens=100, temperature=0, ignore_eos=True)
+    got = _at_once([lambda: generate(batched, batched.encode("Hi"), long_run),
+                    lambda: (time.sleep(0.1), generate(batched, prompt * 2, s))[1]])  # fmt: skip
+    assert not any(isinstance(g, Exception) for g in got), got
+    reads = [i for i, c in enumerate(calls) if c == "body"][1:]  # the long prompt's passes ("Hi" is one)
+    assert len(reads) > 3 and "body_rows" in calls[reads[0] : reads[-1]]  # steps taken between them
+
+
 def _thread_cpu_ticks(native_id: int) -> int:
     with open(f"/proc/self/task/{native_id}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()

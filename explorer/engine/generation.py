@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
+from explorer.engine import scoring
 from explorer.engine.events import Done, Step
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.listed import listed_rows
@@ -138,13 +139,25 @@ def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bo
     # 2. the prompt through the KV cache (a branch resumes from its own), its numbers when asked
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     if resume is None:
-        hidden, past = engine.body(x, cache=True)  # (T, H)
+        hidden, past = _read(engine, x)  # (T, H)
     else:
         (past, hidden), want_prompt = resume, False
     prompt_rows = None
     if want_prompt and s.prompt_logprobs is not None:
         prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
     return Prefilled(x, past, hidden[-1:], prompt_rows)
+
+
+def _read(engine: Forward, x: torch.Tensor) -> tuple[torch.Tensor, Any]:
+    """Prompt x (1, T) through the KV cache, scoring.PREFILL positions a pass as scoring reads a text (the same numbers as
+    one pass, to float rounding): between passes the request's bound is asked, and the model is let go, so the
+    other generations of a batch (explorer/engine/scheduler.py) take their steps while a long prompt is read."""
+    parts, past, step = [], None, scoring.PREFILL
+    for a in range(0, x.shape[1], step):
+        bounds.check()
+        hidden, past = engine.body(x[:, a : a + step], past, cache=True)
+        parts.append(hidden)
+    return (torch.cat(parts) if len(parts) > 1 else parts[0]), past
 
 
 @dataclass
