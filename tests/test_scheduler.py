@@ -363,6 +363,21 @@ def test_eight_openai_clients_at_once_get_what_each_gets_alone(gpt2_dir):
             assert len(lp.tokens) == len(want.token_ids) - want.n_prompt
             np.testing.assert_allclose(lp.token_logprobs, want.logprobs[want.n_prompt :], atol=ATOL, rtol=0)
         assert served.scheduler.widest >= 4, served.scheduler.widest
+
+        served.scheduler.widest = 0  # a streamed request of n = 3: its samples decode together, sent in order
+        s = SamplerSettings(max_tokens=12, temperature=1.0, seed=9, n=3, logprobs=2)
+        chunks = list(client.completions.create(
+            model=served.name, prompt="The capital of", max_tokens=12, temperature=1.0, seed=9, n=3, logprobs=2,
+            stream=True,
+        ))  # fmt: skip
+        assert served.scheduler.widest == 3
+        order = [c.choices[0].index for c in chunks if c.choices]
+        assert order == sorted(order) and set(order) == {0, 1, 2}
+        for i, want in enumerate(generate(alone, alone.encode("The capital of"), s)):
+            lps = [
+                x for c in chunks if c.choices and c.choices[0].index == i for x in c.choices[0].logprobs.token_logprobs
+            ]
+            np.testing.assert_allclose(lps, want.logprobs[want.n_prompt :], atol=ATOL, rtol=0)
     finally:
         srv.stop()
 
