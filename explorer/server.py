@@ -145,41 +145,35 @@ def page_app(models: Models, limits: Limits):
 
 # Gradio's queue looks for new work every 1 ms and for progress every 10 ms, idle or not: about 4 CPU seconds a
 # minute on an idle 2-core server. While an action waits or runs it looks every 20 ms and 50 ms (soon enough, ~15x
-# less); with none it looks every 0.25 s (the first action after a quiet spell starts within that), and a new
-# action brings the faster pace back at once. Idle, the server's main thread then takes ~0.2 CPU s a minute.
-BUSY_POLL_S, PROGRESS_POLL_S, IDLE_POLL_S = 0.02, 0.05, 0.25
+# less); with none it looks every 0.25 s (the first action after a quiet spell starts within that). A thread sets
+# the pace from what the queue holds, every PACE_S (wrapping the queue's own methods instead made events hang).
+BUSY_POLL_S, PROGRESS_POLL_S, IDLE_POLL_S, PACE_S = 0.02, 0.05, 0.25, 0.5
 
 
 def quiet_queue(demo) -> None:
     """Pace the polling of `demo`'s queue by whether it has work (gradio 6 keeps both intervals as attributes of
-    its Queue, and calls its `push` and `process_events` through the instance)."""
+    its Queue and reads them at every turn of its loops)."""
+    import threading
+    import time
+    import weakref
+
     queue = demo._queue
     busy = (max(queue.sleep_when_free, BUSY_POLL_S), max(queue.progress_update_sleep_when_free, PROGRESS_POLL_S))
     idle = (max(busy[0], IDLE_POLL_S), max(busy[1], IDLE_POLL_S))
-    push, process = queue.push, queue.process_events
+    queue.sleep_when_free, queue.progress_update_sleep_when_free = idle
+    ref = weakref.ref(queue)
 
-    def pace(intervals: tuple[float, float]) -> None:
-        queue.sleep_when_free, queue.progress_update_sleep_when_free = intervals
+    def pace() -> None:  # ends with the queue (its server stopped, or the app gone)
+        while (q := ref()) is not None and not q.stopped:
+            try:
+                working = len(q) > 0 or any(job is not None for job in q.active_jobs)
+            except RuntimeError:  # its dicts changed while read: ask again next time
+                working = True
+            q.sleep_when_free, q.progress_update_sleep_when_free = busy if working else idle
+            del q
+            time.sleep(PACE_S)
 
-    def settle() -> None:
-        if len(queue) == 0 and all(job is None for job in queue.active_jobs):
-            pace(idle)
-
-    async def pushed(*args, **kwargs):
-        pace(busy)
-        try:
-            return await push(*args, **kwargs)
-        finally:
-            settle()  # refused (full, invalid): nothing waits
-
-    async def processed(*args, **kwargs):
-        try:
-            return await process(*args, **kwargs)
-        finally:
-            settle()
-
-    queue.push, queue.process_events = pushed, processed
-    pace(idle)
+    threading.Thread(target=pace, name="queue-pace", daemon=True).start()
 
 
 def deployment(
