@@ -144,36 +144,15 @@ def page_app(models: Models, limits: Limits):
 
 
 # Gradio's queue looks for new work every 1 ms and for progress every 10 ms, idle or not: about 4 CPU seconds a
-# minute on an idle 2-core server. While an action waits or runs it looks every 20 ms and 50 ms (soon enough, ~15x
-# less); with none it looks every 0.25 s (the first action after a quiet spell starts within that). A thread sets
-# the pace from what the queue holds, every PACE_S (wrapping the queue's own methods instead made events hang).
-BUSY_POLL_S, PROGRESS_POLL_S, IDLE_POLL_S, PACE_S = 0.02, 0.05, 0.25, 0.5
+# minute on an idle 2-core server. Every 20 ms and 50 ms start a waiting action soon enough and cost ~15x less.
+IDLE_POLL_S, PROGRESS_POLL_S = 0.02, 0.05
 
 
 def quiet_queue(demo) -> None:
-    """Pace the polling of `demo`'s queue by whether it has work (gradio 6 keeps both intervals as attributes of
-    its Queue and reads them at every turn of its loops)."""
-    import threading
-    import time
-    import weakref
-
+    """Slow the polling of `demo`'s queue (gradio 6 keeps both intervals as attributes of its Queue)."""
     queue = demo._queue
-    busy = (max(queue.sleep_when_free, BUSY_POLL_S), max(queue.progress_update_sleep_when_free, PROGRESS_POLL_S))
-    idle = (max(busy[0], IDLE_POLL_S), max(busy[1], IDLE_POLL_S))
-    queue.sleep_when_free, queue.progress_update_sleep_when_free = idle
-    ref = weakref.ref(queue)
-
-    def pace() -> None:  # ends with the queue (its server stopped, or the app gone)
-        while (q := ref()) is not None and not q.stopped:
-            try:
-                working = len(q) > 0 or any(job is not None for job in q.active_jobs)
-            except RuntimeError:  # its dicts changed while read: ask again next time
-                working = True
-            q.sleep_when_free, q.progress_update_sleep_when_free = busy if working else idle
-            del q
-            time.sleep(PACE_S)
-
-    threading.Thread(target=pace, name="queue-pace", daemon=True).start()
+    queue.sleep_when_free = max(queue.sleep_when_free, IDLE_POLL_S)
+    queue.progress_update_sleep_when_free = max(queue.progress_update_sleep_when_free, PROGRESS_POLL_S)
 
 
 def deployment(
