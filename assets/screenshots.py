@@ -20,6 +20,9 @@ from PIL import Image
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.browser import pick_tab  # noqa: E402 - the browser tests' own helper, found from the repository root
+
 OUT = ROOT / "assets" / "screens"
 SIZES = {"wide": {"width": 1400, "height": 1000}, "phone": {"width": 420, "height": 860}}
 CHROMIUM = os.environ.get("EXPLORER_CHROMIUM", "/usr/bin/chromium")
@@ -68,16 +71,6 @@ def done(page, before: str) -> None:
 def data(page) -> str:
     d = page.locator("#heatmap .lx-data")
     return d.text_content() if d.count() else ""
-
-
-def pick_tab(page, name: str) -> None:
-    """Click a tab, through the "More tabs" menu where a narrow page folds it away."""
-    tab = page.get_by_role("tab", name=name, exact=True)
-    if tab.count():
-        tab.click()
-        return
-    page.get_by_role("button", name="More tabs").click()
-    page.locator(".overflow-dropdown button", has_text=name).click()
 
 
 def run_tab(page, tab: str) -> None:
