@@ -75,7 +75,7 @@ class Scheduler:
 
     def __init__(self, engine: Any, size: int, positions: int = 0):
         self.engine, self.size = engine, max(1, size)
-        self.kv_mb = self.size * (positions or engine.context) * kv_bytes_per_position(engine) / 2**20
+        self.kv_mb = self.size * _sequence_mb(engine, positions or engine.context)
         self._cond = threading.Condition()
         self._waiting: deque[_Ticket] = deque()
         self._closed: list[_Ticket] = []
@@ -213,6 +213,11 @@ def kv_bytes_per_position(engine: Any) -> int:
     return 2 * layers * kv_heads * head_dim * size
 
 
+def _sequence_mb(engine: Any, positions: int) -> float:
+    """MB the KV cache of one sequence of `positions` takes."""
+    return positions * kv_bytes_per_position(engine) / 2**20
+
+
 def _sliding(engine: Any) -> bool:
     config = engine.model.config
     config = config.get_text_config() if hasattr(config, "get_text_config") else config
@@ -236,7 +241,7 @@ def attach(engine: Any, size: int, positions: int = 0) -> str | None:
     if _sliding(engine):
         return f"{engine.name}: each generation decodes on its own (a sliding-window model is not batched)."
     positions = min(positions or engine.context, engine.context)
-    per_seq_mb = positions * kv_bytes_per_position(engine) / 2**20
+    per_seq_mb = _sequence_mb(engine, positions)
     room = device_memory_mb(str(engine.device)) - 2 * engine.weights_mb
     fits = max(1, int(room // per_seq_mb)) if room > 0 and per_seq_mb > 0 else size
     sched = Scheduler(engine, min(size, fits), positions)
