@@ -6,7 +6,6 @@ idle scheduler uses no CPU; through the real `openai` client against the server,
 from __future__ import annotations
 
 import os
-import threading
 import time
 from dataclasses import replace
 
@@ -18,6 +17,7 @@ from explorer.engine import Engine, generate
 from explorer.engine.scheduler import Scheduler, attach
 from explorer.errors import ExplorerError
 from explorer.settings import Limits, SamplerSettings
+from tests.helpers.threads import at_once
 
 ATOL = 1e-5
 
@@ -55,26 +55,6 @@ def _requests(engine: Engine) -> list[tuple[str, SamplerSettings]]:
     ]
 
 
-def _at_once(fns) -> list:
-    """Each fn() on its own thread, all let go together; their results (or errors) in order."""
-    out: list = [None] * len(fns)
-    gate = threading.Barrier(len(fns))
-
-    def run(i, fn):
-        gate.wait()
-        try:
-            out[i] = fn()
-        except Exception as err:  # noqa: BLE001 - compared by the test
-            out[i] = err
-
-    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(fns)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    return out
-
-
 def _assert_same(got, want) -> None:
     """Two generations' TokenScores: the same ids and texts, every number within ATOL."""
     assert got.token_ids.tolist() == want.token_ids.tolist()
@@ -95,7 +75,7 @@ def test_generations_at_once_decode_together_and_equal_each_alone(pair):
     reqs = _requests(alone)
     sched = batched.scheduler
     rows_before = sched.rows
-    got = _at_once([lambda p=p, s=s: generate(batched, batched.encode(p), s) for p, s in reqs])
+    got = at_once([lambda p=p, s=s: generate(batched, batched.encode(p), s) for p, s in reqs])
     for (prompt, s), results in zip(reqs, got):
         assert not isinstance(results, Exception), (prompt, results)
         want = generate(alone, alone.encode(prompt), s)
@@ -151,7 +131,7 @@ def test_a_request_stopped_mid_way_leaves_the_others_unchanged(pair):
 
     fns = [lambda: generate(batched, batched.encode(prompts[0]), s), stopped_one,
            lambda: generate(batched, batched.encode(prompts[2]), s)]  # fmt: skip
-    got = _at_once(fns)
+    got = at_once(fns)
     assert isinstance(got[1], ExplorerError) and got[1].code == "request_cancelled"
     for i in (0, 2):
         _assert_same(got[i][0], generate(alone, alone.encode(prompts[i]), s)[0])
@@ -266,7 +246,7 @@ def test_a_long_prompt_is_read_in_blocks_and_the_batch_decodes_between_them(pair
     real_rows = batched.body_rows
     monkeypatch.setattr(batched, "body_rows", lambda *a, **kw: (time.sleep(0.005), real_rows(*a, **kw))[1])
     long_run = SamplerSettings(max_tokens=100, temperature=0, ignore_eos=True)
-    got = _at_once([lambda: generate(batched, batched.encode("Hi"), long_run),
+    got = at_once([lambda: generate(batched, batched.encode("Hi"), long_run),
                     lambda: (time.sleep(0.1), generate(batched, prompt * 2, s))[1]])  # fmt: skip
     assert not any(isinstance(g, Exception) for g in got), got
     reads = [i for i, c in enumerate(calls) if c == "body"][1:]  # the long prompt's passes ("Hi" is one)
@@ -314,7 +294,7 @@ def test_an_idle_batch_thread_ends_and_frees_its_model(gpt2_dir, monkeypatch):
     assert ref() is None
 
 
-def test_a_prompt_at_the_context_limit_ends_at_once(gpt2_dir):
+def test_a_prompt_at_the_context_limit_endsat_once(gpt2_dir):
     alone, batched = _pair(gpt2_dir, "sched-full")
     ids = alone.encode("Hi") * (alone.context // 2)
     ids = ids[: alone.context]
@@ -354,7 +334,7 @@ def test_eight_openai_clients_at_once_get_what_each_gets_alone(gpt2_dir):
                 model=served.name, prompt=p, max_tokens=8 + i, temperature=0.8 if i % 2 else 0, seed=i, logprobs=3
             )
 
-        got = _at_once([lambda i=i, p=p: ask(i, p) for i, p in enumerate(prompts)])
+        got = at_once([lambda i=i, p=p: ask(i, p) for i, p in enumerate(prompts)])
         for i, (p, r) in enumerate(zip(prompts, got)):
             assert not isinstance(r, Exception), (p, r)
             s = SamplerSettings(max_tokens=8 + i, temperature=0.8 if i % 2 else 0, seed=i, logprobs=3)
@@ -397,7 +377,7 @@ def test_llamacpp_generations_at_once_take_turns_and_equal_each_alone(tiny_gguf)
 
     tiny_gguf._decode = counted
     try:
-        got = _at_once([lambda p=p: generate(tiny_gguf, tiny_gguf.encode(p), s)[0] for p in prompts])
+        got = at_once([lambda p=p: generate(tiny_gguf, tiny_gguf.encode(p), s)[0] for p in prompts])
     finally:
         del tiny_gguf._decode
     for p, g in zip(prompts, got):

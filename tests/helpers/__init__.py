@@ -5,7 +5,8 @@
 - `exports`: the checks every completions and `prompt_logprobs` body passes;
 - `page`: the page over loaded engines, its handlers driven directly (no browser);
 - `shapes`: the shape of every tensor a block of torch code makes;
-- `share`: link states, a raw link packer, the page that records what it is asked to load.
+- `share`: link states, a raw link packer, the page that records what it is asked to load;
+- `threads`: many callers at once (`at_once`), as a classroom or an evaluation client asks.
 
 Beside this package, by the same rule: `tests/browser.py` (Chromium, and the page as a person drives it),
 `tests/reference.py` (the independent computations), `tests/samples.py` (hand-made results), `tests/recorded.py`
