@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 
 import httpx
@@ -17,6 +16,7 @@ import pytest
 from explorer.engine import Engine, generate, score_ids
 from explorer.settings import Limits, SamplerSettings
 from tests.conftest import LiveServer, before_each_pass
+from tests.helpers.threads import at_once
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +26,16 @@ PARAGRAPH = "Every token of a text has a probability under the model, given the 
 
 
 def _rss_mb() -> float:
+    """The memory this process holds: collected garbage, and the C allocator's free pages given back first (glibc
+    keeps them per thread arena, and 32 students' threads fill new arenas: freed memory, not a leak)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    libc = ctypes.util.find_library("c")
+    if libc and hasattr(ctypes.CDLL(libc), "malloc_trim"):
+        ctypes.CDLL(libc).malloc_trim(0)
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
@@ -62,22 +72,10 @@ def _api_student(url: str, model: str, i: int) -> dict:
 
 
 def _round(srv: LiveServer, model: str) -> list:
-    out: list = [None] * STUDENTS
-    go = threading.Barrier(STUDENTS)
-
     def student(i):
-        go.wait()
-        try:
-            out[i] = _page_student(srv.url, i) if i % 2 == 0 else _api_student(srv.url, model, i)
-        except Exception as err:  # noqa: BLE001 - every student's answer is checked below
-            out[i] = err
+        return _page_student(srv.url, i) if i % 2 == 0 else _api_student(srv.url, model, i)
 
-    threads = [threading.Thread(target=student, args=(i,)) for i in range(STUDENTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
-    return out
+    return at_once([lambda i=i: student(i) for i in range(STUDENTS)], timeout=600)
 
 
 def _check(alone: Engine, answers: list) -> None:
@@ -124,23 +122,14 @@ def test_beyond_the_queue_is_a_429_and_the_rest_are_answered(gpt2_dir, monkeypat
     engine = Engine.load(gpt2_dir, device="cpu", name="small-queue")
     before_each_pass(monkeypatch, engine, lambda: time.sleep(0.02))  # long enough that the requests overlap
     srv = LiveServer(engine, limits=Limits(workers=2, queue=2))
-    codes: list = []
-    lock = threading.Lock()
-    go = threading.Barrier(10)
 
     def ask(i):
-        go.wait()
         body = {"model": engine.name, "prompt": _prompt(i), "max_tokens": 24, "temperature": 0, "ignore_eos": True}
         r = httpx.post(srv.url + "/v1/completions", json=body, timeout=120)
-        with lock:
-            codes.append((r.status_code, r.json()))
+        return r.status_code, r.json()
 
     try:
-        threads = [threading.Thread(target=ask, args=(i,)) for i in range(10)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        codes = at_once([lambda i=i: ask(i) for i in range(10)])
     finally:
         srv.stop()
     ok = [b for c, b in codes if c == 200]
