@@ -3,8 +3,10 @@ serve`, EXPLORER_WORKERS=8), A and B in one run on the same model folder:
 
 - generation: 8 clients x R requests of 64 greedy tokens with `logprobs: 5` (`ignore_eos`, so every request is 64
   tokens) at once, against (a) the same requests one at a time through the same server, (b) on the default model,
-  the same server with the llama.cpp engine on its GGUF (one generation at a time: it does not batch), and (c) where
-  `make test-vllm`'s venv exists (and BENCH_VLLM is not 0), the real vLLM on the same folder;
+  the same server with the llama.cpp engine on its GGUF (8 at once and one at a time) and, where bench/llama_server.py
+  finds one, llama.cpp's own server with `--parallel 8` on the same GGUF (its default threads; generation only: it
+  has no `prompt_logprobs`), and (c) where `make test-vllm`'s venv exists (and BENCH_VLLM is not 0), the real vLLM on
+  the same folder;
 - scoring: 8 clients x R requests scoring 222 tokens (`prompt_logprobs: 5`, `max_tokens: 1`), against the same
   one at a time (and vLLM where it runs).
 Each side reports tokens/s, p50/p95 latency and the server's CPU seconds per request (from /proc), and the
@@ -125,9 +127,25 @@ def _ours_llamacpp(clients: int, rounds: int) -> dict:
     srv = _ours(str(gguf), clients, "--engine", "llama.cpp")
     try:
         model = httpx.get(srv.url + "/v1/models").json()["data"][0]["id"]
-        return _side("llamacpp", srv.url + "/v1", model, srv.proc.pid, clients, rounds, serial=False)
+        out = _side("llamacpp", srv.url + "/v1", model, srv.proc.pid, clients, rounds, serial=True)
     finally:
         srv.stop()
+    out["llamacpp_gen_vs_serial"] = _ratio(out["llamacpp_gen_tok_s"], out["llamacpp_serial_gen_tok_s"])
+    sys.path.insert(0, str(ROOT))
+    from bench import llama_server
+    from bench.gguf_group import LlamaServer
+
+    found = llama_server.find()
+    if found is None:
+        out["llamaserver"] = "none: run python bench/llama_server.py to build it"
+        return out
+    peer = LlamaServer(str(found[0]), str(gguf), None, parallel=clients)
+    try:
+        out.update(_side("llamaserver", peer.url, "default", peer.proc.pid, clients, rounds, serial=False, score=False))
+    finally:
+        peer.stop()
+    out["llamacpp_gen_vs_llamaserver"] = _ratio(out["llamacpp_gen_tok_s"], out["llamaserver_gen_tok_s"])
+    return out
 
 
 def _vllm(folder: str):
@@ -163,17 +181,22 @@ def _score_text(url: str, model: str, want: int = 222) -> str:
     return " ".join(words[:lo])
 
 
-def _side(prefix: str, url: str, model: str, pid: int | None, clients: int, rounds: int, serial: bool) -> dict:
+def _side(
+    prefix: str, url: str, model: str, pid: int | None, clients: int, rounds: int, serial: bool, score: bool = True
+) -> dict:
     gen = [[_gen_body(model, PROMPTS[(c + r) % len(PROMPTS)]) for r in range(rounds)] for c in range(clients)]
-    text = _score_text(url, model)
-    score = [[_score_body(model, text) for _ in range(rounds)] for _ in range(clients)]
     _load(url, [[_gen_body(model, "Hi")]], None)  # warm-up
     out = {f"{prefix}_gen_{k}": v for k, v in _load(url, gen, pid).items()}
-    out.update({f"{prefix}_score_{k}": v for k, v in _load(url, score, pid).items()})
+    texts: list[list[dict]] = []
+    if score:
+        text = _score_text(url, model)
+        texts = [[_score_body(model, text) for _ in range(rounds)] for _ in range(clients)]
+        out.update({f"{prefix}_score_{k}": v for k, v in _load(url, texts, pid).items()})
     if serial:  # the same requests, one at a time
         flat = [[b for reqs in gen for b in reqs]]
         out.update({f"{prefix}_serial_gen_{k}": v for k, v in _load(url, flat, pid).items()})
-        flat = [[b for reqs in score for b in reqs]]
+    if serial and score:
+        flat = [[b for reqs in texts for b in reqs]]
         out.update({f"{prefix}_serial_score_{k}": v for k, v in _load(url, flat, pid).items()})
     return out
 

@@ -34,11 +34,12 @@ def _free_port() -> int:
 
 
 class LlamaServer:
-    """llama.cpp's server on `file` with `threads` threads, on a loopback port, ready when made."""
+    """llama.cpp's server on `file` with `threads` threads and `parallel` slots of 2,048 positions each, on a
+    loopback port, ready when made."""
 
-    def __init__(self, path: str, file: str, threads: int | None):
+    def __init__(self, path: str, file: str, threads: int | None, parallel: int = 1):
         port = _free_port()
-        cmd = [path, "-m", file, "-c", "2048", "-np", "1"]
+        cmd = [path, "-m", file, "-c", str(2048 * parallel), "-np", str(parallel)]
         cmd += ["-t", str(threads), "-tb", str(threads)] if threads else []  # None: its own default
         cmd += ["--host", "127.0.0.1", "--port", str(port)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -89,15 +89,72 @@ def _rows_numbers(engine: Engine, drawn: list[tuple[torch.Tensor, torch.Tensor]]
     return [_numbers(engine, lg, tok, sl.rules.k, sl.rules.wanted) for (lg, tok), sl in zip(drawn, slots)]
 
 
-class Batch:
-    """Live sequences decoded together on `engine`; see the module."""
+class PaddedCache:
+    """The batch's rows on the torch engine: a DynamicCache (B, kv_heads, L, head_dim) per layer, left-padded, the
+    (B, L) mask of real positions and each row's last hidden state (logits for unusual heads)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self.slots: list[Slot] = []  # in the order of the cache's rows
-        self.past: Any = None  # DynamicCache (B, kv_heads, L, head_dim) per layer, left-padded
+        self.past: Any = None
         self.mask = torch.zeros((0, 0), dtype=torch.long, device=engine.device)  # (B, L) 1 on real positions
-        self.last: Any = None  # (B, H) each row's last hidden state (logits for unusual heads)
+        self.last: Any = None  # (B, H)
+
+    @torch.inference_mode()
+    def join(self, start: Prefilled, shared: bool, positions: int) -> None:
+        """`start`'s cache and last hidden state as the last row, both sides left-padded to one length (a copy of
+        its cache when `shared`; `positions`, what the row may reach, needs no room set aside here)."""
+        t = start.x.shape[1]
+        mask = torch.ones((1, t), dtype=torch.long, device=self.engine.device)
+        if self.past is None:
+            _layers(start.past)
+            past = copy.deepcopy(start.past) if shared else start.past  # the batch's steps grow its layers
+            self.past, self.mask, self.last = past, mask, start.last
+            return
+        length = self.mask.shape[1]
+        for mine, new in zip(_layers(self.past), _layers(start.past)):
+            for name in ("keys", "values"):
+                a = _pad_left(getattr(mine, name), max(0, t - length), 2)
+                b = _pad_left(getattr(new, name), max(0, length - t), 2)
+                setattr(mine, name, torch.cat([a, b]))
+        self.mask = torch.cat([_pad_left(self.mask, max(0, t - length), 1), _pad_left(mask, max(0, length - t), 1)])
+        self.last = torch.cat([self.last, start.last])
+
+    def keep(self, rows: list[int]) -> None:
+        """Only rows `rows` (in that order); then no column every row pads."""
+        if not rows:
+            self.past, self.last = None, None
+            self.mask = self.mask[:0, :0]
+            return
+        index = torch.tensor(rows, dtype=torch.long, device=self.engine.device)
+        self.past.batch_select_indices(index)
+        self.mask, self.last = self.mask[index], self.last[index]
+        cut = int(self.mask.any(0).long().argmax())  # leading columns no row uses
+        if cut:
+            for layer in _layers(self.past):
+                layer.keys, layer.values = layer.keys[:, :, cut:], layer.values[:, :, cut:]
+            self.mask = self.mask[:, cut:]
+
+    def advance(self, toks: torch.Tensor, positions: list[int]) -> None:
+        """The body on tokens `toks` (B,), one per row, at each row's own position."""
+        dev = self.engine.device
+        self.mask = torch.cat([self.mask, torch.ones((len(positions), 1), dtype=torch.long, device=dev)], 1)
+        at = torch.tensor(positions, dtype=torch.long, device=dev)[:, None]
+        self.last = self.engine.body_rows(toks[:, None], self.past, self.mask, at)
+
+
+def _cache(engine: Any) -> Any:
+    """The rows' cache: the engine's own (`batch_cache`, the llama.cpp engine's KV sequences), else PaddedCache."""
+    own = getattr(engine, "batch_cache", None)
+    return own() if own is not None else PaddedCache(engine)
+
+
+class Batch:
+    """Live sequences decoded together on `engine`; see the module."""
+
+    def __init__(self, engine: Any):
+        self.engine = engine
+        self.slots: list[Slot] = []  # in the order of the cache's rows
+        self.cache = _cache(engine)  # join / keep / advance, and `last`: (B, H) or (B, V) each row's last state
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -130,28 +187,9 @@ class Batch:
         if slot.rules.budget <= 0:
             slot.finished = True
             return slot
-        self._join(start, shared)
+        self.cache.join(start, shared, start.x.shape[1] + slot.rules.budget)
         self.slots.append(slot)
         return slot
-
-    @torch.inference_mode()
-    def _join(self, start: Prefilled, shared: bool) -> None:
-        """`start`'s cache and last hidden state as the batch's last row, both sides left-padded to one length."""
-        t = start.x.shape[1]
-        mask = torch.ones((1, t), dtype=torch.long, device=self.engine.device)
-        if self.past is None:
-            _layers(start.past)
-            past = copy.deepcopy(start.past) if shared else start.past  # the batch's steps grow its layers
-            self.past, self.mask, self.last = past, mask, start.last
-            return
-        length = self.mask.shape[1]
-        for mine, new in zip(_layers(self.past), _layers(start.past)):
-            for name in ("keys", "values"):
-                a = _pad_left(getattr(mine, name), max(0, t - length), 2)
-                b = _pad_left(getattr(new, name), max(0, length - t), 2)
-                setattr(mine, name, torch.cat([a, b]))
-        self.mask = torch.cat([_pad_left(self.mask, max(0, t - length), 1), _pad_left(mask, max(0, length - t), 1)])
-        self.last = torch.cat([self.last, start.last])
 
     def remove(self, slot: Slot) -> None:
         """Drop `slot` between steps (cancelled, disconnected, past its deadline); the other rows go on unchanged."""
@@ -161,22 +199,11 @@ class Batch:
         self._keep([i for i, sl in enumerate(self.slots) if sl is not slot])
 
     def _keep(self, rows: list[int]) -> None:
-        """Only cache rows `rows`, their slots and their last states; then no column every row pads."""
+        """Only rows `rows`: their slots and their cache rows."""
         if len(rows) == len(self.slots):
             return
         self.slots = [self.slots[i] for i in rows]
-        if not rows:
-            self.past, self.last = None, None
-            self.mask = self.mask[:0, :0]
-            return
-        index = torch.tensor(rows, dtype=torch.long, device=self.engine.device)
-        self.past.batch_select_indices(index)
-        self.mask, self.last = self.mask[index], self.last[index]
-        cut = int(self.mask.any(0).long().argmax())  # leading columns no row uses
-        if cut:
-            for layer in _layers(self.past):
-                layer.keys, layer.values = layer.keys[:, :, cut:], layer.values[:, :, cut:]
-            self.mask = self.mask[:, cut:]
+        self.cache.keep(rows)
 
     @torch.inference_mode()
     def step(self) -> list[tuple[Slot, Token]]:
@@ -184,7 +211,7 @@ class Batch:
         if not self.slots:
             return []
         eng, slots = self.engine, list(self.slots)
-        raw = eng.head(self.last).float()  # (B, V)
+        raw = eng.head(self.cache.last).float()  # (B, V)
         drawn = [draw(raw[i : i + 1], sl.s, sl.rules, sl.start.x, sl.out_ids, sl.gen) for i, sl in enumerate(slots)]
         toks = torch.cat([tok for _, tok in drawn])  # (B,)
         tids = toks.tolist()  # the one host sync per step
@@ -199,14 +226,6 @@ class Batch:
             else:
                 sl.finished = True
         self._keep(going)
-        if going:  # the next forward pass runs while the numbers are computed
-            self._advance(toks[going])
+        if going:  # the next forward pass runs while the numbers are computed (the fed token's position per row)
+            self.cache.advance(toks[going], [sl.start.x.shape[1] + len(sl.out_ids) - 1 for sl in self.slots])
         return [(sl, Token(tid, row, e)) for sl, tid, row, e in zip(slots, tids, numbers.result(), ends)]
-
-    def _advance(self, toks: torch.Tensor) -> None:
-        """The body on tokens `toks` (B,), one per live row, after each row's own text."""
-        dev = self.engine.device
-        pos = [sl.start.x.shape[1] + len(sl.out_ids) - 1 for sl in self.slots]  # the fed token's position
-        self.mask = torch.cat([self.mask, torch.ones((len(pos), 1), dtype=torch.long, device=dev)], 1)
-        positions = torch.tensor(pos, dtype=torch.long, device=dev)[:, None]
-        self.last = self.engine.body_rows(toks[:, None], self.past, self.mask, positions)

@@ -299,7 +299,10 @@ WAIT_S = 0.1  # how often a request that waits (its turn, its batch's next token
 
 @contextmanager
 def _turn(lock: Any) -> Iterator[None]:
-    """Hold `lock` for the block, waiting for it as long as the request's bound allows."""
+    """Hold `lock` for the block (None: none to hold), waiting for it as long as the request's bound allows."""
+    if lock is None:
+        yield
+        return
     while not lock.acquire(timeout=WAIT_S):
         bounds.check()
     try:

@@ -29,6 +29,7 @@ import torch
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine, _one_torch_thread
 from explorer.engine.gguf import tokenizer as gguf_tokenizer
+from explorer.engine.llamacpp_batch import Decoder, SequenceCache
 from explorer.engine.tokens import piece_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
@@ -39,6 +40,9 @@ N_BATCH = 512  # positions per llama_decode: its logits buffer holds at most thi
 # by up to 1.0 while another one held cells (llama-cpp-python 0.3.36, flash attention on or off).
 SEQUENCES = 2
 DEFAULT_CONTEXT = 8192  # KV cache positions when the model was trained on more (EXPLORER_CONTEXT changes it)
+# positions (prompt + tokens) of a generation decoded in a batch: the batch's KV cells are allocated up front, so
+# each of its sequences gets this many, not the whole context; a longer generation decodes on its own, in turn
+BATCH_POSITIONS = 2048
 log = logging.getLogger(__name__)
 _init_lock = threading.Lock()
 _backend_ready = False
@@ -146,6 +150,7 @@ class LlamaCppEngine(ForwardEngine):
         self.threads = threads or default_threads()
         self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
+        self.streams = SEQUENCES  # KV streams of its context (llamacpp_batch.py's restream)
         self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
         self._lru = list(range(SEQUENCES))  # least recently used first
         tokenizer = gguf_tokenizer(path)
@@ -166,9 +171,10 @@ class LlamaCppEngine(ForwardEngine):
             quant=self._describe(),
             compile=compile,
         )
-        # one generation at a time, each to its end: interleaved, 8 of them took turns in SEQUENCES KV sequences and
-        # decoded their whole text again at every turn (2.7 tokens/s in all, bench/RESULTS.md 2026-12-02)
+        # one generation at a time, each to its end, where they are not batched: interleaved, 8 of them took turns
+        # in SEQUENCES KV sequences and decoded their whole text again at every turn (2.7 tokens/s in all)
         self.one_at_a_time = threading.RLock()
+        self.decoder: Decoder | None = None  # a served model's batch (reserve), explorer/engine/llamacpp_batch.py
 
     def _gpu_layers(self, device: str | None) -> int:
         """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""
@@ -223,11 +229,33 @@ class LlamaCppEngine(ForwardEngine):
             done.result()
         return done
 
+    # ---- continuous batching (explorer/engine/scheduler.py) ------------------------------------
+    def reserve(self, size: int, positions: int) -> Decoder:
+        """Set aside a batch of `size` KV sequences of `positions` cells each (at most BATCH_POSITIONS)."""
+        if self.decoder is not None:
+            self.decoder.close()
+        self.decoder = Decoder(self, size, min(positions, self.context, BATCH_POSITIONS))
+        return self.decoder
+
+    def batch_cache(self) -> SequenceCache:
+        """The rows of a new Batch (explorer/engine/batched.py): KV sequences of the batch's context."""
+        return SequenceCache(self, self.decoder or self.reserve(8, BATCH_POSITIONS))
+
+    def kv_position_bytes(self) -> int:
+        """Bytes one position of one sequence takes in llama.cpp's KV cache (keys and values, float16)."""
+        lc, m = self._lc, self._model
+        head_dim = int(lc.llama_model_n_embd(m)) // max(1, int(lc.llama_model_n_head(m)))
+        return 2 * int(lc.llama_model_n_layer(m)) * int(lc.llama_model_n_head_kv(m)) * head_dim * 2
+
     def close(self) -> None:
-        """Free llama.cpp's context and model (also when the engine is garbage-collected)."""
+        """Free llama.cpp's contexts and model (also when the engine is garbage-collected)."""
         lc = getattr(self, "_lc", None)
         if lc is None:
             return
+        decoder = getattr(self, "decoder", None)
+        if decoder is not None:
+            decoder.close()
+            self.decoder = None
         if getattr(self, "_batch", None) is not None:
             lc.llama_batch_free(self._batch)
             self._batch = None

@@ -1,5 +1,6 @@
-"""Continuous batching for a served torch model: one thread per model decodes every live generation together
-(explorer/engine/batched.py's Batch), whichever face asked (the page, `/v1`, `logprob-explorer serve`).
+"""Continuous batching for a served local model: one thread per model decodes every live generation together
+(explorer/engine/batched.py's Batch: torch's padded KV cache, or llama.cpp's KV sequences, llamacpp_batch.py),
+whichever face asked (the page, `/v1`, `logprob-explorer serve`).
 
 A generation goes through it from generation.py's `decode_text` when the engine has a scheduler (`attach`):
 1. the request's own thread reads its prompt (`prefill`: its bound applies, its cache and prompt numbers are the
@@ -10,6 +11,8 @@ A generation goes through it from generation.py's `decode_text` when the engine 
    `bounds.check()`), joins waiting tickets while the batch has room (`size`, EXPLORER_WORKERS), then runs one
    step for all rows and hands each ticket its token with the text layer's findings for it (`View`);
 3. a row leaves the batch when it ends (EOS, a stop id or string, its budget): no one waits for the longest.
+A generation the batch cannot hold (on llama.cpp, longer than a batch sequence) decodes on its own thread, in
+turn with the engine's other lone ones (`one_at_a_time`).
 The `n` samples of one request (generation.py's `samples`) share one prompt read: each is a ticket `submit`ted
 at once (`shared`: the batch copies the cache instead of taking it), read in order with `receive`.
 With nothing to decode the thread sleeps on a condition (no polling: an idle server uses no CPU), and ends after
@@ -18,7 +21,8 @@ IDLE_EXIT_S (so a model the server evicts is freed); the next request starts ano
 Every number is what the request alone gives (tests/test_scheduler.py): the same `draw` with the request's own
 seeded generator, the same statistics per row; only the BLAS's blocking for B rows may change the last bits.
 The batch's KV cache is at most `size` x context positions (`kv_mb`, said at start-up): `attach` lowers `size`
-where the device cannot hold that beside the weights.
+where the device cannot hold that beside the weights. llama.cpp allocates its sequences' cells there and then,
+each at most BATCH_POSITIONS (llamacpp.py).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ import torch
 from explorer import bounds
 from explorer.engine.batched import Batch, Slot
 from explorer.engine.forward import torch_threads
-from explorer.engine.generation import WAIT_S, Prefilled, Token, View, _solo, _Text
+from explorer.engine.generation import WAIT_S, Prefilled, Token, View, _solo, _Text, _turn
+from explorer.engine.llamacpp_batch import TOO_LONG
 from explorer.engine.memory import device_memory_mb
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
@@ -118,7 +123,8 @@ class Scheduler:
                     return
                 if item is _ALONE:
                     start = replace(t.start, past=copy.deepcopy(t.start.past)) if t.shared else t.start
-                    yield from _solo(self.engine, start, t.s, t.sample, t.text)
+                    with _turn(self.engine.one_at_a_time):  # llama.cpp's lone generations take turns
+                        yield from _solo(self.engine, start, t.s, t.sample, t.text)
                     return
                 if isinstance(item, BaseException):
                     raise item
@@ -166,6 +172,9 @@ class Scheduler:
         try:
             t.slot = batch.join(t.start, t.s, t.sample, t.more, shared=t.shared)
         except ExplorerError as err:
+            if err.code == TOO_LONG:  # longer than a batch sequence (llama.cpp's): this one decodes on its own
+                t.out.put(_ALONE)
+                return
             if err.code != "not_available":
                 t.out.put(err)
                 return
@@ -203,6 +212,9 @@ class Scheduler:
 
 def kv_bytes_per_position(engine: Any) -> int:
     """Bytes one position of one sequence takes in the KV cache (keys and values of every layer)."""
+    own = getattr(engine, "kv_position_bytes", None)  # llama.cpp's
+    if own is not None:
+        return int(own())
     config = engine.model.config
     config = config.get_text_config() if hasattr(config, "get_text_config") else config
     heads = int(getattr(config, "num_attention_heads", 1) or 1)
@@ -219,6 +231,8 @@ def _sequence_mb(engine: Any, positions: int) -> float:
 
 
 def _sliding(engine: Any) -> bool:
+    if not hasattr(engine, "model"):  # llama.cpp's sequences hold any attention's cells
+        return False
     config = engine.model.config
     config = config.get_text_config() if hasattr(config, "get_text_config") else config
     types = getattr(config, "layer_types", None) or []
@@ -228,12 +242,12 @@ def _sliding(engine: Any) -> bool:
 
 
 def attach(engine: Any, size: int, positions: int = 0) -> str | None:
-    """Give a torch engine a scheduler of `size` sequences of at most `positions` (0: the context) each, fewer
+    """Give a local engine a scheduler of `size` sequences of at most `positions` (0: the context) each, fewer
     sequences where the device cannot hold their KV cache beside the weights; what it takes, for the server's
-    log, or None where the engine decodes each request alone (llama.cpp, a served model, a sliding window)."""
+    log, or None where the engine decodes each request alone (a served model, a sliding window on torch)."""
     if getattr(engine, "scheduler", None) is not None or engine.capabilities.kind == "remote":
         return None  # batched already, or a served model (which batches on its own side)
-    if not hasattr(engine, "body_rows"):
+    if not hasattr(engine, "body_rows") and not hasattr(engine, "reserve"):
         return (
             f"{engine.name}: each generation decodes on its own (the {engine.capabilities.engine} engine does not "
             "batch them yet; --engine torch decodes them together)."
@@ -244,10 +258,17 @@ def attach(engine: Any, size: int, positions: int = 0) -> str | None:
     per_seq_mb = _sequence_mb(engine, positions)
     room = device_memory_mb(str(engine.device)) - 2 * engine.weights_mb
     fits = max(1, int(room // per_seq_mb)) if room > 0 and per_seq_mb > 0 else size
+    longer = ""
+    if hasattr(engine, "reserve"):  # llama.cpp: the cells are allocated now, each sequence at most BATCH_POSITIONS
+        cut = engine.reserve(min(size, fits), positions).positions
+        longer = f"; generations longer than {cut:,} positions decode on their own" if cut < positions else ""
+        positions, per_seq_mb = cut, _sequence_mb(engine, cut)
     sched = Scheduler(engine, min(size, fits), positions)
     engine.scheduler = sched
     lowered = f" (lowered from {size}: the device's memory)" if sched.size < size else ""
+    taken = "takes" if hasattr(engine, "reserve") else "takes at most"  # llama.cpp's is allocated now
     return (
-        f"{engine.name}: up to {sched.size} generations decode together{lowered}; their KV cache takes at most "
-        f"{sched.kv_mb:,.1f} MB ({sched.size} x {positions:,} positions x {per_seq_mb / positions * 1024:.1f} KB)."
+        f"{engine.name}: up to {sched.size} generations decode together{lowered}; their KV cache {taken} "
+        f"{sched.kv_mb:,.1f} MB ({sched.size} x {positions:,} positions x {per_seq_mb / positions * 1024:.1f} KB)"
+        f"{longer}."
     )
