@@ -62,6 +62,11 @@ def default_threads() -> int:
     return int(os.environ.get("EXPLORER_THREADS") or 0) or max(1, cores() - 1)
 
 
+def batch_threads() -> int:
+    """EXPLORER_THREADS, else every core: the threads of the batch's steps (llamacpp_batch.Decoder)."""
+    return int(os.environ.get("EXPLORER_THREADS") or 0) or cores()
+
+
 def available() -> bool:
     """Whether llama-cpp-python can be imported here."""
     import importlib.util
@@ -147,6 +152,7 @@ class LlamaCppEngine(ForwardEngine):
         vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
         n_ctx = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
+        self._threads_asked = threads  # also the batch's (else batch_threads)
         self.threads = threads or default_threads()
         self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
@@ -234,7 +240,8 @@ class LlamaCppEngine(ForwardEngine):
         """Set aside a batch of `size` KV sequences of `positions` cells each (at most BATCH_POSITIONS)."""
         if self.decoder is not None:
             self.decoder.close()
-        self.decoder = Decoder(self, size, min(positions, self.context, BATCH_POSITIONS))
+        threads = self._threads_asked or batch_threads()
+        self.decoder = Decoder(self, size, min(positions, self.context, BATCH_POSITIONS), threads)
         return self.decoder
 
     def batch_cache(self) -> SequenceCache:
