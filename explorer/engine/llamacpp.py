@@ -236,8 +236,11 @@ class LlamaCppEngine(ForwardEngine):
         return done
 
     # ---- continuous batching (explorer/engine/scheduler.py) ------------------------------------
+    batch_positions = BATCH_POSITIONS
+
     def reserve(self, size: int, positions: int) -> Decoder:
-        """Set aside a batch of `size` KV sequences of `positions` cells each (at most BATCH_POSITIONS)."""
+        """Set aside a batch of `size` KV sequences of `positions` cells each (at most BATCH_POSITIONS), before the
+        batch starts (scheduler.py's `attach`): a running batch's rows would lose their cells."""
         if self.decoder is not None:
             self.decoder.close()
         threads = self._threads_asked or batch_threads()

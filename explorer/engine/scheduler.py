@@ -254,19 +254,20 @@ def attach(engine: Any, size: int, positions: int = 0) -> str | None:
         )
     if _sliding(engine):
         return f"{engine.name}: each generation decodes on its own (a sliding-window model is not batched)."
-    positions = min(positions or engine.context, engine.context)
+    asked = positions = min(positions or engine.context, engine.context)
+    allocated = hasattr(engine, "reserve")  # llama.cpp: the cells are allocated now, each sequence a bounded length
+    if allocated:
+        positions = min(positions, engine.batch_positions)
     per_seq_mb = _sequence_mb(engine, positions)
     room = device_memory_mb(str(engine.device)) - 2 * engine.weights_mb
     fits = max(1, int(room // per_seq_mb)) if room > 0 and per_seq_mb > 0 else size
-    longer = ""
-    if hasattr(engine, "reserve"):  # llama.cpp: the cells are allocated now, each sequence at most BATCH_POSITIONS
-        cut = engine.reserve(min(size, fits), positions).positions
-        longer = f"; generations longer than {cut:,} positions decode on their own" if cut < positions else ""
-        positions, per_seq_mb = cut, _sequence_mb(engine, cut)
+    longer = f"; generations longer than {positions:,} positions decode on their own" if positions < asked else ""
+    if allocated:
+        engine.reserve(min(size, fits), positions)
     sched = Scheduler(engine, min(size, fits), positions)
     engine.scheduler = sched
     lowered = f" (lowered from {size}: the device's memory)" if sched.size < size else ""
-    taken = "takes" if hasattr(engine, "reserve") else "takes at most"  # llama.cpp's is allocated now
+    taken = "takes" if allocated else "takes at most"
     return (
         f"{engine.name}: up to {sched.size} generations decode together{lowered}; their KV cache {taken} "
         f"{sched.kv_mb:,.1f} MB ({sched.size} x {positions:,} positions x {per_seq_mb / positions * 1024:.1f} KB)"
