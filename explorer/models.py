@@ -142,11 +142,11 @@ class Models:
         self._pins: dict[str, int] = {}
         self._lock = threading.Lock()  # guards _engines and _pins
         self._load_lock = threading.Lock()  # one load at a time (they are memory-heavy)
-        self.batch_size = 0  # set by a server: its torch models decode their generations together (serve_batched)
+        self.batch_size = 0  # set by a server: its local models decode their generations together (serve_batched)
         self._said: set[str] = set()
 
     def serve_batched(self, size: int) -> None:
-        """From now on every torch model here, loaded or to be, decodes up to `size` generations together
+        """From now on every local model here, loaded or to be, decodes up to `size` generations together
         (explorer/engine/scheduler.py); each says at start-up what its batch's KV cache may take."""
         self.batch_size = size
         with self._lock:

@@ -79,10 +79,10 @@ def _requests(engine: Engine) -> list[tuple[str, SamplerSettings]]:
     ]
 
 
-# llama.cpp's float32 matrix products for several rows in one pass round differently from one row's: measured
-# up to 4.1e-5 with the tiny float32 GGUF (ids identical); the default model's (Q4_1) were bit-identical alone
-# and 8 at once (bench/RESULTS.md)
-ATOL_LLAMACPP = 1e-4
+# llama.cpp's float32 products for several rows in one pass round differently from one row's: measured up to
+# 9.1e-5 with the tiny float32 GGUF (4.1e-5 on a quiet machine, 9.1e-5 in a CI run; ids identical); the default
+# model's (Q4_1) were bit-identical alone and 8 at once (bench/RESULTS.md)
+ATOL_LLAMACPP = 2e-4
 
 
 def _atol(engine) -> float:
@@ -477,9 +477,15 @@ def test_the_server_says_what_a_llamacpp_batch_takes(tiny_gguf_dir, capsys):
     assert f"{3 * 200 * engine.kv_position_bytes() / 2**20:,.1f} MB" in said
 
 
-def test_llamacpp_generations_at_once_take_turns_and_equal_each_alone(tiny_gguf):
-    """The llama.cpp engine does not batch: requests at once each decode to their end in turn (never interleaved,
-    which made each re-decode its text at every turn), and each equals the request alone."""
+def test_llamacpp_generations_at_once_take_turns_and_equal_each_alone(tiny_gguf_dir):
+    """The llama.cpp engine without a scheduler (in process, the CLI): requests at once each decode to their end in
+    turn (never interleaved, which made each re-decode its text at every turn), and each equals the request alone.
+    Its own engine: the session's tiny GGUF gets a scheduler from whichever test serves it first."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
+    from explorer.engine.llamacpp import LlamaCppEngine
+
+    tiny_gguf = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "sched-turns", threads=1)
+    assert tiny_gguf.scheduler is None
     s = SamplerSettings(max_tokens=12, temperature=0.8, seed=3, logprobs=3, ignore_eos=True)
     prompts = ["Hi", "The capital of", "def add(a, b):", "One two", "x", "Grüße aus"]
     alone = {p: generate(tiny_gguf, tiny_gguf.encode(p), s)[0] for p in prompts}
