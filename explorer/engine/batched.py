@@ -1,5 +1,7 @@
-"""Several generations decoded together on the torch engine: one forward pass of the body per step for every live
-sequence, each row's tokens and numbers those of the request alone (generation.py's `sampled`).
+"""Several generations decoded together: one forward pass of the body per step for every live sequence, each
+row's tokens and numbers those of the request alone (generation.py's `sampled`). The rows' KV cache is the
+Batch's `cache`: on the torch engine `PaddedCache` (below), on the llama.cpp engine its KV sequences
+(`batch_cache`, explorer/engine/llamacpp_batch.py); the steps below are the torch engine's.
 
 A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
 1. `add(ids, s, sample, more=...)`: the prompt read alone by generation.py's `prefill` (the same KV cache, the
