@@ -29,7 +29,7 @@ import torch
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine, _one_torch_thread
 from explorer.engine.gguf import tokenizer as gguf_tokenizer
-from explorer.engine.llamacpp_batch import Decoder, SequenceCache
+from explorer.engine.llamacpp_batch import Decoder, SequenceCache, fill
 from explorer.engine.tokens import piece_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
@@ -56,15 +56,20 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def _threads_set() -> int:
+    """EXPLORER_THREADS, or 0 where it is not set."""
+    return int(os.environ.get("EXPLORER_THREADS") or 0)
+
+
 def default_threads() -> int:
     """EXPLORER_THREADS, else all cores but one: that one runs our side (HTTP, the sampler, the statistics of the
     previous step, overlapped). Measured on 2 cores: 130-136 tok/s with 1 llama.cpp thread, 85-97 with 2."""
-    return int(os.environ.get("EXPLORER_THREADS") or 0) or max(1, cores() - 1)
+    return _threads_set() or max(1, cores() - 1)
 
 
 def batch_threads() -> int:
     """EXPLORER_THREADS, else every core: the threads of the batch's steps (llamacpp_batch.Decoder)."""
-    return int(os.environ.get("EXPLORER_THREADS") or 0) or cores()
+    return _threads_set() or cores()
 
 
 def available() -> bool:
@@ -336,12 +341,8 @@ class LlamaCppEngine(ForwardEngine):
         out = np.empty((len(tokens) if want else 0, self.vocab_size), np.float32)
         for a in range(0, len(tokens), self.n_batch):
             part = tokens[a : a + self.n_batch]
-            b.n_tokens = len(part)
-            for j, t in enumerate(part):
-                b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = t, start + a + j, 1, want
-                b.seq_id[j][0] = seq
-            if not want:
-                b.logits[len(part) - 1] = True  # llama.cpp wants at least one output row
+            # without `want`, the last row's logits all the same: llama.cpp wants at least one output row
+            fill(b, [(t, start + a + j, seq, want or j == len(part) - 1) for j, t in enumerate(part)])
             self._run(seq, len(part), start + a)
             if want:
                 rows = np.ctypeslib.as_array(self._lc.llama_get_logits(self._ctx), shape=(len(part), self.vocab_size))

@@ -27,9 +27,17 @@ import torch
 from explorer.engine.generation import Prefilled
 from explorer.errors import ExplorerError
 
-__all__ = ["TOO_LONG", "Decoder", "SequenceCache", "restream"]
+__all__ = ["TOO_LONG", "Decoder", "SequenceCache", "fill", "restream"]
 
 TOO_LONG = "batch_too_long"  # the ExplorerError code of a generation longer than a batch sequence
+
+
+def fill(batch: Any, rows: list[tuple[int, int, int, bool]]) -> None:
+    """A llama_batch holding `rows`: (token, position, sequence id, logits wanted) each, in that order."""
+    batch.n_tokens = len(rows)
+    for j, (token, pos, seq, want) in enumerate(rows):
+        batch.token[j], batch.pos[j], batch.n_seq_id[j], batch.logits[j] = token, pos, 1, want
+        batch.seq_id[j][0] = seq
 
 
 class Decoder:
@@ -152,10 +160,7 @@ class SequenceCache:
         dec, lc, b = self.dec, self.dec._lc, self.dec.batch
         for a in range(0, len(tokens), dec.n_batch):
             part = tokens[a : a + dec.n_batch]
-            b.n_tokens = len(part)
-            for j, t in enumerate(part):
-                b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = t, a + j, 1, j == len(part) - 1
-                b.seq_id[j][0] = seq
+            fill(b, [(t, a + j, seq, j == len(part) - 1) for j, t in enumerate(part)])
             rc = lc.llama_decode(dec.ctx, b)
             if rc != 0:
                 raise ExplorerError(
@@ -178,10 +183,7 @@ class SequenceCache:
         dec, lc, b = self.dec, self.dec._lc, self.dec.batch
         order = sorted(range(len(positions)), key=self.seqs.__getitem__)
         tids = toks.tolist()
-        b.n_tokens = len(order)
-        for j, row in enumerate(order):
-            b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = tids[row], positions[row], 1, True
-            b.seq_id[j][0] = self.seqs[row]
+        fill(b, [(tids[row], positions[row], self.seqs[row], True) for row in order])
         with self.engine.lock:
             dec.use(len(order))
             rc = lc.llama_decode(dec.ctx, b)
