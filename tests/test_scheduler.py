@@ -333,8 +333,12 @@ def test_an_idle_batch_thread_ends_and_frees_its_model(gpt2_dir, monkeypatch):
     assert ref() is None
 
 
-def test_a_prompt_at_the_context_limit_endsat_once(gpt2_dir):
-    alone, batched = _pair(gpt2_dir, "sched-full")
+@pytest.mark.parametrize("kind", ["gpt2", "gguf"])
+def test_a_prompt_at_the_context_limit_endsat_once(kind, request):
+    if kind == "gguf":
+        alone, batched = _gguf_pair(request.getfixturevalue("tiny_gguf_dir"), size=4)
+    else:
+        alone, batched = _pair(request.getfixturevalue("gpt2_dir"), "sched-full")
     ids = alone.encode("Hi") * (alone.context // 2)
     ids = ids[: alone.context]
     s = SamplerSettings(max_tokens=4, temperature=0)
