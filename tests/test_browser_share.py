@@ -383,12 +383,19 @@ def test_a_words_link_reopens_the_same_word(browser, live, gpt2):
     pg = open_page(browser, live.url)
     score(pg, TEXT)
     pg.get_by_role("tab", name="Words").click()
-    pg.get_by_label("Colour words by").click()
-    pg.get_by_role("option", name="surprisal").click()
     pg.get_by_role("button", name="Show words").click()
     pg.locator("#words-heatmap [data-pos='4']").click()
     detail = pg.get_by_text("Word 4", exact=False).first
     detail.wait_for(timeout=30_000)
+    by_probability = chips_of(pg, "#words-heatmap")
+    pg.get_by_label("Colour words by").click()  # recoloured by the person: the chips change, word 4 stays selected
+    pg.get_by_role("option", name="surprisal").click()
+    for _ in range(300):  # the chips are redrawn by the server: up to 30 s
+        if chips_of(pg, "#words-heatmap") != by_probability:
+            break
+        pg.wait_for_timeout(100)
+    assert chips_of(pg, "#words-heatmap") != by_probability
+    assert "sel" in (pg.locator("#words-heatmap [data-pos='4']").get_attribute("class") or "")
     before, text = chips_of(pg, "#words-heatmap"), detail.inner_text()
     url = copied_url(pg)
     pg.context.close()

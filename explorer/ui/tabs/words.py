@@ -72,7 +72,9 @@ class WordsTab:
             api_name="words",
             show_progress_on=[self.note, self.words_table],
         ).then(self.files, [self.state], [self.dl_json, self.dl_csv], api_visibility="private")
-        self.metric.change(
+        # .input, not .change: a link sets the metric and draws the chips with its word selected; a .change
+        # here would redraw them again from the word box as it was before the link's rerun (a race).
+        self.metric.input(
             self.restyle,
             [self.inspector.result, self.metric, self.word],
             [self.legend, self.heatmap],
