@@ -320,7 +320,15 @@ def test_a_lens_link_reopens_the_same_grid_and_cell(browser, live, gpt2, screens
     cell.click()
     head = pg.get_by_text(re.compile(r"^Layer 1: after 1 block, position 3"))
     head.wait_for(timeout=30_000)
+    by_rank = pg.locator("#lens-grid table").inner_html()
+    pg.locator("#lens-metric input[value='logprob']").check()  # recoloured by the person: the cell stays selected
+    for _ in range(300):
+        if pg.locator("#lens-grid table").inner_html() != by_rank:
+            break
+        pg.wait_for_timeout(100)
+    assert "sel" in (pg.locator("#lens-grid tr[data-l='1'] td").nth(3).get_attribute("class") or "")
     grid, text = pg.locator("#lens-grid table").inner_html(), head.inner_text()
+    assert grid != by_rank
     url = copied_url(pg)
     pg.context.close()
 

@@ -88,7 +88,7 @@ class CompareTab:
         self.state.change(
             self.binoculars_of, [self.state], [self.binoculars], api_name="compare_stats", show_progress="hidden"
         )
-        self.colour.change(
+        self.colour.input(  # the person's change (a link's rerun draws its own heatmap: see words.py)
             self.restyle, [self.state, self.colour, self.pos], [self.heatmap, self.legend], api_visibility="private"
         )
 

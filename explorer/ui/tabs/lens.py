@@ -44,7 +44,7 @@ class LensTab:
             gr.Markdown(INTRO)
             self.text = gr.Textbox(label="Text for the lens (empty: the current result)", lines=2)
             with gr.Row():
-                self.metric = gr.Radio(list(METRICS), value="rank", label="Colour cells by")
+                self.metric = gr.Radio(list(METRICS), value="rank", label="Colour cells by", elem_id="lens-metric")
                 self.button = gr.Button("Run the logit lens", variant="primary")
             self.legend = gr.HTML(legend_html("rank"), css_template=CSS, js_on_load=None)
             self.grid = gr.HTML("", css_template=CSS, js_on_load=GRID_JS, elem_id="lens-grid")
@@ -64,7 +64,12 @@ class LensTab:
             [self.state, self.grid, self.legend, *cell_out],
             api_name="lens",
         )
-        self.metric.change(self.restyle, [self.state, self.metric], [self.grid, self.legend], api_name="lens_restyle")
+        self.metric.input(  # the person's change (a link's rerun draws its own grid: see words.py)
+            self.restyle,
+            [self.state, self.metric, self.layer, self.pos],
+            [self.grid, self.legend],
+            api_name="lens_restyle",
+        )
         gr.on(
             [self.layer.submit, self.pos.submit],
             self.cell,
@@ -108,10 +113,15 @@ class LensTab:
             **self._cell(g, layer, pos),
         }
 
-    def restyle(self, g: LensGrid | None, metric: str) -> dict:
+    def restyle(self, g: LensGrid | None, metric: str, layer=None, pos=None) -> dict:
+        """The grid recoloured by `metric`, cell (`layer`, `pos`) still selected where it is one of the grid's."""
         if metric not in METRICS:
             raise error(f"Colour by one of {', '.join(METRICS)}.")
-        return {self.grid: lens_html(g, metric) if g is not None else "", self.legend: legend_html(metric)}
+        try:
+            at: tuple[int, int] | None = (int(layer), int(pos))
+        except (TypeError, ValueError):
+            at = None
+        return {self.grid: lens_html(g, metric, at) if g is not None else "", self.legend: legend_html(metric)}
 
     def show_cell(self, g: LensGrid, metric: str, layer: int, pos: int) -> dict:
         """The grid with cell (`layer`, `pos`) selected, and that cell's detail (a link's restore)."""
