@@ -407,8 +407,10 @@ def test_eight_openai_clients_at_once_get_what_each_gets_alone(gpt2_dir):
 
 def test_llamacpp_rows_start_from_a_copy_of_the_prompt_and_free_their_sequences(tiny_gguf_dir, monkeypatch):
     """The llama.cpp engine's batch: each row's KV is the prompt's cells copied from the engine's own context (no
-    prompt decoded twice; llamacpp_batch.restream), or, where llama.cpp's state does not read as expected, the
-    prompt decoded again in the batch's context: the same answers either way; every sequence free afterwards."""
+    prompt decoded twice; llamacpp_batch.restream), taken as the prompt was read (`for_batch`: six prompts at once
+    through the engine's two sequences let each other's go before they joined), or, where llama.cpp's state does
+    not read as expected, the prompt decoded again in the batch's context: the same answers either way; every
+    sequence free afterwards."""
     from explorer.engine import llamacpp_batch
 
     alone, batched = _gguf_pair(tiny_gguf_dir, size=4)
@@ -416,6 +418,9 @@ def test_llamacpp_rows_start_from_a_copy_of_the_prompt_and_free_their_sequences(
     prompts = ["Hi", "The capital of", "def add(a, b):", "One two three", "x", "Grüße aus"]
     want = {p: generate(alone, alone.encode(p), s)[0] for p in prompts}
     again: list[int] = []
+    read: list[int] = []  # tokens the engine's own context decodes: each prompt once (its prefill), never again
+    own = batched._decode
+    monkeypatch.setattr(batched, "_decode", lambda seq, t, *a, **kw: (read.append(len(t)), own(seq, t, *a, **kw))[1])
     real = llamacpp_batch.SequenceCache._decode_prompt
     monkeypatch.setattr(
         llamacpp_batch.SequenceCache, "_decode_prompt", lambda c, q, t: (again.append(len(t)), real(c, q, t))
@@ -424,6 +429,7 @@ def test_llamacpp_rows_start_from_a_copy_of_the_prompt_and_free_their_sequences(
         if not copied:
             monkeypatch.setattr(llamacpp_batch, "restream", lambda *a: None)
         again.clear()
+        read.clear()
         batched.scheduler.widest = 0
         got = at_once([lambda p=p: generate(batched, batched.encode(p), s)[0] for p in prompts])
         for p, g in zip(prompts, got):
@@ -431,6 +437,10 @@ def test_llamacpp_rows_start_from_a_copy_of_the_prompt_and_free_their_sequences(
             _assert_same(g, want[p], ATOL_LLAMACPP)
         assert batched.scheduler.widest == 4  # the batch's four sequences decoding at once
         assert (sum(again) == 0) if copied else (sum(again) == sum(len(batched.encode(p)) for p in prompts))
+        assert sum(read) == sum(len(batched.encode(p)) for p in prompts), (
+            read,
+            [len(batched.encode(p)) for p in prompts],
+        )  # the cells taken as it was read (`for_batch`)
         assert sorted(batched.decoder.free) == [0, 1, 2, 3]
 
 

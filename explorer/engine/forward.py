@@ -15,6 +15,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import torch
@@ -110,6 +111,11 @@ class ForwardEngine(ABC):
         """ids (B, L), every row continuing the text `past` holds (never changed) -> every position of every row:
         hidden (B, L, H) or logits (B, L, V). Here one row at a time, each on a copy of `past`; Engine batches."""
         return torch.stack([self.body(row[None], copy.deepcopy(past))[0] for row in ids])
+
+    def for_batch(self) -> AbstractContextManager:
+        """Where this thread reads a prompt for a batch to take up at a later step (generation.py, when the engine
+        has a scheduler). Here nothing changes: the torch engine's KV cache of a prompt is the request's own."""
+        return nullcontext()
 
     def head(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (c, H) -> logits (c, V) in the model's dtype (the identity where `body` gives logits)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 import secrets
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
@@ -315,7 +315,8 @@ def _turn(lock: Any) -> Iterator[None]:
 def _decode_text(
     engine: Forward, ids: list[int], s: SamplerSettings, sample: int, want_prompt: bool, resume, batched
 ) -> Iterator[Step | Done]:
-    start = prefill(engine, ids, s, want_prompt, resume)
+    with engine.for_batch() if batched is not None else nullcontext():
+        start = prefill(engine, ids, s, want_prompt, resume)
     t = _Text(engine, s)
     tokens = batched.tokens(start, s, sample, t) if batched is not None else _solo(engine, start, s, sample, t)
     yield from _texted(t, s, tokens, start.prompt_rows)
@@ -375,7 +376,7 @@ def samples(engine: ModelEngine, ids: list[int], s: SamplerSettings, want_prompt
     if s.n == 1 or batched is None:
         return Samples([stream(engine, ids, s, sample=i, want_prompt=want_prompt and i == 0) for i in range(s.n)])
     bounds.check_new_tokens(s.max_tokens)
-    with torch.inference_mode():
+    with torch.inference_mode(), cast(Forward, engine).for_batch():
         start = prefill(cast(Forward, engine), ids, s, want_prompt)
     texts = [_Text(cast(Forward, engine), s) for _ in range(s.n)]
     tickets = [batched.submit(start, s, i, t, shared=True) for i, t in enumerate(texts)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from explorer.engine.capabilities import Capabilities
@@ -108,6 +109,8 @@ class Forward(ModelEngine, Protocol):
     def stats(self, logits: Any, targets: Any, k: int, full: bool = False) -> Stats: ...
 
     def background(self, fn, *args) -> Any: ...
+
+    def for_batch(self) -> AbstractContextManager: ...
 
     def _sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:
         """The engine's fused sums (exp-sum, its first and second moments) of logits rows under their maxima `m`."""

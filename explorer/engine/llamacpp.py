@@ -21,7 +21,9 @@ import ctypes
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -116,6 +118,9 @@ class LlamaPast:
 
     def __init__(self, tokens: tuple[int, ...]):
         self.tokens = tokens
+        # the cells of a sequence holding `tokens`, as llama_state_seq_get_data wrote them (state, sequence id),
+        # taken for a batch (`for_batch`) so that it needs no sequence of the engine's by the time the row joins
+        self.cells: tuple[bytes, int] | None = None
 
     def get_seq_length(self) -> int:
         return len(self.tokens)
@@ -123,6 +128,7 @@ class LlamaPast:
     def crop(self, n: int) -> None:
         """Keep the first n positions (n < 0: drop the last -n), as DynamicCache.crop."""
         self.tokens = self.tokens[: n if n >= 0 else max(0, len(self.tokens) + n)]
+        self.cells = None
 
     def __deepcopy__(self, memo) -> LlamaPast:
         return LlamaPast(self.tokens)
@@ -185,6 +191,7 @@ class LlamaCppEngine(ForwardEngine):
         # one generation at a time, each to its end, where they are not batched: interleaved, 8 of them took turns
         # in SEQUENCES KV sequences and decoded their whole text again at every turn (2.7 tokens/s in all)
         self.one_at_a_time = threading.RLock()
+        self._for_batch = threading.local()  # .on: this thread's prompt reads are for a batch (`for_batch`)
         self.decoder: Decoder | None = None  # a served model's batch (reserve), explorer/engine/llamacpp_batch.py
 
     def _gpu_layers(self, device: str | None) -> int:
@@ -252,6 +259,30 @@ class LlamaCppEngine(ForwardEngine):
         self.decoder = Decoder(self, size, min(positions, self.context, BATCH_POSITIONS), threads)
         return self.decoder
 
+    @contextmanager
+    def for_batch(self) -> Iterator[None]:
+        """This thread's prompt reads copy their KV cells out (LlamaPast.cells) under the lock of their decode, so
+        that the batch takes them whatever the engine's SEQUENCES hold when the row joins: with 8 requests at once
+        the others' prompts had let them go, and the batch's thread decoded each prompt again while every row
+        waited (measured: a fifth of its time)."""
+        self._for_batch.on = True
+        try:
+            yield
+        finally:
+            self._for_batch.on = False
+
+    def cells_of(self, tokens: tuple[int, ...]) -> tuple[bytes, int] | None:
+        """(state, sequence) of the engine's sequence holding exactly `tokens`, None where none does (hold the
+        lock)."""
+        held = [s for s, t in enumerate(self._seqs) if t == tokens]
+        if not held:
+            return None
+        n = self._lc.llama_state_seq_get_size(self._ctx, held[0])
+        buf = (ctypes.c_uint8 * n)()
+        if self._lc.llama_state_seq_get_data(self._ctx, buf, n, held[0]) != n:
+            return None
+        return bytes(buf), held[0]
+
     def batch_cache(self) -> SequenceCache:
         """The rows of a new Batch (explorer/engine/batched.py): KV sequences of the batch's context."""
         return SequenceCache(self, self.decoder or self.reserve(8, BATCH_POSITIONS))
@@ -298,7 +329,10 @@ class LlamaCppEngine(ForwardEngine):
             s = self._sequence(before)
             logits = self._decode(s, new, len(before), want=True)
             self._seqs[s] = before + new
-        return torch.from_numpy(logits), LlamaPast(self._seqs[s])
+            past = LlamaPast(self._seqs[s])
+            if cache and getattr(self._for_batch, "on", False) and len(past.tokens) <= BATCH_POSITIONS:
+                past.cells = self.cells_of(past.tokens)
+        return torch.from_numpy(logits), past
 
     def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
         """ids (B, L), every row continuing the tokens `past` holds -> each row's last logits (B, V) float32: one

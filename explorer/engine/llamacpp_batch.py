@@ -7,8 +7,8 @@ does with --parallel).
    so no row's numbers depend on the others'; its unified cache changed them, see llamacpp.py's SEQUENCES). The
    cells are allocated at once, so a full batch cannot run the server out of memory later.
 2. `SequenceCache` (one per Batch): `join` copies the KV of a prompt read by the engine's own context
-   (generation.py's `prefill`, on the request's thread) into a free sequence (llama_state_seq_get_data /
-   set_data, `restream`: no token is decoded again); `advance` decodes one token per row, each at its own position in its
+   (generation.py's `prefill`, on the request's thread, which also copies its cells out: the engine's `for_batch`)
+   into a free sequence (llama_state_seq_get_data / set_data, `restream`: no token is decoded again); `advance` decodes one token per row, each at its own position in its
    own sequence, and keeps every row's logits (the llama.cpp engine's body gives logits: the head is the
    identity); `keep` frees the sequences of rows that left.
 A generation that could outgrow a sequence (prompt + its token budget > `positions`) is refused here
@@ -132,35 +132,42 @@ class SequenceCache:
         seq = min(dec.free)  # the lowest free: llama.cpp decodes a step fastest with no gaps between the ids
         dec.free.remove(seq)
         try:
-            with self.engine.lock:
-                self._fill(seq, tuple(cast(Any, start.past).tokens))  # a LlamaPast
+            self._fill(seq, cast(Any, start.past))  # a LlamaPast
         except BaseException:
             dec.release(seq)
             raise
         self.seqs.append(seq)
         self.last = start.last if self.last is None else torch.cat([self.last, start.last])
 
-    def _fill(self, seq: int, tokens: tuple[int, ...]) -> None:
-        """Sequence `seq` of the batch's context holding `tokens`: the engine's cells copied where llama.cpp's state
-        reads as this module expects, else the tokens decoded there (the same numbers to float rounding)."""
-        eng, lc, dec = self.engine, self.dec._lc, self.dec
-        src = eng._sequence(tokens)  # the prompt's own cells (decoded again if they were let go)
-        n = lc.llama_state_seq_get_size(eng._ctx, src)
-        buf = (ctypes.c_uint8 * n)()
-        if lc.llama_state_seq_get_data(eng._ctx, buf, n, src) == n:
-            moved = restream(bytes(buf), src, eng.streams, seq, dec.size)
-            if moved is not None:
-                into = (ctypes.c_uint8 * len(moved)).from_buffer_copy(moved)
-                if lc.llama_state_seq_set_data(dec.ctx, into, len(moved), seq) == len(moved):
-                    return
-        lc.llama_memory_seq_rm(lc.llama_get_memory(dec.ctx), seq, -1, -1)
-        self._decode_prompt(seq, tokens)
+    def _fill(self, seq: int, past: Any) -> None:
+        """Sequence `seq` of the batch's context holding `past.tokens`: the cells the request's thread took
+        (`for_batch`), else those of an engine's sequence that holds them still, copied where llama.cpp's state reads
+        as this module expects; else the tokens decoded there (the same numbers to float rounding)."""
+        if past.cells is not None and self._put(seq, *past.cells):
+            return
+        with self.engine.lock:
+            held = self.engine.cells_of(past.tokens)
+            if held is not None and self._put(seq, *held):
+                return
+            lc = self.dec._lc
+            lc.llama_memory_seq_rm(lc.llama_get_memory(self.dec.ctx), seq, -1, -1)
+            self._decode_prompt(seq, past.tokens)
+
+    def _put(self, seq: int, state: bytes, src: int) -> bool:
+        """Cells `state` (sequence `src` of the engine's context) into sequence `seq`; False where they do not go."""
+        lc, dec = self.dec._lc, self.dec
+        moved = restream(state, src, self.engine.streams, seq, dec.size)
+        if moved is None:
+            return False
+        into = (ctypes.c_uint8 * len(moved)).from_buffer_copy(moved)
+        return lc.llama_state_seq_set_data(dec.ctx, into, len(moved), seq) == len(moved)
 
     def _decode_prompt(self, seq: int, tokens: tuple[int, ...]) -> None:
         dec, lc, b = self.dec, self.dec._lc, self.dec.batch
         for a in range(0, len(tokens), dec.n_batch):
             part = tokens[a : a + dec.n_batch]
             fill(b, [(t, a + j, seq, j == len(part) - 1) for j, t in enumerate(part)])
+            dec.use(len(part))
             rc = lc.llama_decode(dec.ctx, b)
             if rc != 0:
                 raise ExplorerError(
