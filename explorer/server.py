@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from fastapi import FastAPI
 
@@ -144,15 +145,44 @@ def page_app(models: Models, limits: Limits):
 
 
 # Gradio's queue looks for new work every 1 ms and for progress every 10 ms, idle or not: about 4 CPU seconds a
-# minute on an idle 2-core server. Every 20 ms and 50 ms start a waiting action soon enough and cost ~15x less.
-IDLE_POLL_S, PROGRESS_POLL_S = 0.02, 0.05
+# minute on an idle 2-core server, 1.0 at 20 and 50 ms (measured: its event loop's wake-ups, nothing else). While
+# there is work, or was in the last BUSY_S, it looks every 20 ms (and for progress every 50 ms while an action runs);
+# idle, every IDLE_POLL_S, so the first action after a quiet spell starts within that (API requests never wait: they
+# do not go through this queue).
+BUSY_POLL_S, PROGRESS_POLL_S, IDLE_POLL_S, BUSY_S = 0.02, 0.05, 0.25, 5.0
+
+
+def _quiet(cls: type) -> type:
+    """Gradio's Queue class with its two polling intervals read from what it is doing (gradio 6 reads them as
+    attributes of the queue, `sleep_when_free` and `progress_update_sleep_when_free`, at every turn of its loops)."""
+
+    def busy(q) -> bool:
+        now = time.monotonic()
+        if len(q) or any(job is not None for job in q.active_jobs):
+            q._explorer_busy_at = now
+        return now - getattr(q, "_explorer_busy_at", -BUSY_S) < BUSY_S
+
+    def running(q) -> bool:
+        return any(job is not None for job in q.active_jobs)
+
+    ignore = lambda q, v: None  # noqa: E731 - gradio's __init__ sets the attributes: the properties decide
+    return type(
+        "QuietQueue",
+        (cls,),
+        {
+            "sleep_when_free": property(lambda q: BUSY_POLL_S if busy(q) else IDLE_POLL_S, ignore),
+            "progress_update_sleep_when_free": property(
+                lambda q: PROGRESS_POLL_S if running(q) else IDLE_POLL_S, ignore
+            ),
+        },
+    )
 
 
 def quiet_queue(demo) -> None:
-    """Slow the polling of `demo`'s queue (gradio 6 keeps both intervals as attributes of its Queue)."""
+    """`demo`'s queue polls at BUSY_POLL_S while there is work, at IDLE_POLL_S when there has been none for BUSY_S."""
     queue = demo._queue
-    queue.sleep_when_free = max(queue.sleep_when_free, IDLE_POLL_S)
-    queue.progress_update_sleep_when_free = max(queue.progress_update_sleep_when_free, PROGRESS_POLL_S)
+    if type(queue).__name__ != "QuietQueue":
+        queue.__class__ = _quiet(type(queue))
 
 
 def deployment(

@@ -1,18 +1,34 @@
-"""Small facts of the running server: an idle server does not spin (the page's Gradio queue polls every 20 ms, not
-every 1 ms), and one version is reported everywhere."""
+"""Small facts of the running server: an idle server does not spin (the page's Gradio queue polls every 20 ms while
+there is work, every 250 ms after 5 s without any: gradio's own is 1 ms always), and one version is reported
+everywhere."""
+
+from types import SimpleNamespace
 
 from explorer.models import Models
-from explorer.server import IDLE_POLL_S, PROGRESS_POLL_S, page_app
+from explorer.server import BUSY_POLL_S, BUSY_S, IDLE_POLL_S, PROGRESS_POLL_S, page_app
 from explorer.settings import Limits
 
 
-def test_the_page_queue_polls_slowly_when_idle(gpt2):
+def test_the_page_queue_polls_slowly_when_idle_and_often_while_there_is_work(gpt2, monkeypatch):
+    from explorer import server
+
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
-    demo = page_app(models, Limits.from_env())
-    assert demo._queue.sleep_when_free >= IDLE_POLL_S >= 0.01  # gradio's own default is 0.001
-    assert demo._queue.progress_update_sleep_when_free >= PROGRESS_POLL_S
-    assert IDLE_POLL_S <= 0.05  # a waiting action still starts within a frame or two
+    q = page_app(models, Limits.from_env())._queue
+    clock = SimpleNamespace(now=1000.0)
+    monkeypatch.setattr(server.time, "monotonic", lambda: clock.now)
+    q.active_jobs = [None, None]
+    assert (q.sleep_when_free, q.progress_update_sleep_when_free) == (IDLE_POLL_S, IDLE_POLL_S)  # idle from the start
+    q.active_jobs = [["an action"], None]  # one runs: new work is looked for often, its progress too
+    assert (q.sleep_when_free, q.progress_update_sleep_when_free) == (BUSY_POLL_S, PROGRESS_POLL_S)
+    q.active_jobs = [None, None]
+    clock.now += BUSY_S / 2  # it ended a moment ago: a next action is likely soon
+    assert (q.sleep_when_free, q.progress_update_sleep_when_free) == (BUSY_POLL_S, IDLE_POLL_S)
+    clock.now += BUSY_S
+    assert q.sleep_when_free == IDLE_POLL_S
+    q.sleep_when_free = 0.001  # what gradio's own __init__ writes changes nothing
+    assert q.sleep_when_free == IDLE_POLL_S
+    assert 0.01 <= BUSY_POLL_S <= 0.05 and IDLE_POLL_S <= 0.5  # a waiting action starts within a frame or two
 
 
 def test_one_version_everywhere():
