@@ -7,10 +7,11 @@ does with --parallel).
    so no row's numbers depend on the others'; its unified cache changed them, see llamacpp.py's SEQUENCES). The
    cells are allocated at once, so a full batch cannot run the server out of memory later.
 2. `SequenceCache` (one per Batch): `join` copies the KV of a prompt read by the engine's own context
-   (generation.py's `prefill`, on the request's thread, which also copies its cells out: the engine's `for_batch`)
-   into a free sequence (llama_state_seq_get_data / set_data, `restream`: no token is decoded again); `advance` decodes one token per row, each at its own position in its
-   own sequence, and keeps every row's logits (the llama.cpp engine's body gives logits: the head is the
-   identity); `keep` frees the sequences of rows that left.
+   (generation.py's `prefill`, on the request's thread, which also copies its cells out: the engine's
+   `for_batch`) into a free sequence (llama_state_seq_get_data / set_data, `restream`: no token is decoded
+   again); `advance` decodes one token per row, each at its own position in its own sequence, and keeps every
+   row's logits (the llama.cpp engine's body gives logits: the head is the identity); `keep` frees the
+   sequences of rows that left.
 A generation that could outgrow a sequence (prompt + its token budget > `positions`) is refused here
 (`TOO_LONG`): the scheduler lets it decode on its own, in turn with the engine's other lone generations.
 """
@@ -141,8 +142,8 @@ class SequenceCache:
 
     def _fill(self, seq: int, past: Any) -> None:
         """Sequence `seq` of the batch's context holding `past.tokens`: the cells the request's thread took
-        (`for_batch`), else those of an engine's sequence that holds them still, copied where llama.cpp's state reads
-        as this module expects; else the tokens decoded there (the same numbers to float rounding)."""
+        (`for_batch`), else those of an engine's sequence that holds them still, copied where llama.cpp's state
+        reads as this module expects; else the tokens decoded there (the same numbers to float rounding)."""
         if past.cells is not None and self._put(seq, *past.cells):
             return
         with self.engine.lock:
