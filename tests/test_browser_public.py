@@ -38,6 +38,17 @@ def slow_public(long_gpt2, monkeypatch):
     srv.stop()
 
 
+@pytest.fixture
+def capped_public(long_gpt2, monkeypatch):
+    """The 8k tiny model served publicly with its 64-token cap, one action at a time and room to wait: a queue of
+    one also refuses, "busy", the events a page runs as it opens, whose toasts then hide the cap's message."""
+    for name in ("EXPLORER_API_KEY", "SPACE_ID", "EXPLORER_PUBLIC"):
+        monkeypatch.delenv(name, raising=False)
+    srv = LiveServer(long_gpt2, limits=replace(PUBLIC_LIMITS, workers=1, queue=8, max_input_tokens=64), public=True)
+    yield srv
+    srv.stop()
+
+
 def start_generating(page, tokens: int = 200) -> None:
     page.get_by_role("tab", name="Generate").click()
     page.get_by_label("Prompt", exact=True).fill("The lazy")
@@ -68,8 +79,8 @@ def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, 
             pg.context.close()
 
 
-def test_over_cap_text_is_refused_in_words_on_a_phone(browser, slow_public, shots):
-    pg = open_page(browser, slow_public.url, "phone")
+def test_over_cap_text_is_refused_in_words_on_a_phone(browser, capped_public, shots):
+    pg = open_page(browser, capped_public.url, "phone")
     try:
         pg.get_by_label("Text", exact=True).fill("the quick brown fox jumps " * 30)
         pg.get_by_role("button", name="Score", exact=True).click()
