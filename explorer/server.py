@@ -156,14 +156,14 @@ def _quiet(cls: type) -> type:
     """Gradio's Queue class with its two polling intervals read from what it is doing (gradio 6 reads them as
     attributes of the queue, `sleep_when_free` and `progress_update_sleep_when_free`, at every turn of its loops)."""
 
-    def busy(q) -> bool:
-        now = time.monotonic()
-        if len(q) or any(job is not None for job in q.active_jobs):
-            q._explorer_busy_at = now
-        return now - getattr(q, "_explorer_busy_at", -BUSY_S) < BUSY_S
-
     def running(q) -> bool:
         return any(job is not None for job in q.active_jobs)
+
+    def busy(q) -> bool:
+        now = time.monotonic()
+        if len(q) or running(q):
+            q._explorer_busy_at = now
+        return now - getattr(q, "_explorer_busy_at", -BUSY_S) < BUSY_S
 
     ignore = lambda q, v: None  # noqa: E731 - gradio's __init__ sets the attributes: the properties decide
     return type(

@@ -26,25 +26,28 @@ def shots(tmp_path) -> Path:
     return tmp_path
 
 
+def public_server(engine, monkeypatch, queue: int):
+    """`engine` served publicly with a 64-token cap, one action at a time and `queue` waiting."""
+    for name in ("EXPLORER_API_KEY", "SPACE_ID", "EXPLORER_PUBLIC"):
+        monkeypatch.delenv(name, raising=False)
+    limits = replace(PUBLIC_LIMITS, workers=1, queue=queue, max_input_tokens=64)
+    return LiveServer(engine, limits=limits, public=True)
+
+
 @pytest.fixture
 def slow_public(long_gpt2, monkeypatch):
     """The 8k tiny model at ~20 decode steps a second, served publicly: one action at a time, one waiting."""
-    for name in ("EXPLORER_API_KEY", "SPACE_ID", "EXPLORER_PUBLIC"):
-        monkeypatch.delenv(name, raising=False)
     before_each_pass(monkeypatch, long_gpt2, lambda: time.sleep(0.05))
-    limits = replace(PUBLIC_LIMITS, workers=1, queue=1, max_input_tokens=64)
-    srv = LiveServer(long_gpt2, limits=limits, public=True)
+    srv = public_server(long_gpt2, monkeypatch, queue=1)
     yield srv
     srv.stop()
 
 
 @pytest.fixture
 def capped_public(long_gpt2, monkeypatch):
-    """The 8k tiny model served publicly with its 64-token cap, one action at a time and room to wait: a queue of
-    one also refuses, "busy", the events a page runs as it opens, whose toasts then hide the cap's message."""
-    for name in ("EXPLORER_API_KEY", "SPACE_ID", "EXPLORER_PUBLIC"):
-        monkeypatch.delenv(name, raising=False)
-    srv = LiveServer(long_gpt2, limits=replace(PUBLIC_LIMITS, workers=1, queue=8, max_input_tokens=64), public=True)
+    """The same with room to wait: a queue of one also refuses, "busy", the events a page runs as it opens, whose
+    toasts then hide the cap's message."""
+    srv = public_server(long_gpt2, monkeypatch, queue=8)
     yield srv
     srv.stop()
 

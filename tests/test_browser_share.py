@@ -249,6 +249,15 @@ def copied_url(pg) -> str:
     return pg.get_by_label("Link", exact=True).input_value()
 
 
+def changed(pg, read, before, seconds: float = 30) -> bool:
+    """Whether `read()` differs from `before` within `seconds` (what the server redraws)."""
+    for _ in range(int(seconds * 10)):
+        if read() != before:
+            return True
+        pg.wait_for_timeout(100)
+    return read() != before
+
+
 def chips_of(pg, where: str) -> list[tuple[str | None, str | None, str]]:
     """Each chip's position, title and colour class (the selection mark left out)."""
     loc = pg.locator(f"{where} [data-pos]")
@@ -322,10 +331,7 @@ def test_a_lens_link_reopens_the_same_grid_and_cell(browser, live, gpt2, screens
     head.wait_for(timeout=30_000)
     by_rank = pg.locator("#lens-grid table").inner_html()
     pg.locator("#lens-metric input[value='logprob']").check()  # recoloured by the person: the cell stays selected
-    for _ in range(300):
-        if pg.locator("#lens-grid table").inner_html() != by_rank:
-            break
-        pg.wait_for_timeout(100)
+    assert changed(pg, lambda: pg.locator("#lens-grid table").inner_html(), by_rank)
     assert "sel" in (pg.locator("#lens-grid tr[data-l='1'] td").nth(3).get_attribute("class") or "")
     grid, text = pg.locator("#lens-grid table").inner_html(), head.inner_text()
     assert grid != by_rank
@@ -398,11 +404,7 @@ def test_a_words_link_reopens_the_same_word(browser, live, gpt2):
     by_probability = chips_of(pg, "#words-heatmap")
     pg.get_by_label("Colour words by").click()  # recoloured by the person: the chips change, word 4 stays selected
     pg.get_by_role("option", name="surprisal").click()
-    for _ in range(300):  # the chips are redrawn by the server: up to 30 s
-        if chips_of(pg, "#words-heatmap") != by_probability:
-            break
-        pg.wait_for_timeout(100)
-    assert chips_of(pg, "#words-heatmap") != by_probability
+    assert changed(pg, lambda: chips_of(pg, "#words-heatmap"), by_probability)
     assert "sel" in (pg.locator("#words-heatmap [data-pos='4']").get_attribute("class") or "")
     before, text = chips_of(pg, "#words-heatmap"), detail.inner_text()
     url = copied_url(pg)
