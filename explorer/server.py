@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -138,9 +139,11 @@ def page_app(models: Models, limits: Limits):
     done = bound_events(demo, limits, workers)
     if done["gpu"]:
         print(f"On a Space: {len(done['gpu'])} actions run under spaces.GPU (ZeroGPU).", file=sys.stderr)
-    # the model's work: `workers` actions at once, `queue` more waiting (they see their place), then "busy"
-    demo.queue(default_concurrency_limit=workers, max_size=limits.queue)
-    quiet_queue(demo)
+    # the model's work: `workers` actions at once, `queue` more waiting (they see their place), then "busy"; the
+    # page's own events (a page opening, a recolour) are not in that line (see ExplorerQueue.push)
+    demo.queue(default_concurrency_limit=workers, max_size=None)
+    own_queue(demo, {**dict.fromkeys(done["model"], ("model", limits.queue)),
+                     **dict.fromkeys(done["opening"], ("opening", max(limits.queue, OPENING_LINE)))})  # fmt: skip
     return demo
 
 
@@ -150,11 +153,15 @@ def page_app(models: Models, limits: Limits):
 # idle, every IDLE_POLL_S, so the first action after a quiet spell starts within that (API requests never wait: they
 # do not go through this queue).
 BUSY_POLL_S, PROGRESS_POLL_S, IDLE_POLL_S, BUSY_S = 0.02, 0.05, 0.25, 5.0
+# pages opening at once whose event (a shared link's rerun) may wait, beyond the visitors' line: a link opened while
+# the line is full still restores, a flood of openings is still refused
+OPENING_LINE = 32
 
 
-def _quiet(cls: type) -> type:
+def _own(cls: Any) -> type:  # cls: gradio.queueing.Queue, not imported here
     """Gradio's Queue class with its two polling intervals read from what it is doing (gradio 6 reads them as
-    attributes of the queue, `sleep_when_free` and `progress_update_sleep_when_free`, at every turn of its loops)."""
+    attributes of the queue, `sleep_when_free` and `progress_update_sleep_when_free`, at every turn of its loops),
+    and its one bound on all waiting events replaced by lines of their own (`lines`: function id -> (line, size))."""
 
     def running(q) -> bool:
         return any(job is not None for job in q.active_jobs)
@@ -165,24 +172,44 @@ def _quiet(cls: type) -> type:
             q._explorer_busy_at = now
         return now - getattr(q, "_explorer_busy_at", -BUSY_S) < BUSY_S
 
+    async def push(q, body, request, username):
+        """Gradio's `max_size` counts every waiting event, the page's own too: a visitor opening the page while
+        the line was full was told "busy" and a shared link was lost. Here an event is refused only when its own
+        line is full; events in no line (cheap ones that run no model) are never refused."""
+        lines = getattr(q, "explorer_lines", {})
+        fn = q.blocks.fns.get(body.fn_index) if body.fn_index is not None else None
+        line = lines.get(fn._id) if fn is not None else None
+        if line is not None:
+            waiting = sum(
+                lines.get(event.fn._id, (None,))[0] == line[0]
+                for events in q.event_queue_per_concurrency_id.values()
+                for event in events.queue
+            )
+            if waiting >= line[1]:  # gradio's own words: its client shows "busy, try again"
+                return False, f"Queue is full. Max size is {line[1]} and size is {waiting}.", "queue_full"
+        return await cls.push(q, body, request, username)
+
     ignore = lambda q, v: None  # noqa: E731 - gradio's __init__ sets the attributes: the properties decide
     return type(
-        "QuietQueue",
+        "ExplorerQueue",
         (cls,),
         {
             "sleep_when_free": property(lambda q: BUSY_POLL_S if busy(q) else IDLE_POLL_S, ignore),
             "progress_update_sleep_when_free": property(
                 lambda q: PROGRESS_POLL_S if running(q) else IDLE_POLL_S, ignore
             ),
+            "push": push,
         },
     )
 
 
-def quiet_queue(demo) -> None:
-    """`demo`'s queue polls at BUSY_POLL_S while there is work, at IDLE_POLL_S when there has been none for BUSY_S."""
+def own_queue(demo, lines: dict[int, tuple[str, int]]) -> None:
+    """`demo`'s queue polls at BUSY_POLL_S while there is work, at IDLE_POLL_S when there has been none for BUSY_S,
+    and bounds each line of `lines` (function id -> (line, size)) on its own."""
     queue = demo._queue
-    if type(queue).__name__ != "QuietQueue":
-        queue.__class__ = _quiet(type(queue))
+    if type(queue).__name__ != "ExplorerQueue":
+        queue.__class__ = _own(type(queue))
+    queue.explorer_lines = lines
 
 
 def deployment(

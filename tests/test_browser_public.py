@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.links import Base, ViewState, encode
 from explorer.settings import PUBLIC_LIMITS
 from tests.browser import SIZES, open_page, require_chromium
 from tests.conftest import LiveServer, before_each_pass
@@ -39,15 +40,6 @@ def slow_public(long_gpt2, monkeypatch):
     """The 8k tiny model at ~20 decode steps a second, served publicly: one action at a time, one waiting."""
     before_each_pass(monkeypatch, long_gpt2, lambda: time.sleep(0.05))
     srv = public_server(long_gpt2, monkeypatch, queue=1)
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def capped_public(long_gpt2, monkeypatch):
-    """The same with room to wait: a queue of one also refuses, "busy", the events a page runs as it opens, whose
-    toasts then hide the cap's message."""
-    srv = public_server(long_gpt2, monkeypatch, queue=8)
     yield srv
     srv.stop()
 
@@ -82,8 +74,33 @@ def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, 
             pg.context.close()
 
 
-def test_over_cap_text_is_refused_in_words_on_a_phone(browser, capped_public, shots):
-    pg = open_page(browser, capped_public.url, "phone")
+def test_a_page_opened_while_the_line_is_full_opens_and_its_link_restores(browser, slow_public, shots):
+    """Only the model's work stands in the line: Gradio's own bound counted every waiting event, the events a page
+    runs as it opens too, so a page opened while one visitor ran and one waited was told "busy" and its link lost."""
+    first, second = (open_page(browser, slow_public.url) for _ in range(2))
+    third = None
+    try:
+        start_generating(first)
+        first.wait_for_timeout(1500)
+        start_generating(second)
+        second.get_by_text("queue", exact=False).filter(visible=True).first.wait_for(timeout=20_000)  # the line: full
+        text = "the quick brown fox jumps over the lazy dog"
+        third = open_page(browser, f"{slow_public.url}/?view={encode(ViewState(base=Base(text=text)))}", shown=False)
+        third.wait_for_timeout(2000)
+        assert third.get_by_text("busy", exact=False).filter(visible=True).count() == 0
+        start_generating(third, 8)  # its own action is the model's work: refused while the line is full
+        third.get_by_text("busy", exact=False).filter(visible=True).first.wait_for(timeout=20_000)
+        third.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=90_000)
+        assert third.get_by_label("Text", exact=True).input_value() == text  # the link's run, after the others
+        third.screenshot(path=str(shots / "public-link-while-full-wide.png"))
+    finally:
+        for pg in (first, second, third):
+            if pg is not None:
+                pg.context.close()
+
+
+def test_over_cap_text_is_refused_in_words_on_a_phone(browser, slow_public, shots):
+    pg = open_page(browser, slow_public.url, "phone")
     try:
         pg.get_by_label("Text", exact=True).fill("the quick brown fox jumps " * 30)
         pg.get_by_role("button", name="Score", exact=True).click()

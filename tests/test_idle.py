@@ -41,3 +41,21 @@ def test_one_version_everywhere():
 
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
     assert explorer.__version__ == version and fingerprint() == f"logprob-explorer-{version}"
+
+
+def test_only_the_models_work_stands_in_the_visitors_line(gpt2):
+    """The page's queue bounds the model's actions by EXPLORER_QUEUE and a page opening (a link's rerun) in a line
+    of its own; the page's cheap events (a recolour, a tab shown) are in none, so none of them is ever "busy"."""
+    from explorer.server import OPENING_LINE
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    demo = page_app(models, Limits(queue=3))
+    lines = demo._queue.explorer_lines
+    fns = list(demo.fns.values())
+    opening = [f for f in fns if any(t[1] == "load" for t in f.targets) and f._id in lines]
+    assert [f.name for f in opening] == ["restore"] and lines[opening[0]._id] == ("opening", OPENING_LINE)
+    model = [f for f in fns if lines.get(f._id) == ("model", 3)]
+    assert {"score", "generate", "chat", "compare"} <= {f.name for f in model}
+    assert len(model) + 1 == len(lines) < len(fns)  # the rest, the page's cheap events: in no line
+    assert demo._queue.max_size is None  # gradio's own bound (every waiting event) is off

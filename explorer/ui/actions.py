@@ -84,15 +84,18 @@ def bounded(fn: Callable, limits: Limits) -> Callable:
 
 def bound_events(demo: gr.Blocks, limits: Limits, workers: int) -> dict[str, Any]:
     """Wrap every handler of `demo` (see the module's docstring), and on a public server put those that run the
-    model in one queue group of `workers` at a time; returns what was done, for the log and tests."""
+    model in one queue group of `workers` at a time; returns what was done, for the log and tests, and the ids of the
+    events that run the model: as a page opens ("opening") and when a visitor asks ("model")."""
     gpu = zero_gpu(limits)
     count, on_gpu = 0, []
+    lines: dict[str, list[int]] = {"model": [], "opening": []}
     for block_fn in demo.fns.values():
         fn = block_fn.fn
         if fn is None or inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
             continue
         wrapped = bounded(fn, limits)
         if marked(fn):
+            lines["opening" if any(t[1] == "load" for t in block_fn.targets) else "model"].append(block_fn._id)
             if limits.public:  # one queue for all the model's work; elsewhere each action keeps its own
                 block_fn.concurrency_id, block_fn.concurrency_limit = "model", workers
             if gpu is not None:
@@ -102,4 +105,4 @@ def bound_events(demo: gr.Blocks, limits: Limits, workers: int) -> dict[str, Any
         count += 1
     if gpu is not None:
         log.info("ZeroGPU: %d actions run under spaces.GPU", len(on_gpu))
-    return {"bounded": count, "gpu": on_gpu}
+    return {"bounded": count, "gpu": on_gpu, **lines}
