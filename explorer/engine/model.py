@@ -16,6 +16,8 @@ from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine
 from explorer.engine.interface import HEAD_MIN_ROWS, STAT_ROWS
 from explorer.engine.loading import Loaded, load
+from explorer.engine.memory import device_memory_mb
+from explorer.engine.packed import pack
 from explorer.engine.tokens import vocab_bytes
 from explorer.settings import max_logprobs
 
@@ -67,6 +69,9 @@ class Engine(ForwardEngine):
             weights_mb=sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20,
             compile=compile,
         )
+        # float32 on a CPU: oneDNN's matmul on packed weights (engine/packed.py), if a copy fits in a quarter of memory
+        room = device_memory_mb("cpu") / 4 - self.weights_mb if loaded.device.type == "cpu" else 0
+        self.packed_layers = pack(model, room)
 
     @classmethod
     def load(
