@@ -36,7 +36,7 @@ def main() -> int:
     plain = Engine.load(a.model, device="cpu", dtype="float32")
     os.environ["EXPLORER_ONEDNN"] = "1"
     packed = Engine.load(a.model, device="cpu", dtype="float32")
-    print(f"{packed.name}: {packed.packed_layers} layers packed (A: {plain.packed_layers})")
+    print(f"{packed.name}: {packed.packed_mb:.0f} MB of weights packed (A: {plain.packed_mb:.0f})")
     text = plain.encode(PARAGRAPH * 3)[:223]
     words = TEXT.split()
     prompts = [plain.encode(" ".join(words[: 3 + 2 * i])) for i in range(8)]

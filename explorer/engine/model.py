@@ -71,7 +71,8 @@ class Engine(ForwardEngine):
         )
         # float32 on a CPU: oneDNN's matmul on packed weights (engine/packed.py), if a copy fits in a quarter of memory
         room = device_memory_mb("cpu") / 4 - self.weights_mb if loaded.device.type == "cpu" else 0
-        self.packed_layers = pack(model, room)
+        self.packed_mb = pack(model, room)  # memory the packed copies take, counted with the weights
+        self.weights_mb += self.packed_mb
 
     @classmethod
     def load(
