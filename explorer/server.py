@@ -177,8 +177,7 @@ def _own(cls: Any) -> type:  # cls: gradio.queueing.Queue, not imported here
         the line was full was told "busy" and a shared link was lost. Here an event is refused only when its own
         line is full; events in no line (cheap ones that run no model) are never refused."""
         lines = getattr(q, "explorer_lines", {})
-        fn = q.blocks.fns.get(body.fn_index) if body.fn_index is not None else None
-        line = lines.get(fn._id) if fn is not None else None
+        line = lines.get(body.fn_index)  # gradio keys its functions by their ids: fn_index is one
         if line is not None:
             waiting = sum(
                 lines.get(event.fn._id, (None,))[0] == line[0]
