@@ -36,11 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import torch
-
 from explorer import bounds
 from explorer.engine.batched import Batch, Slot
-from explorer.engine.forward import torch_threads
 from explorer.engine.generation import WAIT_S, Prefilled, Token, View, _solo, _Text, _turn
 from explorer.engine.llamacpp_batch import TOO_LONG
 from explorer.engine.memory import device_memory_mb
@@ -146,8 +143,6 @@ class Scheduler:
 
     # ---- the scheduler's thread ----------------------------------------------------------
     def _run(self) -> None:
-        if self.engine.device.type == "cpu":  # one core left for the numbers beside (engine.background): measured,
-            torch_threads(max(1, torch.get_num_threads() - 1))  # a thread not the main one ran 8 rows 1.8x slower on 2
         batch, live = Batch(self.engine), dict[Slot, _Ticket]()
         while True:
             with self._cond:
