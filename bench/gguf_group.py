@@ -35,12 +35,13 @@ def _free_port() -> int:
 
 class LlamaServer:
     """llama.cpp's server on `file` with `threads` threads and `parallel` slots of 2,048 positions each, on a
-    loopback port, ready when made."""
+    loopback port, ready when made; its weights repacked or not as our engine's (llamacpp.repacking)."""
 
     def __init__(self, path: str, file: str, threads: int | None, parallel: int = 1):
         port = _free_port()
         cmd = [path, "-m", file, "-c", str(2048 * parallel), "-np", str(parallel)]
         cmd += ["-t", str(threads), "-tb", str(threads)] if threads else []  # None: its own default
+        cmd += [] if llamacpp.repacking() else ["--no-repack"]
         cmd += ["--host", "127.0.0.1", "--port", str(port)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{port}/v1"

