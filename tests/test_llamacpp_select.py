@@ -113,10 +113,10 @@ def test_cli_score_with_llamacpp_equals_the_engine(smollm_gguf):
     np.testing.assert_allclose(got[1:], r.logprobs[1:], atol=1e-5)
 
 
-def test_threads_leave_one_core_for_our_side(monkeypatch):
+def test_threads_are_every_core_unless_set(monkeypatch):
     monkeypatch.delenv("EXPLORER_THREADS", raising=False)
     monkeypatch.setattr(llamacpp, "cores", lambda: 2)
-    assert llamacpp.default_threads() == 1
+    assert llamacpp.default_threads() == 2
     monkeypatch.setattr(llamacpp, "cores", lambda: 1)
     assert llamacpp.default_threads() == 1
     monkeypatch.setenv("EXPLORER_THREADS", "3")

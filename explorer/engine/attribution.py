@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
+from explorer.engine import team
 from explorer.engine.scoring import _head_block, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
@@ -192,7 +193,7 @@ def _gradients(
     def forward(emb: torch.Tensor) -> torch.Tensor:
         bounds.check()
         with engine.lock:  # one forward at a time on the shared model; other requests run between the batches
-            out = f(emb)
+            out = team.run(f, emb)
         if emb.shape[0] > 1 or method == "gxi":  # one of Captum's batches of steps
             done[0] += emb.shape[0]
             if progress is not None:
@@ -204,13 +205,13 @@ def _gradients(
     with torch.enable_grad():
         emb = engine.model.get_input_embeddings()(torch.tensor([ids], device=engine.device)).detach()  # (1, T, H)
         with torch.no_grad(), engine.lock:
-            fx = float(f(emb)[0])
+            fx = float(team.run(f, emb)[0])
         if method == "gxi":
             attr = InputXGradient(forward).attribute(emb.requires_grad_())
             return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, None
         base = _baseline(engine, emb, baseline, neutral)
         with torch.no_grad(), engine.lock:
-            fb = float(f(base)[0])
+            fb = float(team.run(f, base)[0])
         attr = IntegratedGradients(forward).attribute(
             emb, baselines=base, n_steps=steps, internal_batch_size=rows, method="gausslegendre"
         )
@@ -235,7 +236,8 @@ def _eager(model):
 def _attention(engine, ids: list[int], layers: int) -> np.ndarray:
     """(T,) the last `layers` layers' attention from the last position to each token, mean over heads."""
     with engine.lock, _eager(engine.model):
-        out = engine.model.base_model(input_ids=torch.tensor([ids], device=engine.device), output_attentions=True)
+        x = torch.tensor([ids], device=engine.device)
+        out = team.run(engine.model.base_model, input_ids=x, output_attentions=True)
     att = [a for a in (out.attentions or ()) if a is not None]
     if not att:
         raise ExplorerError(f"Model {engine.name!r} gives no attention weights.", code="unsupported")

@@ -28,19 +28,11 @@ from explorer.engine.generation import decode_text
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
 from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
 from explorer.engine.scoring import score_forward
+from explorer.engine.team import torch_threads
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 
 log = logging.getLogger(__name__)
-
-
-def torch_threads(k: int) -> None:
-    """This thread runs torch on `k` threads; threads started later keep the process's default."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(k)  # this thread's OpenMP setting, and (in torch) the default of threads not yet started
-    reset = threading.Thread(target=torch.set_num_threads, args=(n,))  # so put the default back, from another thread
-    reset.start()
-    reset.join()
 
 
 def _one_torch_thread() -> None:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine, _one_torch_thread
 from explorer.engine.gguf import tokenizer as gguf_tokenizer
@@ -64,13 +65,9 @@ def _threads_set() -> int:
 
 
 def default_threads() -> int:
-    """EXPLORER_THREADS, else all cores but one: that one runs our side (HTTP, the sampler, the statistics of the
-    previous step, overlapped). Measured on 2 cores: 130-136 tok/s with 1 llama.cpp thread, 85-97 with 2."""
-    return _threads_set() or max(1, cores() - 1)
-
-
-def batch_threads() -> int:
-    """EXPLORER_THREADS, else every core: the threads of the batch's steps (llamacpp_batch.Decoder)."""
+    """EXPLORER_THREADS, else every core. (It was all cores but one, when every thread that decoded started its own
+    OpenMP pool and llama.cpp's barriers slept: 2 threads ran slower than 1. With every decode on one thread,
+    explorer/engine/team.py, one client on 2 cores: 96 tokens/s with 2 threads, 54 with 1.)"""
     return _threads_set() or cores()
 
 
@@ -177,7 +174,7 @@ class LlamaCppEngine(ForwardEngine):
         vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
         n_ctx = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
-        self._threads_asked = threads  # also the batch's (else batch_threads)
+        self._threads_asked = threads  # also the batch's (else default_threads)
         self.threads = threads or default_threads()
         self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
@@ -269,7 +266,7 @@ class LlamaCppEngine(ForwardEngine):
         batch starts (scheduler.py's `attach`): a running batch's rows would lose their cells."""
         if self.decoder is not None:
             self.decoder.close()
-        threads = self._threads_asked or batch_threads()
+        threads = self._threads_asked or default_threads()
         self.decoder = Decoder(self, size, min(positions, self.context, BATCH_POSITIONS), threads)
         return self.decoder
 
@@ -401,7 +398,7 @@ class LlamaCppEngine(ForwardEngine):
         """llama_decode the batch; when the KV cache is full, drop other sequences (least recently used first)."""
         lc, mem = self._lc, self._lc.llama_get_memory(self._ctx)
         while True:
-            rc = lc.llama_decode(self._ctx, self._batch)
+            rc = team.run(lc.llama_decode, self._ctx, self._batch)
             if rc == 0:
                 return
             others = [s for s in self._lru if s != seq and self._seqs[s]]

@@ -25,6 +25,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from explorer.engine import team
 from explorer.engine.generation import Prefilled
 from explorer.errors import ExplorerError
 
@@ -43,9 +44,9 @@ def fill(batch: Any, rows: list[tuple[int, int, int, bool]]) -> None:
 
 class Decoder:
     """The batch's own llama.cpp context: `size` KV sequences of `positions` cells each; a step of several rows
-    runs on `threads` threads (all cores by default, where the engine's own context leaves one for our side: a
-    step of 8 rows is worth them, measured on 2 cores: 211-230 tokens/s with 2 threads, 125-128 with 1), a step
-    of one row on the engine's threads (one row ran slower on both: 70 against 85 tokens/s); see the module."""
+    runs on `threads` threads (all cores by default: a step of 8 rows is worth them, measured on 2 cores: 211-230
+    tokens/s with 2 threads, 125-128 with 1), a step of one row on the engine's threads (the same by default; an
+    engine made with fewer, as the tests' tiny one, keeps them for one row); see the module."""
 
     def __init__(self, engine: Any, size: int, positions: int, threads: int):
         lc = self._lc = engine._lc
@@ -169,7 +170,7 @@ class SequenceCache:
             part = tokens[a : a + dec.n_batch]
             fill(b, [(t, a + j, seq, j == len(part) - 1) for j, t in enumerate(part)])
             dec.use(len(part))
-            rc = lc.llama_decode(dec.ctx, b)
+            rc = team.run(lc.llama_decode, dec.ctx, b)
             if rc != 0:
                 raise ExplorerError(
                     f"llama.cpp could not copy a prompt into the batch (code {rc}).", code="engine_error"
@@ -194,7 +195,7 @@ class SequenceCache:
         fill(b, [(tids[row], positions[row], self.seqs[row], True) for row in order])
         with self.engine.lock:
             dec.use(len(order))
-            rc = lc.llama_decode(dec.ctx, b)
+            rc = team.run(lc.llama_decode, dec.ctx, b)
             if rc != 0:
                 raise ExplorerError(f"llama.cpp could not decode the batch's step (code {rc}).", code="engine_error")
             rows = np.ctypeslib.as_array(lc.llama_get_logits(dec.ctx), shape=(len(order), self.engine.vocab_size))

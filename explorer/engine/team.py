@@ -1,0 +1,93 @@
+"""One thread runs the process's parallel CPU work: the model's forward passes, its output layer and llama.cpp's
+decodes (`run`); torch runs on one thread in every other thread.
+
+Why: libgomp, the OpenMP runtime that torch and llama.cpp share in one process, keeps a pool of worker threads
+for every thread that ever started a parallel region, for as long as that thread lives; once the threads of all
+the pools outnumber the CPU cores, its barriers stop spinning and sleep and wake instead. llama.cpp passes a
+barrier after each operation of its graph (about 900 a token for SmolLM2-135M), torch one per operation.
+Measured on 2 cores (bench/RESULTS.md, 2026-12-04): a thread decoding with llama.cpp on both cores ran 36-38
+tokens/s once any other thread had run one parallel torch operation, 111-162 when it was the only one; the torch
+engine's batch of 8 rows, 87-93 against 132-139. Which threads do model work (the page's and the API's request
+threads, the batch's, the main thread loading) is then no longer a question of speed.
+
+`EXPLORER_TEAM=0` turns it off (every thread keeps torch's default and runs its own work, as before), to measure.
+
+`run(fn, *args, **kwargs)` runs fn on that thread (inline where it is that thread already) in the caller's torch grad
+mode, inference mode and context variables (explorer/bounds.py's request bounds), and returns its result or
+raises its error. The work is serialized, as each engine's lock already serialized a model's passes; on a CPU two
+teams of all the cores at once only slowed each other.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TypeVar
+
+import torch
+
+__all__ = ["ON", "THREADS", "is_team", "run", "torch_threads"]
+
+T = TypeVar("T")
+
+ON = os.environ.get("EXPLORER_TEAM", "1") != "0"
+THREADS = torch.get_num_threads()  # the team's: the process's default (every core, or OMP_NUM_THREADS)
+if ON:
+    torch.set_num_threads(1)  # this thread's, and the default of every thread started later (not the team's)
+
+_jobs: queue.SimpleQueue = queue.SimpleQueue()
+_thread: threading.Thread | None = None
+_start = threading.Lock()
+
+
+def torch_threads(k: int) -> None:
+    """This thread runs torch on `k` threads; threads started later keep the process's default."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(k)  # this thread's OpenMP setting, and (in torch) the default of threads not yet started
+    reset = threading.Thread(target=torch.set_num_threads, args=(n,))  # so put the default back, from another thread
+    reset.start()
+    reset.join()
+
+
+def _loop() -> None:
+    torch_threads(THREADS)
+    while True:
+        _jobs.get()()
+
+
+def _team() -> threading.Thread:
+    global _thread
+    with _start:
+        if _thread is None:
+            _thread = threading.Thread(target=_loop, name="explorer-team", daemon=True)
+            _thread.start()
+        return _thread
+
+
+def is_team() -> bool:
+    """Whether the caller is the team's thread."""
+    return _thread is not None and threading.current_thread() is _thread
+
+
+def run(fn: Callable[..., T], *args, **kwargs) -> T:
+    """fn(*args, **kwargs) on the team's thread, as the caller would run it (see the module)."""
+    if is_team() or not ON:
+        return fn(*args, **kwargs)
+    _team()
+    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+    context = contextvars.copy_context()
+    done: Future = Future()
+
+    def job() -> None:
+        try:
+            with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+                done.set_result(context.run(fn, *args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller, whatever it is
+            done.set_exception(e)
+
+    _jobs.put(job)
+    return done.result()

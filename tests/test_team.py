@@ -1,0 +1,91 @@
+"""One thread runs the process's parallel CPU work (explorer/engine/team.py): every forward pass, output layer and
+llama.cpp decode runs on it, whichever thread asks, as that thread would run it (grad mode, inference mode, the
+request's bounds); torch runs on one thread everywhere else, so libgomp keeps no second pool of workers."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import torch
+
+from explorer import bounds
+from explorer.engine import generate, score_ids, team
+from explorer.errors import ExplorerError
+from explorer.settings import Limits, SamplerSettings
+
+pytestmark = pytest.mark.skipif(not team.ON, reason="EXPLORER_TEAM=0")
+
+
+def test_run_is_the_callers_call_on_one_thread():
+    seen = set()
+
+    def job(x, *, y):
+        seen.add(threading.current_thread().name)
+        return x + y, torch.get_num_threads(), team.run(threading.current_thread)  # nested: inline
+
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda i: team.run(job, i, y=10), range(8)))
+    assert [o[0] for o in out] == list(range(10, 18))
+    assert seen == {"explorer-team"} and {o[2].name for o in out} == {"explorer-team"}
+    assert {o[1] for o in out} == {team.THREADS}  # the team runs torch on every core
+    assert torch.get_num_threads() == 1  # here (and in any other thread): one
+
+
+def test_run_keeps_the_callers_modes_and_bounds_and_raises_its_errors():
+    def modes():
+        return torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+
+    assert team.run(modes) == (True, False)
+    with torch.no_grad():
+        assert team.run(modes) == (False, False)
+    with torch.inference_mode():
+        assert team.run(modes) == (False, True)
+    with bounds.within(bounds.Bound(Limits(), deadline=0.0)), pytest.raises(ExplorerError, match="longer than"):
+        team.run(bounds.check)  # the caller's deadline, passed already
+
+    def fails():
+        raise ValueError("from the team")
+
+    with pytest.raises(ValueError, match="from the team"):
+        team.run(fails)
+    assert team.run(lambda: 7) == 7  # and the team goes on
+
+
+def test_every_forward_pass_runs_on_the_team_whatever_thread_asks(gpt2):
+    """The model's forward passes and its output layer, for scoring and generation asked from two threads."""
+    where = []
+    hooks = [
+        m.register_forward_hook(lambda *_: where.append(threading.current_thread().name))
+        for m in (gpt2.model, gpt2.model.get_output_embeddings())
+    ]
+    ids = gpt2.encode("The cat sat on the mat and looked at the door.")
+    s = SamplerSettings(max_tokens=4, temperature=0, logprobs=3)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            scored, made = pool.submit(score_ids, gpt2, ids, 3), pool.submit(generate, gpt2, ids, s)
+            scored, made = scored.result(), made.result()[0]
+    finally:
+        for h in hooks:
+            h.remove()
+    assert where and set(where) == {"explorer-team"}
+    assert np.allclose(scored.logprobs, score_ids(gpt2, ids, 3).logprobs, atol=1e-6, equal_nan=True)  # position 0: nan
+    assert list(made.token_ids) == list(generate(gpt2, ids, s)[0].token_ids)
+
+
+def test_every_llama_cpp_decode_runs_on_the_team(tiny_gguf, monkeypatch):
+    import llama_cpp
+
+    where, real = [], llama_cpp.llama_decode
+
+    def decode(ctx, batch):
+        where.append(threading.current_thread().name)
+        return real(ctx, batch)
+
+    monkeypatch.setattr(llama_cpp, "llama_decode", decode)
+    ids = tiny_gguf.encode("hello world, hello")
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(generate, tiny_gguf, ids, SamplerSettings(max_tokens=3, temperature=0)).result()
+    assert where and set(where) == {"explorer-team"}
