@@ -124,7 +124,7 @@ def ids_of(engine, n: int) -> list[int]:
 def score_figures(engine, quick: bool) -> dict:
     ids = ids_of(engine, 512)
     x = torch.tensor([ids], device=engine.device)
-    bare = lambda: engine.model(input_ids=x).logits  # noqa: E731
+    bare = lambda: engine.compute(engine.model, input_ids=x).logits  # noqa: E731  (on the model's thread, as ours)
     ours = lambda: score_ids(engine, ids, k=20)  # noqa: E731  (results on the host)
     r = paired(engine, ours, bare, 5 if quick else 11)
     return {"score_overhead": r["median"], "score_overhead_min": r["min"]}
@@ -142,10 +142,10 @@ def gen_figures(engine, quick: bool) -> dict:
         s = SamplerSettings(max_tokens=steps, temperature=0, logprobs=20)
         ours = lambda: generate(engine, prompt, s)  # noqa: E731
         kw = dict(max_new_tokens=steps, do_sample=False, pad_token_id=0)
-        hf = lambda: engine.model.generate(x, **kw)  # noqa: E731
+        hf = lambda: engine.compute(engine.model.generate, x, **kw)  # noqa: E731  (on the model's thread, as ours)
 
         def hf_scores():
-            out = engine.model.generate(x, **kw, output_scores=True, return_dict_in_generate=True)
+            out = engine.compute(engine.model.generate, x, **kw, output_scores=True, return_dict_in_generate=True)
             return engine.model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True).cpu()
 
         same = ours()[0].token_ids.tolist() == hf()[0].tolist()
@@ -444,7 +444,7 @@ def compare_figures(engine, quick: bool) -> dict:
 
     ids = ids_of(engine, 512)
     x = torch.tensor([ids], device=engine.device)
-    bare = lambda: (engine.model(input_ids=x).logits, engine.model(input_ids=x).logits)  # noqa: E731
+    bare = lambda: (engine.compute(engine.model, input_ids=x).logits, engine.compute(engine.model, input_ids=x).logits)  # noqa: E731
     ours = lambda: compare_ids(engine, engine, ids, k=20)  # noqa: E731  (both results and the divergences on the host)
     r = paired(engine, ours, bare, 5 if quick else 11)
     scores = lambda: (score_ids(engine, ids, k=20), score_ids(engine, ids, k=20))  # noqa: E731  (the same minus the divergences)

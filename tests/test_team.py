@@ -4,7 +4,10 @@ request's bounds); torch runs on one thread everywhere else, so libgomp keeps no
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -32,6 +35,8 @@ def test_run_is_the_callers_call_on_one_thread():
     assert seen == {"explorer-team"} and {o[2].name for o in out} == {"explorer-team"}
     assert {o[1] for o in out} == {team.THREADS}  # the team runs torch on every core
     assert torch.get_num_threads() == 1  # here (and in any other thread): one
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(torch.get_num_threads).result() == 1
 
 
 def test_run_keeps_the_callers_modes_and_bounds_and_raises_its_errors():
@@ -75,6 +80,26 @@ def test_every_forward_pass_runs_on_the_team_whatever_thread_asks(gpt2):
     assert list(made.token_ids) == list(generate(gpt2, ids, s)[0].token_ids)
 
 
+def test_attributions_gradients_run_on_the_team(gpt2, monkeypatch):
+    """Integrated gradients: every batch's forward and backward pass (the backward on the caller's thread ran on
+    one core)."""
+    import captum._utils.gradient as grad
+
+    from explorer.engine.attribution import attribute
+
+    where, real = [], grad.compute_gradients
+
+    def spy(*args, **kwargs):
+        where.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grad, "compute_gradients", spy)
+    r = score_ids(gpt2, gpt2.encode("The cat sat on the mat."), 3)
+    a = attribute(gpt2, r, len(r.token_ids) - 1, method="ig", steps=4)
+    assert where and set(where) == {"explorer-team"}
+    assert np.isfinite(a.values).all()
+
+
 def test_every_llama_cpp_decode_runs_on_the_team(tiny_gguf, monkeypatch):
     import llama_cpp
 
@@ -89,3 +114,48 @@ def test_every_llama_cpp_decode_runs_on_the_team(tiny_gguf, monkeypatch):
     with ThreadPoolExecutor(1) as pool:
         pool.submit(generate, tiny_gguf, ids, SamplerSettings(max_tokens=3, temperature=0)).result()
     assert where and set(where) == {"explorer-team"}
+
+
+def _in_child(out) -> None:
+    out.put((team.run(threading.current_thread).name, team.run(lambda: 2 + 2)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_gets_its_own_team():
+    """ZeroGPU runs a Space's GPU work in a forked process: the parent's team thread is not there."""
+    import multiprocessing
+
+    team.run(lambda: None)  # the parent's team is running
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_in_child, args=(out,))
+    child.start()
+    child.join(60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "the child waited for a team thread that is not there"
+    assert out.get(timeout=5) == ("explorer-team", 4)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timer here")
+def test_an_interrupted_caller_is_interrupted_once_the_work_is_done():
+    """Ctrl-C in a notebook while the team decodes: the caller's lock on the model is not let go mid-decode."""
+    finished = []
+
+    def slow():
+        time.sleep(0.6)
+        finished.append(True)
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with pytest.raises(KeyboardInterrupt):
+            team.run(slow)
+        assert finished == [True]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

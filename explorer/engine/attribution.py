@@ -24,7 +24,6 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine import team
 from explorer.engine.scoring import _head_block, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
@@ -184,35 +183,45 @@ def _gradients(
     engine, ids, target, contrast, method, steps, chunk, baseline, neutral, progress
 ) -> tuple[np.ndarray, float, float | None]:
     """(per-token values (T,), f(x), f(baseline) or None) by Captum; `bounds.check()` and `progress` between its batches."""
+    from captum._utils.gradient import compute_gradients
     from captum.attr import InputXGradient, IntegratedGradients
 
     f = _forward_of(engine, target, contrast)
     rows = max(1, min(chunk, GRAD_TOKENS // max(len(ids), 1)))  # IG steps per backward pass: bounded memory
     done = [0]
 
-    def forward(emb: torch.Tensor) -> torch.Tensor:
+    def gradients(*args, **kwargs):
+        """One of Captum's batches of steps (compute_gradients' arguments): its forward and backward pass on the
+        engine's thread (team.py; the backward on the caller's ran on one core)."""
         bounds.check()
-        with engine.lock:  # one forward at a time on the shared model; other requests run between the batches
-            out = team.run(f, emb)
-        if emb.shape[0] > 1 or method == "gxi":  # one of Captum's batches of steps
+        with engine.lock:  # one pass at a time on the shared model; other requests run between the batches
+            out = engine.compute(compute_gradients, *args, **kwargs)
+        inputs = kwargs["inputs"] if "inputs" in kwargs else args[1]
+        emb = inputs[0] if isinstance(inputs, tuple) else inputs
+        if emb.shape[0] > 1 or method == "gxi":
             done[0] += emb.shape[0]
             if progress is not None:
                 progress(min(done[0], steps), steps if method == "ig" else 1)
         return out
+
+    def explainer(kind):
+        e = kind(f)
+        e.gradient_func = gradients
+        return e
 
     if progress is not None:
         progress(0, steps if method == "ig" else 1)
     with torch.enable_grad():
         emb = engine.model.get_input_embeddings()(torch.tensor([ids], device=engine.device)).detach()  # (1, T, H)
         with torch.no_grad(), engine.lock:
-            fx = float(team.run(f, emb)[0])
+            fx = float(engine.compute(f, emb)[0])
         if method == "gxi":
-            attr = InputXGradient(forward).attribute(emb.requires_grad_())
+            attr = explainer(InputXGradient).attribute(emb.requires_grad_())
             return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, None
         base = _baseline(engine, emb, baseline, neutral)
         with torch.no_grad(), engine.lock:
-            fb = float(team.run(f, base)[0])
-        attr = IntegratedGradients(forward).attribute(
+            fb = float(engine.compute(f, base)[0])
+        attr = explainer(IntegratedGradients).attribute(
             emb, baselines=base, n_steps=steps, internal_batch_size=rows, method="gausslegendre"
         )
     return attr.float().sum(-1)[0].detach().cpu().numpy().astype(np.float64), fx, fb
@@ -237,7 +246,7 @@ def _attention(engine, ids: list[int], layers: int) -> np.ndarray:
     """(T,) the last `layers` layers' attention from the last position to each token, mean over heads."""
     with engine.lock, _eager(engine.model):
         x = torch.tensor([ids], device=engine.device)
-        out = team.run(engine.model.base_model, input_ids=x, output_attentions=True)
+        out = engine.compute(engine.model.base_model, input_ids=x, output_attentions=True)
     att = [a for a in (out.attentions or ()) if a is not None]
     if not att:
         raise ExplorerError(f"Model {engine.name!r} gives no attention weights.", code="unsupported")

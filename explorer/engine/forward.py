@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
 from explorer.engine.encoding import chat_ids, check_ids, check_text
@@ -167,6 +168,13 @@ class ForwardEngine(ABC):
     def stats(self, logits: torch.Tensor, targets: torch.Tensor, k: int, full: bool = False) -> Stats:
         """row_stats of a block of positions, with the engine's kernel."""
         return row_stats(logits, targets, k, full=full, sums_fn=self._sums)
+
+    def compute(self, fn, *args, **kwargs):
+        """fn(*args, **kwargs) (a forward pass, the output layer, a llama.cpp decode) on the process's team thread where
+        this model computes on a CPU (explorer/engine/team.py); on an accelerator, here."""
+        if self.device.type == "cpu":
+            return team.run(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
 
     def background(self, fn, *args) -> Future:
         """Run fn(*args) beside the caller on a CPU (a decode step's numbers overlap the next

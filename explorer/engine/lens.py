@@ -23,7 +23,6 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine import team
 from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
 from explorer.engine.model import Engine
 from explorer.engine.scoring import _head_block
@@ -84,7 +83,7 @@ def find_final_norm(model) -> torch.nn.Module:
 def _hidden_states(engine: Engine, x: torch.Tensor) -> list[torch.Tensor]:
     """L+1 hidden states (T, H): the embeddings, after each block, and the body's output (final norm applied)."""
     with engine.lock:
-        out = team.run(engine.model.base_model, input_ids=x, output_hidden_states=True, use_cache=False)
+        out = engine.compute(engine.model.base_model, input_ids=x, output_hidden_states=True, use_cache=False)
     hs = [h[0] for h in out.hidden_states]
     hs[-1] = out.last_hidden_state[0]  # the model's own output, whatever the architecture reports last
     return hs

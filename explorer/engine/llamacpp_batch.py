@@ -25,7 +25,6 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from explorer.engine import team
 from explorer.engine.generation import Prefilled
 from explorer.errors import ExplorerError
 
@@ -170,7 +169,7 @@ class SequenceCache:
             part = tokens[a : a + dec.n_batch]
             fill(b, [(t, a + j, seq, j == len(part) - 1) for j, t in enumerate(part)])
             dec.use(len(part))
-            rc = team.run(lc.llama_decode, dec.ctx, b)
+            rc = self.engine.compute(lc.llama_decode, dec.ctx, b)
             if rc != 0:
                 raise ExplorerError(
                     f"llama.cpp could not copy a prompt into the batch (code {rc}).", code="engine_error"
@@ -195,7 +194,7 @@ class SequenceCache:
         fill(b, [(tids[row], positions[row], self.seqs[row], True) for row in order])
         with self.engine.lock:
             dec.use(len(order))
-            rc = team.run(lc.llama_decode, dec.ctx, b)
+            rc = self.engine.compute(lc.llama_decode, dec.ctx, b)
             if rc != 0:
                 raise ExplorerError(f"llama.cpp could not decode the batch's step (code {rc}).", code="engine_error")
             rows = np.ctypeslib.as_array(lc.llama_get_logits(dec.ctx), shape=(len(order), self.engine.vocab_size))

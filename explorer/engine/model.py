@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine
 from explorer.engine.interface import HEAD_MIN_ROWS, STAT_ROWS
@@ -101,9 +100,9 @@ class Engine(ForwardEngine):
         kw = {self._cache_arg: past, "use_cache": cache or past is not None}
         with self.lock:
             if self.split_head:
-                out = team.run(self.model.base_model, input_ids=ids, **kw)
+                out = self.compute(self.model.base_model, input_ids=ids, **kw)
                 return out.last_hidden_state[0], getattr(out, self._cache_arg)
-            out = team.run(self.model, input_ids=ids, **kw)
+            out = self.compute(self.model, input_ids=ids, **kw)
             return out.logits[0], getattr(out, self._cache_arg)
 
     def body_rows(self, ids: torch.Tensor, past, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -113,8 +112,8 @@ class Engine(ForwardEngine):
         kw = {self._cache_arg: past, "use_cache": True, "attention_mask": mask, "position_ids": positions}
         with self.lock:
             if self.split_head:
-                return team.run(self.model.base_model, input_ids=ids, **kw).last_hidden_state[:, -1]
-            return team.run(self.model, input_ids=ids, **self.last_only, **kw).logits[:, -1]
+                return self.compute(self.model.base_model, input_ids=ids, **kw).last_hidden_state[:, -1]
+            return self.compute(self.model, input_ids=ids, **self.last_only, **kw).logits[:, -1]
 
     def _rows_cache(self, ids: torch.Tensor, past) -> dict:
         """The model's cache arguments for rows `ids` (B, L) that each continue `past`: a copy of it, repeated
@@ -131,8 +130,8 @@ class Engine(ForwardEngine):
         kw = self._rows_cache(ids, past)
         with self.lock:
             if self.split_head:
-                return team.run(self.model.base_model, input_ids=ids, **kw).last_hidden_state[:, -1]
-            return team.run(self.model, input_ids=ids, **self.last_only, **kw).logits[:, -1]
+                return self.compute(self.model.base_model, input_ids=ids, **kw).last_hidden_state[:, -1]
+            return self.compute(self.model, input_ids=ids, **self.last_only, **kw).logits[:, -1]
 
     def continue_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
         """ids (B, L), every row continuing the text `past` holds (copied, never changed) -> every position of
@@ -141,8 +140,8 @@ class Engine(ForwardEngine):
         kw = self._rows_cache(ids, past)
         with self.lock:
             if self.split_head:
-                return team.run(self.model.base_model, input_ids=ids, **kw).last_hidden_state
-            return team.run(self.model, input_ids=ids, **kw).logits
+                return self.compute(self.model.base_model, input_ids=ids, **kw).last_hidden_state
+            return self.compute(self.model, input_ids=ids, **kw).logits
 
     @property
     def last_only(self) -> dict:
@@ -154,4 +153,4 @@ class Engine(ForwardEngine):
         """hidden (c, H) -> logits (c, V) in the model's dtype."""
         if not self.split_head:
             return hidden
-        return team.run(self.model.get_output_embeddings(), hidden)
+        return self.compute(self.model.get_output_embeddings(), hidden)

@@ -5,13 +5,14 @@ Why: libgomp, the OpenMP runtime that torch and llama.cpp share in one process, 
 for every thread that ever started a parallel region, for as long as that thread lives; once the threads of all
 the pools outnumber the CPU cores, its barriers stop spinning and sleep and wake instead. llama.cpp passes a
 barrier after each operation of its graph (about 900 a token for SmolLM2-135M), torch one per operation.
-Measured on 2 cores (bench/RESULTS.md, 2026-12-04): a thread decoding with llama.cpp on both cores ran 36-38
-tokens/s once any other thread had run one parallel torch operation, 111-162 when it was the only one; the torch
+Measured on 2 cores (bench/RESULTS.md, 2026-12-04): a thread decoding with llama.cpp on both cores ran 36-39
+tokens/s once any other thread had run one parallel torch operation, 106-162 when it was the only one; the torch
 engine's batch of 8 rows, 87-93 against 132-139. Which threads do model work (the page's and the API's request
 threads, the batch's, the main thread loading) is then no longer a question of speed.
 
 `EXPLORER_TEAM=0` turns it off (every thread keeps torch's default and runs its own work, as before), to measure.
 
+Engines call it through `ForwardEngine.compute` (a model on an accelerator computes on the caller's thread).
 `run(fn, *args, **kwargs)` runs fn on that thread (inline where it is that thread already) in the caller's torch grad
 mode, inference mode and context variables (explorer/bounds.py's request bounds), and returns its result or
 raises its error. The work is serialized, as each engine's lock already serialized a model's passes; on a CPU two
@@ -36,8 +37,6 @@ T = TypeVar("T")
 
 ON = os.environ.get("EXPLORER_TEAM", "1") != "0"
 THREADS = torch.get_num_threads()  # the team's: the process's default (every core, or OMP_NUM_THREADS)
-if ON:
-    torch.set_num_threads(1)  # this thread's, and the default of every thread started later (not the team's)
 
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _thread: threading.Thread | None = None
@@ -53,19 +52,43 @@ def torch_threads(k: int) -> None:
     reset.join()
 
 
-def _loop() -> None:
-    torch_threads(THREADS)
+def _loop(ready: Future) -> None:
+    try:
+        torch.get_num_threads()  # torch's first look at this thread (it would set the default over ours later)
+        torch.set_num_threads(THREADS)
+    except BaseException as e:  # noqa: BLE001 - handed to the thread that starts the team
+        ready.set_exception(e)
+        return
+    ready.set_result(None)
     while True:
         _jobs.get()()
 
 
 def _team() -> threading.Thread:
+    """The team's thread, started where it is not running (at import, and in a forked child)."""
     global _thread
     with _start:
-        if _thread is None:
-            _thread = threading.Thread(target=_loop, name="explorer-team", daemon=True)
-            _thread.start()
+        if _thread is None or not _thread.is_alive():
+            ready: Future = Future()
+            t = threading.Thread(target=_loop, args=(ready,), name="explorer-team", daemon=True)
+            t.start()
+            ready.result()
+            # the team set torch's default for threads started later to THREADS: back to one (and this thread's)
+            torch.set_num_threads(1)
+            _thread = t
         return _thread
+
+
+def _forget() -> None:
+    """In a forked child (ZeroGPU runs a Space's GPU work so): the parent's team thread is not there; start anew."""
+    global _jobs, _thread, _start
+    _jobs, _thread, _start = queue.SimpleQueue(), None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget)
+if ON:
+    _team()  # now, before any other thread can read torch's default while the team has it at THREADS
 
 
 def is_team() -> bool:
@@ -74,10 +97,12 @@ def is_team() -> bool:
 
 
 def run(fn: Callable[..., T], *args, **kwargs) -> T:
-    """fn(*args, **kwargs) on the team's thread, as the caller would run it (see the module)."""
+    """fn(*args, **kwargs) on the team's thread, as the caller would run it (see the module). A caller interrupted
+    while it waits (Ctrl-C in a notebook) is interrupted once the work is done: the engine's lock it holds is not
+    let go while the team still uses the model's buffers."""
     if is_team() or not ON:
         return fn(*args, **kwargs)
-    _team()
+    team = _team()
     grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
     context = contextvars.copy_context()
     done: Future = Future()
@@ -90,4 +115,19 @@ def run(fn: Callable[..., T], *args, **kwargs) -> T:
             done.set_exception(e)
 
     _jobs.put(job)
-    return done.result()
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            out = done.result(timeout=1.0)
+        except BaseException as e:
+            if not done.done():  # a time-out of the wait, or the caller interrupted: wait on
+                interrupted = e if not isinstance(e, TimeoutError) else interrupted
+                if not team.is_alive():
+                    raise RuntimeError("The model's thread stopped: restart the app.") from interrupted
+                continue
+            if interrupted is None:
+                raise
+            out = None
+        if interrupted is not None:
+            raise interrupted
+        return out
