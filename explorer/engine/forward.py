@@ -29,7 +29,6 @@ from explorer.engine.generation import decode_text
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
 from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
 from explorer.engine.scoring import score_forward
-from explorer.engine.team import torch_threads
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 
@@ -37,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 def _one_torch_thread() -> None:
-    torch_threads(1)
+    team.torch_threads(1)
 
 
 class ForwardEngine(ABC):

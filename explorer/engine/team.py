@@ -26,7 +26,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import TypeVar
 
 import torch
@@ -116,18 +116,13 @@ def run(fn: Callable[..., T], *args, **kwargs) -> T:
 
     _jobs.put(job)
     interrupted: BaseException | None = None
-    while True:
+    while not done.done():
         try:
-            out = done.result(timeout=1.0)
-        except BaseException as e:
-            if not done.done():  # a time-out of the wait, or the caller interrupted: wait on
-                interrupted = e if not isinstance(e, TimeoutError) else interrupted
-                if not team.is_alive():
-                    raise RuntimeError("The model's thread stopped: restart the app.") from interrupted
-                continue
-            if interrupted is None:
-                raise
-            out = None
-        if interrupted is not None:
-            raise interrupted
-        return out
+            wait([done], timeout=1.0)
+        except BaseException as e:  # noqa: BLE001 - the caller interrupted: raised once the work is done
+            interrupted = e
+        if not done.done() and not team.is_alive():
+            raise RuntimeError("The model's thread stopped: restart the app.") from interrupted
+    if interrupted is not None:
+        raise interrupted
+    return done.result()
