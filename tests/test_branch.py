@@ -27,9 +27,9 @@ def counted(monkeypatch):
         seen = []
         real = engine.body
 
-        def body(ids, past=None, cache=False):
+        def body(ids, past=None, cache=False, last=False):
             seen.append(ids.shape[1])
-            return real(ids, past, cache)
+            return real(ids, past, cache, last)
 
         monkeypatch.setattr(engine, "body", body)
         return seen

@@ -10,8 +10,9 @@ A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n s
 2. `step()`: the output layer on every row's last hidden state at once (B, V); per row, as `sampled` does, the
    distribution and the draw with the row's own seeded generator (`draw`), EOS, the stop ids, `more` and the
    budget; then one forward pass of the body for the rows that go on (`Engine.body_rows`: the padded cache, a
-   (B, L + 1) attention mask and each row's own position ids), while the rows' numbers (`_numbers`: stats or the
-   listed ids, as alone) are computed beside it; returns each row's Token (its id, its one row of numbers, ends);
+   (B, L + 1) attention mask and each row's own position ids), after the rows' numbers (`_numbers`: stats or the
+   listed ids, as alone; the rows of one k in one call) were computed on every core (ForwardEngine.compute); returns
+   each row's Token (its id, its one row of numbers, ends);
 3. a row that ended (EOS, a stop id, `more` False, its budget) leaves its slot at once; `remove(slot)` drops any
    other between steps (cancelled, disconnected, past its deadline) without touching the others' rows. Columns
    that every row pads are cut off.
@@ -35,7 +36,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers.cache_utils import DynamicLayer
@@ -87,8 +88,20 @@ def _pad_left(t: torch.Tensor, n: int, dim: int) -> torch.Tensor:
 
 
 def _rows_numbers(engine: Engine, drawn: list[tuple[torch.Tensor, torch.Tensor]], slots: list[Slot]) -> list[Rows]:
-    """Each row's numbers, as `sampled` computes them for the request alone."""
-    return [_numbers(engine, lg, tok, sl.rules.k, sl.rules.wanted) for (lg, tok), sl in zip(drawn, slots)]
+    """Each row's numbers, as `sampled` computes them for the request alone: the rows of one k together."""
+    out: list[Rows | None] = [None] * len(slots)
+    groups: dict[int, list[int]] = {}
+    for i, sl in enumerate(slots):
+        if sl.rules.wanted is None:
+            groups.setdefault(sl.rules.k, []).append(i)
+        else:
+            out[i] = _numbers(engine, *drawn[i], sl.rules.k, sl.rules.wanted)
+    for k, rows in groups.items():
+        lg = torch.cat([drawn[i][0] for i in rows])
+        block = _numbers(engine, lg, torch.cat([drawn[i][1] for i in rows]), k, None)
+        for j, i in enumerate(rows):
+            out[i] = block.sliced(slice(j, j + 1))
+    return cast(list[Rows], out)
 
 
 class PaddedCache:
@@ -217,7 +230,9 @@ class Batch:
         drawn = [draw(raw[i : i + 1], sl.s, sl.rules, sl.start.x, sl.out_ids, sl.gen) for i, sl in enumerate(slots)]
         toks = torch.cat([tok for _, tok in drawn])  # (B,)
         tids = toks.tolist()  # the one host sync per step
-        numbers = eng.background(_rows_numbers, eng, drawn, slots)
+        # the numbers on every core, then the next pass: beside it on a thread of their own they took a core from it
+        # (8 clients through /v1 on 2 cores, llama.cpp engine: 164 -> 176 tokens/s, torch 105 -> 112)
+        numbers = eng.compute(_rows_numbers, eng, drawn, slots)
         ends, going = [], []
         for i, (sl, tid) in enumerate(zip(slots, tids)):
             sl.out_ids.append(tid)
@@ -228,6 +243,6 @@ class Batch:
             else:
                 sl.finished = True
         self._keep(going)
-        if going:  # the next forward pass runs while the numbers are computed (the fed token's position per row)
+        if going:  # the fed token's position per row
             self.cache.advance(toks[going], [sl.start.x.shape[1] + len(sl.out_ids) - 1 for sl in self.slots])
-        return [(sl, Token(tid, row, e)) for sl, tid, row, e in zip(slots, tids, numbers.result(), ends)]
+        return [(sl, Token(tid, row, e)) for sl, tid, row, e in zip(slots, tids, numbers, ends)]

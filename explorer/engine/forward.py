@@ -92,8 +92,9 @@ class ForwardEngine(ABC):
 
     # ---- the two halves of a forward pass --------------------------------------------------
     @abstractmethod
-    def body(self, ids: torch.Tensor, past=None, cache: bool = False) -> tuple[torch.Tensor, Any]:
-        """ids (1, T) after the text `past` holds -> (hidden (T, H) or logits (T, V), KV cache when `cache`)."""
+    def body(self, ids: torch.Tensor, past=None, cache: bool = False, last: bool = False) -> tuple[torch.Tensor, Any]:
+        """ids (1, T) after the text `past` holds -> (hidden (T, H) or logits (T, V), KV cache when `cache`); with
+        `last`, the last position's row only (1, ·): a prompt read for its cache and its next token."""
 
     @abstractmethod
     def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:

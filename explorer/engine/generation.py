@@ -139,7 +139,7 @@ def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bo
     # 2. the prompt through the KV cache (a branch resumes from its own), its numbers when asked
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     if resume is None:
-        hidden, past = _read(engine, x)  # (T, H)
+        hidden, past = _read(engine, x, last=not (want_prompt and s.prompt_logprobs is not None))  # (T or 1, H)
     else:
         (past, hidden), want_prompt = resume, False
     prompt_rows = None
@@ -148,14 +148,15 @@ def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bo
     return Prefilled(x, past, hidden[-1:], prompt_rows)
 
 
-def _read(engine: Forward, x: torch.Tensor) -> tuple[torch.Tensor, Any]:
+def _read(engine: Forward, x: torch.Tensor, last: bool = False) -> tuple[torch.Tensor, Any]:
     """Prompt x (1, T) through the KV cache, scoring.PREFILL positions a pass as scoring reads a text (the same numbers as
     one pass, to float rounding): between passes the request's bound is asked, and the model is let go, so the
-    other generations of a batch (explorer/engine/scheduler.py) take their steps while a long prompt is read."""
+    other generations of a batch (explorer/engine/scheduler.py) take their steps while a long prompt is read.
+    With `last`, only each pass's last row is returned (the prompt's numbers are not wanted)."""
     parts, past, step = [], None, scoring.PREFILL
     for a in range(0, x.shape[1], step):
         bounds.check()
-        hidden, past = engine.body(x[:, a : a + step], past, cache=True)
+        hidden, past = engine.body(x[:, a : a + step], past, cache=True, last=last)
         parts.append(hidden)
     return (torch.cat(parts) if len(parts) > 1 else parts[0]), past
 

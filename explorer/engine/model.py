@@ -95,15 +95,17 @@ class Engine(ForwardEngine):
         return Capabilities.local(max_logprobs(), bool(getattr(self.tokenizer, "chat_template", None)))
 
     # ---- the two halves of a forward pass ----------------------------------------------
-    def body(self, ids: torch.Tensor, past=None, cache: bool = False):
-        """ids (1, T) -> (hidden (T, H) or, for unusual heads, logits (T, V); KV cache when `cache`)."""
+    def body(self, ids: torch.Tensor, past=None, cache: bool = False, last: bool = False):
+        """ids (1, T) -> (hidden (T, H) or, for unusual heads, logits (T, V); KV cache when `cache`); with `last`,
+        the last row only."""
         kw = {self._cache_arg: past, "use_cache": cache or past is not None}
+        rows = slice(-1, None) if last else slice(None)
         with self.lock:
             if self.split_head:
                 out = self.compute(self.model.base_model, input_ids=ids, **kw)
-                return out.last_hidden_state[0], getattr(out, self._cache_arg)
+                return out.last_hidden_state[0, rows], getattr(out, self._cache_arg)
             out = self.compute(self.model, input_ids=ids, **kw)
-            return out.logits[0], getattr(out, self._cache_arg)
+            return out.logits[0, rows], getattr(out, self._cache_arg)
 
     def body_rows(self, ids: torch.Tensor, past, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """ids (B, 1), row b the next token of row b of the left-padded KV cache `past` (grown in place);
