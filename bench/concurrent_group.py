@@ -44,11 +44,32 @@ PARAGRAPH = (
 )
 
 
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process `pid` and its threads."""
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/`pid`/stat after the command's name (state first)."""
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process `pid`, its threads and its child processes, live or reaped (vLLM's
+    engine core runs in a child of its API server: counting the server alone gave vLLM 0.014 s a request)."""
+    parents: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                parents.setdefault(int(_stat(int(d))[1]), []).append(int(d))
+            except (OSError, IndexError):  # gone meanwhile
+                continue
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = _stat(p)
+        except OSError:
+            continue
+        total += sum(int(v) for v in fields[11:15])  # its own, and its reaped children's
+        todo.extend(parents.get(p, []))
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _gen_body(model: str, prompt: str) -> dict:

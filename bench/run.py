@@ -108,9 +108,14 @@ def peak_bytes(engine, fn) -> int:
         fn()
         torch.cuda.synchronize()
         return torch.cuda.max_memory_allocated() - base
-    with LiveBytes() as m:
-        fn()
-    return m.peak
+    from explorer.engine import team
+
+    def job() -> int:  # on the team's thread, where the passes and statistics run (a dispatch mode is per thread)
+        with LiveBytes() as m:
+            fn()
+        return m.peak
+
+    return team.run(job)
 
 
 def ids_of(engine, n: int) -> list[int]:

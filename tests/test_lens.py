@@ -17,7 +17,7 @@ from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
 from explorer.settings import check_k
 from tests.helpers.cli import run
-from tests.helpers.shapes import Shapes
+from tests.helpers.shapes import recorded
 from tests.reference import assert_rank_close, ref_row
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße 東京 👋"
@@ -144,20 +144,22 @@ def test_memory_stays_bounded(long_gpt2):
     body's own (with its hidden states) under one [T, V] float32 matrix."""
     ids = (long_gpt2.encode("fox jumps over the lazy dog. ") * 150)[:1024]
     t, v = len(ids), long_gpt2.vocab_size
-    with torch.inference_mode(), Shapes() as rec:
-        g = lens_ids(long_gpt2, ids, k=20)
+    g, rec = recorded(lens_ids, long_gpt2, ids, k=20)
     assert g.logprobs.shape == (2, t)
     rows = [s[-2] for s in rec.shapes if len(s) >= 2 and s[-1] == v]
     assert rows, "no vocabulary-wide tensor seen: the recorder is not working"
     assert max(rows) <= long_gpt2.chunk_size(2 * (t - 1)) <= 320
-    with torch.inference_mode(), Shapes() as short:
-        lens_ids(long_gpt2, ids[:100], k=20)  # 2 x 99 rows: blocks of at most 99 (one [T, V] matrix)
+    _, short = recorded(lens_ids, long_gpt2, ids[:100], k=20)  # 2 x 99 rows: blocks of at most 99 (one [T, V] matrix)
     assert max(s[-2] for s in short.shapes if len(s) >= 2 and s[-1] == v) <= 99
     assert not any(len(s) == 3 and s[-1] == v for s in rec.shapes)
-    with torch.inference_mode(), LiveBytes() as body:
-        long_gpt2.model.base_model(input_ids=torch.tensor([ids]), output_hidden_states=True, use_cache=False)
-    with torch.inference_mode(), LiveBytes() as mem:
-        lens_ids(long_gpt2, ids, k=20)
+    _, body = recorded(
+        long_gpt2.model.base_model,
+        input_ids=torch.tensor([ids]),
+        output_hidden_states=True,
+        use_cache=False,
+        record=LiveBytes,
+    )
+    _, mem = recorded(lens_ids, long_gpt2, ids, k=20, record=LiveBytes)
     matrix = t * v * 4
     assert body.peak > 0 and mem.peak < body.peak + matrix, (mem.peak - body.peak) / matrix
 

@@ -9,7 +9,7 @@ import torch
 from explorer.engine import score_ids, score_text
 from explorer.errors import ExplorerError
 from explorer.settings import check_k
-from tests.helpers.shapes import Shapes
+from tests.helpers.shapes import recorded
 from tests.reference import assert_matches_reference, ref_logprobs
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋 🦊 Ωmega"
@@ -71,8 +71,7 @@ def test_bad_input_messages(gpt2):
 def test_2048_tokens_allocate_no_full_matrix(long_gpt2):
     """Scoring 2,048 tokens with k=20 allocates no [positions, vocabulary] tensor beyond one chunk."""
     ids = (long_gpt2.encode("fox jumps over the lazy dog. ") * 300)[:2048]
-    with torch.inference_mode(), Shapes() as rec:
-        r = score_ids(long_gpt2, ids, k=20)
+    r, rec = recorded(score_ids, long_gpt2, ids, k=20)
     assert r.n == 2048
     v = long_gpt2.vocab_size
     rows = [s[-2] for s in rec.shapes if len(s) >= 2 and s[-1] == v]
@@ -88,3 +87,23 @@ def test_hidden_path_equals_full_forward(gpt2):
     with torch.no_grad():
         h, _ = gpt2.body(ids)
     np.testing.assert_allclose(gpt2.head(h).detach().numpy(), gpt2.model(ids).logits[0].detach().numpy(), atol=1e-5)
+
+
+def test_an_unusual_head_reads_a_prompt_for_its_last_row_only(gpt2_dir):
+    """A model whose logits are not output_layer(body) (soft-capping: `split_head` False) gives logits from its
+    body; a prompt read for its next token only (`last=True`) asks the model for that row alone
+    (`logits_to_keep`), with the same numbers as the last row of the whole prompt's logits."""
+    from explorer.engine import Engine
+
+    eng = Engine.load(gpt2_dir, device="cpu", name="unusual-head")
+    eng.split_head = False  # as _head_is_separable finds for a soft-capped head
+    seen: list[dict] = []
+    eng.model.register_forward_pre_hook(lambda _m, _a, kw: seen.append(kw), with_kwargs=True)
+    ids = torch.tensor([eng.encode("The lazy dog sleeps")])
+    with torch.no_grad():
+        last, past = eng.body(ids, cache=True, last=True)
+        whole, _ = eng.body(ids, cache=True)
+    assert last.shape == (1, eng.vocab_size) and past.get_seq_length() == ids.shape[1]
+    assert [kw.get("logits_to_keep") for kw in seen] == [1, None]
+    np.testing.assert_allclose(last.numpy(), whole[-1:].numpy(), atol=1e-5)
+    np.testing.assert_allclose(whole.numpy(), eng.model(ids).logits[0].detach().numpy(), atol=1e-5)

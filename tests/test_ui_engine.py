@@ -20,7 +20,7 @@ from explorer.engine.turns import chat_turns
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
-from tests.helpers.shapes import Shapes
+from tests.helpers.shapes import recorded
 from tests.reference import assert_matches_reference, ref_logprobs
 
 
@@ -86,8 +86,7 @@ def test_peak_memory_does_not_grow(long_gpt2, long_ids):
     """The largest tensor of a chunked pass is no larger than the largest of one pass (attention included)."""
 
     def largest(prefill):
-        with torch.inference_mode(), Shapes() as rec:
-            score_ids(long_gpt2, long_ids, k=20, prefill=prefill)
+        _, rec = recorded(score_ids, long_gpt2, long_ids, k=20, prefill=prefill)
         return max(math.prod(s) for s in rec.shapes)
 
     assert largest(128) <= largest(10**6)

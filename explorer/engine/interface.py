@@ -110,6 +110,10 @@ class Forward(ModelEngine, Protocol):
 
     def background(self, fn, *args) -> Any: ...
 
+    def compute(self, fn, *args, **kwargs) -> Any:
+        """fn(*args, **kwargs) where this model's parallel work runs (on a CPU, the process's team thread)."""
+        ...
+
     def for_batch(self) -> AbstractContextManager: ...
 
     def _sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:

@@ -104,7 +104,7 @@ class Engine(ForwardEngine):
             if self.split_head:
                 out = self.compute(self.model.base_model, input_ids=ids, **kw)
                 return out.last_hidden_state[0, rows], getattr(out, self._cache_arg)
-            out = self.compute(self.model, input_ids=ids, **kw)
+            out = self.compute(self.model, input_ids=ids, **(self.last_only if last else {}), **kw)
             return out.logits[0, rows], getattr(out, self._cache_arg)
 
     def body_rows(self, ids: torch.Tensor, past, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:

@@ -46,12 +46,25 @@ def chunked_rows(
     parts = []
     for a in range(0, t, chunk):
         bounds.check()
-        logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
-        if listed is not None:
-            parts.append(listed_rows(engine, logits, targets[a : a + chunk], listed[a : a + chunk]))
-        else:
-            parts.append(engine.stats(logits, targets[a : a + chunk], k, k == -1).to_rows())
+        cut = slice(a, a + chunk)
+        # on every core (the engine's compute): on the request's own thread, on one, 8 texts scored at once ran
+        # slower than one at a time (bench/RESULTS.md, 2026-12-04, afternoon)
+        parts.append(
+            engine.compute(
+                _block_rows, engine, hidden[cut], targets[cut], k, listed[cut] if listed is not None else None
+            )
+        )
     return Rows.concat(parts)
+
+
+def _block_rows(
+    engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int, listed: torch.Tensor | None
+) -> Rows:
+    """Rows of one block of positions `hidden` (c, H): the output layer, then the statistics (or `listed`'s)."""
+    logits = _head_block(engine, hidden)  # (c, V)
+    if listed is not None:
+        return listed_rows(engine, logits, targets, listed)
+    return engine.stats(logits, targets, k, k == -1).to_rows()
 
 
 def listed_ids(engine: Forward, listed: list[int] | list[list[int]], n_positions: int) -> torch.Tensor:

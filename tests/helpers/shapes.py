@@ -19,3 +19,16 @@ class Shapes(TorchDispatchMode):
             if isinstance(t, torch.Tensor):
                 self.shapes.append(tuple(t.shape))
         return out
+
+
+def recorded(fn, *args, record: type[TorchDispatchMode] = Shapes, **kwargs):
+    """(fn(*args, **kwargs), the `record` mode (Shapes: every tensor's shape) that watched it), run on the team's
+    thread in inference mode: the engine's passes and statistics run there (explorer/engine/team.py), and a
+    dispatch mode sees its own thread's ops only."""
+    from explorer.engine import team
+
+    def job():
+        with torch.inference_mode(), record() as rec:
+            return fn(*args, **kwargs), rec
+
+    return team.run(job)
