@@ -85,6 +85,23 @@ def test_scoring_equals_log_softmax_of_llamacpp_logits(tiny_gguf):
     np.testing.assert_allclose(r.entropy[1:], (-(lp.exp() * lp).sum(-1)).numpy(), atol=1e-5)
 
 
+def test_a_short_texts_logits_are_not_padded(tiny_gguf):
+    """The body gives logits (the head is the identity): a block of fewer than HEAD_MIN_ROWS positions is scored as
+    it is, not copied beside rows of zeros (a padding that only a matmul's kernel choice needs)."""
+    from explorer.engine.interface import HEAD_MIN_ROWS
+    from tests.helpers.shapes import recorded
+
+    ids = tiny_gguf.encode(" ".join(CORPUS[:2]))
+    assert 2 < len(ids) < HEAD_MIN_ROWS
+    r, rec = recorded(score_ids, tiny_gguf, ids, k=4)
+    v = tiny_gguf.vocab_size
+    assert (len(ids) - 1, v) in rec.shapes  # the recorder saw the block
+    assert not any(len(sh) == 2 and sh[0] >= HEAD_MIN_ROWS and sh[1] == v for sh in rec.shapes)
+    logits, _ = tiny_gguf.body(torch.tensor([ids]))
+    own = torch.log_softmax(logits.double(), -1)[torch.arange(len(ids) - 1), torch.tensor(ids[1:])]
+    np.testing.assert_allclose(r.logprobs[1:], own.numpy(), atol=1e-5)
+
+
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_export_shape(tiny_gguf, fmt):
     s = SamplerSettings(max_tokens=6, temperature=0.7, seed=2, logprobs=3, prompt_logprobs=2)

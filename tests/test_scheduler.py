@@ -358,6 +358,55 @@ def test_the_server_says_what_the_batch_may_take(gpt2_dir, capsys):
     assert "up to 6 generations decode together" in said and "6 x 64 positions" in said, said
 
 
+def test_a_sliding_window_model_decodes_each_generation_on_its_own(tmp_path):
+    """A Mistral with a sliding window (its cache is not padded here): the server says so and gives it no
+    scheduler; its generations still run, each alone. Its KV figure is the config's (2 x layers x kv heads x
+    head dim x 4 bytes)."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    from explorer.engine.interface import Batching
+    from tests.conftest import _byte_fallback_tokenizer, _save
+
+    tok = _byte_fallback_tokenizer()
+    cfg = MistralConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        sliding_window=8,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    engine = Engine.load(_save(MistralForCausalLM(cfg), tok, tmp_path / "mistral"), device="cpu", name="sliding")
+    assert isinstance(engine, Batching) and engine.kv_position_bytes() == 2 * 2 * 2 * 8 * 4
+    said = attach(engine, 4)
+    assert said == "sliding: each generation decodes on its own (a sliding-window model is not batched).", said
+    assert engine.scheduler is None
+    got = generate(engine, engine.encode("Hello there"), SamplerSettings(max_tokens=3, temperature=0, logprobs=2))[0]
+    assert len(got.token_ids) == len(engine.encode("Hello there")) + 3
+
+
+def test_both_local_engines_tell_the_scheduler_what_it_needs(gpt2, tiny_gguf_dir):
+    """interface.Batching: the torch engine's cache grows with its rows (nothing reserved), llama.cpp's cells are
+    allocated at `reserve`, each sequence at most BATCH_POSITIONS."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
+    from explorer.engine.batched import PaddedCache
+    from explorer.engine.interface import Batching
+    from explorer.engine.llamacpp import BATCH_POSITIONS, LlamaCppEngine
+    from explorer.engine.llamacpp_batch import SequenceCache
+
+    gguf = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "batching-gguf", threads=1)
+    assert isinstance(gpt2, Batching) and isinstance(gguf, Batching)
+    assert (gpt2.batch_allocated, gpt2.batch_positions, gpt2.batch_refusal()) == (False, gpt2.context, None)
+    assert isinstance(gpt2.batch_cache(), PaddedCache)
+    assert (gguf.batch_allocated, gguf.batch_positions, gguf.batch_refusal()) == (True, BATCH_POSITIONS, None)
+    assert gguf.decoder is None
+    assert isinstance(gguf.batch_cache(), SequenceCache) and gguf.decoder is not None  # reserved on first use
+
+
 def test_eight_openai_clients_at_once_get_what_each_gets_alone(gpt2_dir):
     """The real `openai` client, eight threads against the server: each answer equals the request alone."""
     import openai

@@ -1,7 +1,7 @@
 """Several generations decoded together: one forward pass of the body per step for every live sequence, each
 row's tokens and numbers those of the request alone (generation.py's `sampled`). The rows' KV cache is the
-Batch's `cache`: on the torch engine `PaddedCache` (below), on the llama.cpp engine its KV sequences
-(`batch_cache`, explorer/engine/llamacpp_batch.py); the steps below are the torch engine's.
+Batch's `cache` (interface.BatchRows, the engine's `batch_cache`): on the torch engine `PaddedCache` (below), on the
+llama.cpp engine its KV sequences (explorer/engine/llamacpp_batch.py); the steps below are the torch engine's.
 
 A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
 1. `add(ids, s, sample, more=...)`: the prompt read alone by generation.py's `prefill` (the same KV cache, the
@@ -42,6 +42,7 @@ import torch
 from transformers.cache_utils import DynamicLayer
 
 from explorer.engine.generation import Prefilled, Rules, Token, _generator, _numbers, draw, prefill, rules
+from explorer.engine.interface import BatchRows
 from explorer.engine.model import Engine
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows
@@ -105,8 +106,9 @@ def _rows_numbers(engine: Engine, drawn: list[tuple[torch.Tensor, torch.Tensor]]
 
 
 class PaddedCache:
-    """The batch's rows on the torch engine: a DynamicCache (B, kv_heads, L, head_dim) per layer, left-padded, the
-    (B, L) mask of real positions and each row's last hidden state (logits for unusual heads)."""
+    """The batch's rows on the torch engine (interface.BatchRows): a DynamicCache (B, kv_heads, L, head_dim) per
+    layer, left-padded, the (B, L) mask of real positions and each row's last hidden state (logits for unusual
+    heads)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -157,19 +159,13 @@ class PaddedCache:
         self.last = self.engine.body_rows(toks[:, None], self.past, self.mask, at)
 
 
-def _cache(engine: Any) -> Any:
-    """The rows' cache: the engine's own (`batch_cache`, the llama.cpp engine's KV sequences), else PaddedCache."""
-    own = getattr(engine, "batch_cache", None)
-    return own() if own is not None else PaddedCache(engine)
-
-
 class Batch:
     """Live sequences decoded together on `engine`; see the module."""
 
     def __init__(self, engine: Any):
         self.engine = engine
         self.slots: list[Slot] = []  # in the order of the cache's rows
-        self.cache = _cache(engine)  # join / keep / advance, and `last`: (B, H) or (B, V) each row's last state
+        self.cache: BatchRows = engine.batch_cache()  # PaddedCache, or the llama.cpp engine's KV sequences
 
     def __len__(self) -> int:
         return len(self.slots)

@@ -1,5 +1,7 @@
-"""What callers use of an engine, written down: `ModelEngine` (every engine: tokens, scoring, generation) and
-`Forward` (an engine whose forward pass runs here, torch or llama.cpp: hidden states or logits rows, KV caches).
+"""What callers use of an engine, written down: `ModelEngine` (every engine: tokens, scoring, generation),
+`Forward` (an engine whose forward pass runs here, torch or llama.cpp: hidden states or logits rows, KV caches) and
+`Batching` (a Forward whose generations decode together: what explorer/engine/scheduler.py asks of it, and the
+`BatchRows` each Batch keeps its rows' KV cache in).
 
 A served model (explorer/engine/remote.py) is a ModelEngine and not a Forward: its server scores and generates
 (`score`, `stream`). What an engine can give is its `capabilities` record; `forward_pass` says, for the code that
@@ -118,6 +120,49 @@ class Forward(ModelEngine, Protocol):
 
     def _sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:
         """The engine's fused sums (exp-sum, its first and second moments) of logits rows under their maxima `m`."""
+        ...
+
+
+class BatchRows(Protocol):
+    """The KV cache of a Batch's rows (explorer/engine/batched.py): PaddedCache on torch, SequenceCache on llama.cpp."""
+
+    last: Any  # (B, H) hidden states or (B, V) logits: each row's last position
+
+    def join(self, start: Any, shared: bool, positions: int) -> None:
+        """A prompt read (`generation.Prefilled`) as the last row; it may grow to `positions`."""
+        ...
+
+    def keep(self, rows: list[int]) -> None:
+        """Only rows `rows`, in that order."""
+        ...
+
+    def advance(self, toks: Any, positions: list[int]) -> None:
+        """One forward pass: token toks[b] (B,) at positions[b] of row b."""
+        ...
+
+
+@runtime_checkable
+class Batching(Forward, Protocol):
+    """A Forward whose generations decode together (explorer/engine/scheduler.py)."""
+
+    batch_positions: int  # the most positions (prompt + tokens) of one batched generation
+    batch_allocated: bool  # the rows' KV cells are set aside up front (`reserve`), else the cache grows with them
+    scheduler: Any  # its Scheduler once the server `attach`es one, else None
+
+    def batch_refusal(self) -> str | None:
+        """Why this model's generations cannot decode together (for the server's log); None where they can."""
+        ...
+
+    def kv_position_bytes(self) -> int:
+        """Bytes one position of one sequence takes in the KV cache (keys and values of every layer)."""
+        ...
+
+    def reserve(self, size: int, positions: int) -> Any:
+        """Set aside `size` sequences of `positions` positions before the batch starts (where `batch_allocated`)."""
+        ...
+
+    def batch_cache(self) -> BatchRows:
+        """The rows' cache of a new Batch."""
         ...
 
 

@@ -257,8 +257,13 @@ class LlamaCppEngine(ForwardEngine):
             done.result()
         return done
 
-    # ---- continuous batching (explorer/engine/scheduler.py) ------------------------------------
+    # ---- continuous batching (explorer/engine/scheduler.py: interface.Batching) ------------------
     batch_positions = BATCH_POSITIONS
+    batch_allocated = True  # the batch's KV cells are allocated at `reserve`
+
+    def batch_refusal(self) -> str | None:
+        """None: llama.cpp's KV sequences hold any attention's cells."""
+        return None
 
     def reserve(self, size: int, positions: int) -> Decoder:
         """Set aside a batch of `size` KV sequences of `positions` cells each (at most BATCH_POSITIONS), before the

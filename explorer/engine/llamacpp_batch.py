@@ -113,7 +113,7 @@ def restream(state: bytes, seq: int, streams: int, to_seq: int, to_streams: int)
 
 
 class SequenceCache:
-    """The rows of one Batch on the llama.cpp engine (batched.py's PaddedCache's interface); see the module."""
+    """The rows of one Batch on the llama.cpp engine (interface.BatchRows); see the module."""
 
     def __init__(self, engine: Any, decoder: Decoder):
         self.engine, self.dec = engine, decoder

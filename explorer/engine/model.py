@@ -156,3 +156,41 @@ class Engine(ForwardEngine):
         if not self.split_head:
             return hidden
         return self.compute(self.model.get_output_embeddings(), hidden)
+
+    # ---- continuous batching (explorer/engine/scheduler.py: interface.Batching) -----------------
+    batch_allocated = False  # the batch's padded cache grows as rows join and step
+
+    @property
+    def batch_positions(self) -> int:
+        return self.context
+
+    def _text_config(self) -> Any:
+        config = self.model.config
+        return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+    def batch_refusal(self) -> str | None:
+        """Why generations cannot decode together: a sliding-window attention's cache is not padded here."""
+        config = self._text_config()
+        types = getattr(config, "layer_types", None) or []
+        sliding = bool(getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True))
+        if sliding or any("sliding" in str(t) for t in types):
+            return "a sliding-window model is not batched"
+        return None
+
+    def kv_position_bytes(self) -> int:
+        """Bytes one position of one sequence takes in the KV cache (keys and values of every layer)."""
+        config = self._text_config()
+        heads = int(getattr(config, "num_attention_heads", 1) or 1)
+        kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
+        head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
+        size = self.model.dtype.itemsize if hasattr(self.model.dtype, "itemsize") else 4
+        return 2 * int(config.num_hidden_layers) * kv_heads * head_dim * size
+
+    def reserve(self, size: int, positions: int) -> None:
+        """Nothing to set aside: the batch's cache grows with its rows (at most `size` x `positions` positions)."""
+
+    def batch_cache(self) -> Any:
+        """The rows of a new Batch: a left-padded DynamicCache (explorer/engine/batched.py's PaddedCache)."""
+        from explorer.engine.batched import PaddedCache  # batched.py builds on this module
+
+        return PaddedCache(self)

@@ -39,12 +39,13 @@ from typing import Any
 from explorer import bounds
 from explorer.engine.batched import Batch, Slot
 from explorer.engine.generation import WAIT_S, Prefilled, Token, View, _solo, _Text, _turn
+from explorer.engine.interface import Batching
 from explorer.engine.llamacpp_batch import TOO_LONG
 from explorer.engine.memory import device_memory_mb
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 
-__all__ = ["Scheduler", "attach", "kv_bytes_per_position"]
+__all__ = ["Scheduler", "attach"]
 
 log = logging.getLogger(__name__)
 
@@ -205,35 +206,9 @@ class Scheduler:
         return batch
 
 
-def kv_bytes_per_position(engine: Any) -> int:
-    """Bytes one position of one sequence takes in the KV cache (keys and values of every layer)."""
-    own = getattr(engine, "kv_position_bytes", None)  # llama.cpp's
-    if own is not None:
-        return int(own())
-    config = engine.model.config
-    config = config.get_text_config() if hasattr(config, "get_text_config") else config
-    heads = int(getattr(config, "num_attention_heads", 1) or 1)
-    kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
-    head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
-    layers = int(config.num_hidden_layers)
-    size = engine.model.dtype.itemsize if hasattr(engine.model.dtype, "itemsize") else 4
-    return 2 * layers * kv_heads * head_dim * size
-
-
-def _sequence_mb(engine: Any, positions: int) -> float:
+def _sequence_mb(engine: Batching, positions: int) -> float:
     """MB the KV cache of one sequence of `positions` takes."""
-    return positions * kv_bytes_per_position(engine) / 2**20
-
-
-def _sliding(engine: Any) -> bool:
-    if not hasattr(engine, "model"):  # llama.cpp's sequences hold any attention's cells
-        return False
-    config = engine.model.config
-    config = config.get_text_config() if hasattr(config, "get_text_config") else config
-    types = getattr(config, "layer_types", None) or []
-    return bool(getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True)) or any(
-        "sliding" in str(t) for t in types
-    )
+    return positions * engine.kv_position_bytes() / 2**20
 
 
 def attach(engine: Any, size: int, positions: int = 0) -> str | None:
@@ -242,27 +217,25 @@ def attach(engine: Any, size: int, positions: int = 0) -> str | None:
     log, or None where the engine decodes each request alone (a served model, a sliding window on torch)."""
     if getattr(engine, "scheduler", None) is not None or engine.capabilities.kind == "remote":
         return None  # batched already, or a served model (which batches on its own side)
-    if not hasattr(engine, "body_rows") and not hasattr(engine, "reserve"):
+    if not isinstance(engine, Batching):
         return (
             f"{engine.name}: each generation decodes on its own (the {engine.capabilities.engine} engine does not "
-            "batch them yet; --engine torch decodes them together)."
+            "batch them; --engine torch decodes them together)."
         )
-    if _sliding(engine):
-        return f"{engine.name}: each generation decodes on its own (a sliding-window model is not batched)."
+    why = engine.batch_refusal()
+    if why is not None:
+        return f"{engine.name}: each generation decodes on its own ({why})."
     asked = positions = min(positions or engine.context, engine.context)
-    allocated = hasattr(engine, "reserve")  # llama.cpp: the cells are allocated now, each sequence a bounded length
-    if allocated:
-        positions = min(positions, engine.batch_positions)
+    positions = min(positions, engine.batch_positions)  # llama.cpp's sequences: a bounded length, allocated now
     per_seq_mb = _sequence_mb(engine, positions)
     room = device_memory_mb(str(engine.device)) - 2 * engine.weights_mb
     fits = max(1, int(room // per_seq_mb)) if room > 0 and per_seq_mb > 0 else size
     longer = f"; generations longer than {positions:,} positions decode on their own" if positions < asked else ""
-    if allocated:
-        engine.reserve(min(size, fits), positions)
+    engine.reserve(min(size, fits), positions)  # llama.cpp allocates the cells now; torch's cache grows later
     sched = Scheduler(engine, min(size, fits), positions)
     engine.scheduler = sched
     lowered = f" (lowered from {size}: the device's memory)" if sched.size < size else ""
-    taken = "takes" if allocated else "takes at most"
+    taken = "takes" if engine.batch_allocated else "takes at most"
     return (
         f"{engine.name}: up to {sched.size} generations decode together{lowered}; their KV cache {taken} "
         f"{sched.kv_mb:,.1f} MB ({sched.size} x {positions:,} positions x {per_seq_mb / positions * 1024:.1f} KB)"

@@ -18,9 +18,10 @@ PREFILL = 512  # positions per forward pass through the KV cache: bounded memory
 
 
 def _head_block(engine: Forward, hidden: torch.Tensor) -> torch.Tensor:
-    """logits (c, V) of hidden (c, H), padded to HEAD_MIN_ROWS rows for the matmul."""
+    """logits (c, V) of hidden (c, H), padded to HEAD_MIN_ROWS rows for the matmul (none where the body gave
+    logits already: the head is then the identity)."""
     c = hidden.shape[0]
-    if c >= HEAD_MIN_ROWS:
+    if c >= HEAD_MIN_ROWS or not engine.split_head:
         return engine.head(hidden)
     pad = hidden.new_zeros((HEAD_MIN_ROWS - c, hidden.shape[1]))
     return engine.head(torch.cat([hidden, pad]))[:c]
