@@ -106,12 +106,13 @@ def llama_dir(tmp_path_factory):
     return _save(_tiny_llama(tok, seed=1, context=96), tok, tmp_path_factory.mktemp("llama"))
 
 
-def _tiny_llama(tok, seed: int, context: int):
-    """A random 2-layer Llama for `tok`, its output layer scaled so the distributions are not flat."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+def _tiny_llama(tok, seed: int, context: int, arch: str = "Llama", **extra):
+    """A random 2-layer Llama for `tok`, its output layer scaled so the distributions are not flat; `arch` another
+    transformers architecture of the same shape ("Mistral"), `extra` more of its config (sliding_window=8)."""
+    import transformers
 
     torch.manual_seed(seed)
-    cfg = LlamaConfig(
+    cfg = getattr(transformers, f"{arch}Config")(
         vocab_size=len(tok),
         hidden_size=32,
         intermediate_size=64,
@@ -122,8 +123,9 @@ def _tiny_llama(tok, seed: int, context: int):
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         tie_word_embeddings=False,
+        **extra,
     )
-    model = LlamaForCausalLM(cfg)
+    model = getattr(transformers, f"{arch}ForCausalLM")(cfg)
     with torch.no_grad():
         model.lm_head.weight.mul_(30)
     return model

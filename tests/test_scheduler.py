@@ -362,25 +362,12 @@ def test_a_sliding_window_model_decodes_each_generation_on_its_own(tmp_path):
     """A Mistral with a sliding window (its cache is not padded here): the server says so and gives it no
     scheduler; its generations still run, each alone. Its KV figure is the config's (2 x layers x kv heads x
     head dim x 4 bytes)."""
-    from transformers import MistralConfig, MistralForCausalLM
-
     from explorer.engine.interface import Batching
-    from tests.conftest import _byte_fallback_tokenizer, _save
+    from tests.conftest import _byte_fallback_tokenizer, _save, _tiny_llama
 
     tok = _byte_fallback_tokenizer()
-    cfg = MistralConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        sliding_window=8,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-    )
-    engine = Engine.load(_save(MistralForCausalLM(cfg), tok, tmp_path / "mistral"), device="cpu", name="sliding")
+    model = _tiny_llama(tok, seed=2, context=64, arch="Mistral", sliding_window=8)
+    engine = Engine.load(_save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
     assert isinstance(engine, Batching) and engine.kv_position_bytes() == 2 * 2 * 2 * 8 * 4
     said = attach(engine, 4)
     assert said == "sliding: each generation decodes on its own (a sliding-window model is not batched).", said

@@ -158,7 +158,8 @@ class Batching(Forward, Protocol):
         ...
 
     def reserve(self, size: int, positions: int) -> Any:
-        """Set aside `size` sequences of `positions` positions before the batch starts (where `batch_allocated`)."""
+        """Set aside `size` sequences of `positions` positions before the batch starts (nothing to do where the
+        cache grows with its rows: not `batch_allocated`)."""
         ...
 
     def batch_cache(self) -> BatchRows:
