@@ -5,8 +5,10 @@ serve`, EXPLORER_WORKERS=8), A and B in one run on the same model folder:
   tokens) at once, against (a) the same requests one at a time through the same server, (b) on the default model,
   the same server with the llama.cpp engine on its GGUF (8 at once and one at a time) and, where bench/llama_server.py
   finds one, llama.cpp's own server with `--parallel 8` on the same GGUF (its default threads; generation only: it
-  has no `prompt_logprobs`), and (c) where `make test-vllm`'s venv exists (and BENCH_VLLM is not 0), the real vLLM on
-  the same folder;
+  has no `prompt_logprobs`; 8 at once and one at a time, so its own gain from batching is in the same run), and
+  llama_decode's own gain from 8 rows a step over one (bench/gguf_group.py's decode_ceiling: the most any scheduler
+  can reach on this machine and GGUF), and (c) where `make test-vllm`'s venv exists (and BENCH_VLLM is not 0), the
+  real vLLM on the same folder;
 - scoring: 8 clients x R requests scoring 222 tokens (`prompt_logprobs: 5`, `max_tokens: 1`), against the same
   one at a time (and vLLM where it runs).
 Each side reports tokens/s, p50/p95 latency and the server's CPU seconds per request (from /proc), and the
@@ -155,6 +157,14 @@ def _ours_llamacpp(clients: int, rounds: int) -> dict:
         srv.stop()
     out["llamacpp_gen_vs_serial"] = _ratio(out["llamacpp_gen_tok_s"], out["llamacpp_serial_gen_tok_s"])
     sys.path.insert(0, str(ROOT))
+    from bench.gguf_group import decode_ceiling
+
+    out.update(decode_ceiling(clients))  # what llama_decode itself gains from `clients` rows a step, here
+    if f"llamacpp_decode_{clients}v1" in out:  # the share of that ceiling the server's batching reaches
+        out["llamacpp_gen_vs_serial_of_ceiling"] = _ratio(
+            out["llamacpp_gen_vs_serial"], out[f"llamacpp_decode_{clients}v1"]
+        )
+    sys.path.insert(0, str(ROOT))
     from bench import llama_server
     from bench.gguf_group import LlamaServer
 
@@ -164,9 +174,10 @@ def _ours_llamacpp(clients: int, rounds: int) -> dict:
         return out
     peer = LlamaServer(str(found[0]), str(gguf), None, parallel=clients)
     try:
-        out.update(_side("llamaserver", peer.url, "default", peer.proc.pid, clients, rounds, serial=False, score=False))
+        out.update(_side("llamaserver", peer.url, "default", peer.proc.pid, clients, rounds, serial=True, score=False))
     finally:
         peer.stop()
+    out["llamaserver_gen_vs_serial"] = _ratio(out["llamaserver_gen_tok_s"], out["llamaserver_serial_gen_tok_s"])
     out["llamacpp_gen_vs_llamaserver"] = _ratio(out["llamacpp_gen_tok_s"], out["llamaserver_gen_tok_s"])
     return out
 

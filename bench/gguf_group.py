@@ -8,6 +8,10 @@
   (see bench/llama_server.py).
 - gguf_score_tok_s_ratio: the llama.cpp engine's tokens/s over the torch engine's, scoring 512 tokens with top-20.
 - gguf_score_mem_ratio: resident-memory growth scoring 4,096 tokens / one float32 [4096, V] matrix.
+
+`decode_ceiling` (the concurrent group's llamacpp_decode_8v1): llama.cpp's own llama_decode, in this process, on the
+batch's context (explorer/engine/llamacpp_batch.py's Decoder), tokens/s with 8 rows a step over 1 row a step: the most
+any scheduler can gain from batching on this machine and GGUF, before a single statistic is computed.
 """
 
 from __future__ import annotations
@@ -126,6 +130,45 @@ def score_vs_torch(torch_engine, file: str, threads: int, pairs: int, paired_pla
         "gguf_score_tok_s_ratio_min": r["min"],
         "gguf_score_mem_ratio": m.growth / (len(long) * ours.vocab_size * 4),
     }
+
+
+def decode_ceiling(rows: int = 8, steps: int = 40, rounds: int = 3) -> dict:
+    """Bare llama_decode on the default GGUF at the engine's default threads: tokens/s with `rows` rows a step and
+    with one, alternating `rounds` times (medians), and their ratio; {} where llama.cpp or the GGUF is missing."""
+    from explorer.engine.llamacpp_batch import Decoder, fill
+
+    file = default_file()
+    if file is None or not llamacpp.available():
+        return {}
+    engine = llamacpp.LlamaCppEngine(str(file), device="cpu")
+    dec = Decoder(engine, rows, 256, engine.threads)
+    lc = dec._lc
+    try:
+
+        def tok_s(n: int) -> float:
+            dec.clear()
+            for seq in range(n):  # a 16-token prompt in each sequence
+                fill(dec.batch, [(100 + j, j, seq, False) for j in range(16)])
+                lc.llama_decode(dec.ctx, dec.batch)
+            dec.use(n)
+            times = []
+            for step in range(steps):
+                fill(dec.batch, [(200 + step, 16 + step, seq, True) for seq in range(n)])
+                t = time.perf_counter()
+                if lc.llama_decode(dec.ctx, dec.batch) != 0:
+                    raise RuntimeError("llama_decode failed")
+                times.append(time.perf_counter() - t)
+            return n / statistics.median(times[4:])
+
+        one, many = [], []
+        for _ in range(rounds):
+            one.append(tok_s(1))
+            many.append(tok_s(rows))
+    finally:
+        dec.close()
+        engine.close()
+    a, b = statistics.median(one), statistics.median(many)
+    return {"llamacpp_decode_1row_tok_s": a, f"llamacpp_decode_{rows}rows_tok_s": b, f"llamacpp_decode_{rows}v1": b / a}
 
 
 def gguf_figures(engine, quick: bool, model: str | None, paired_plain, live_server, ids_of, rss_peak) -> dict:

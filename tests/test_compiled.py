@@ -22,3 +22,68 @@ def test_compiled_equals_eager(gpt2_dir, gpt2):
     np.testing.assert_allclose(a.logprobs[1:], b.logprobs[1:], atol=1e-5)
     np.testing.assert_allclose(a.entropy[1:], b.entropy[1:], atol=1e-5)
     assert (a.ranks == b.ranks).all() and (a.top_ids == b.top_ids).all()
+
+
+def test_one_row_kernel_equals_eager_and_log_softmax(gpt2_dir, gpt2):
+    """A decode step's row through the compiled one-row kernel: row_stats' eager numbers and plain log_softmax's,
+    for a target at the top, one far below the top-20 (its rank needs every entry), one tied with others, and a
+    processed row with filtered (-inf) entries; every k, no top-k at all included."""
+    import torch
+
+    from explorer.engine.metrics import row_stats, sums
+    from tests.reference import assert_rank_close
+
+    compiled = Engine.load(gpt2_dir, device="cpu", compile=True)
+    if not compiled.compiled:
+        pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
+    assert compiled._row_kernel is not None and gpt2._row_kernel is None
+    v = compiled.vocab_size
+    gen = torch.Generator().manual_seed(3)
+    plain = torch.randn((1, v), generator=gen) * 4
+    tied = plain.clone()
+    tied[0, :7] = tied[0, 11]  # seven entries tied with entry 11
+    filtered = plain.clone()
+    filtered[0, plain[0] < plain[0].median()] = float("-inf")
+    order = plain[0].argsort(descending=True)
+    cases = [(plain, int(order[0])), (plain, int(order[v // 2])), (tied, 11), (filtered, int(order[3]))]
+    for row, target in cases:
+        t = torch.tensor([target])
+        lp = torch.log_softmax(row[0], -1)
+        p = lp.exp()
+        plp = torch.where(p > 0, p * lp, 0.0)
+        for k in (0, 5, 20, 50):
+            a, b = compiled.stats(row, t, k), row_stats(row, t, k, sums_fn=sums)
+            assert a.rank.tolist() == b.rank.tolist() and a.top_ids.tolist() == b.top_ids.tolist()
+            assert a.top_ids.shape == (1, k)
+            for x, y in ((a.logprob, b.logprob), (a.entropy, b.entropy), (a.varentropy, b.varentropy)):
+                assert torch.allclose(x, y, atol=1e-6), (x, y)
+            assert torch.allclose(a.top_logprobs, b.top_logprobs, atol=1e-6)
+            assert abs(float(a.logprob[0]) - float(lp[target])) < 1e-5
+            assert abs(float(a.entropy[0]) + float(plp.sum())) < 1e-4
+            var = float((torch.where(p > 0, p * lp * lp, 0.0)).sum() - plp.sum() ** 2)
+            assert abs(float(a.varentropy[0]) - var) < 1e-3
+            assert_rank_close(int(a.rank[0]), lp, target)
+            if k:
+                assert torch.allclose(a.top_logprobs[0], lp.sort(descending=True).values[:k], atol=1e-5)
+    assert int(compiled.stats(plain, torch.tensor([int(order[v // 2])]), 5).rank[0]) > 20
+
+
+def test_compiled_generation_equals_eager(gpt2_dir, gpt2):
+    """A generation's numbers are the same with the compiled one-row kernel as eager."""
+    from explorer.engine import generate
+    from explorer.settings import SamplerSettings
+
+    compiled = Engine.load(gpt2_dir, device="cpu", compile=True)
+    if not compiled.compiled:
+        pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
+    ids = gpt2.encode("The quick brown fox")
+    for s in (
+        SamplerSettings(max_tokens=12, temperature=0.0, logprobs=5),
+        SamplerSettings(max_tokens=12, seed=7, logprobs=3, top_p=0.9, mode="processed"),
+    ):
+        a, b = generate(compiled, ids, s)[0], generate(gpt2, ids, s)[0]
+        assert list(a.token_ids) == list(b.token_ids)
+        n = a.n_prompt
+        np.testing.assert_allclose(a.logprobs[n:], b.logprobs[n:], atol=1e-5)
+        np.testing.assert_allclose(a.entropy[n:], b.entropy[n:], atol=1e-5)
+        assert (a.ranks[n:] == b.ranks[n:]).all() and (a.top_ids[n:] == b.top_ids[n:]).all()

@@ -27,7 +27,7 @@ from explorer.engine.encoding import chat_ids, check_ids, check_text
 from explorer.engine.events import Done, Step
 from explorer.engine.generation import decode_text
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
-from explorer.engine.metrics import Stats, compiled_sums, row_stats, sums
+from explorer.engine.metrics import Stats, compiled_one_row, compiled_row_stats, compiled_sums, row_stats, sums
 from explorer.engine.scoring import score_forward
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
@@ -74,7 +74,7 @@ class ForwardEngine(ABC):
         self._pool: ThreadPoolExecutor | None = None  # see background()
         self.scheduler: Any = None  # a served torch model's continuous batching (engine/scheduler.py `attach`)
         self.one_at_a_time: Any = None  # where generations must not interleave (llama.cpp's)
-        self._sums_kernel = self._stats_kernel(compile)
+        self._sums_kernel, self._row_kernel = self._stats_kernels(compile)
 
     # ---- what this engine is -------------------------------------------------------------
     @property
@@ -126,18 +126,18 @@ class ForwardEngine(ABC):
         return -(-positions // blocks)
 
     # ---- statistics ------------------------------------------------------------------------
-    def _stats_kernel(self, compile: bool | None):
-        """The fused-sums kernel: torch.compile'd (and warmed up here) when asked and it works, else eager.
+    def _stats_kernels(self, compile: bool | None):
+        """(the fused-sums kernel, the one-row kernel or None): torch.compile'd (and warmed up here) when asked and it
+        works, else (eager `sums`, None). The one-row kernel only on a CPU, where it was measured (metrics.py).
 
         `compile=None` reads EXPLORER_COMPILE: 1 (on), 0 (off), auto (default: on).
         """
         if compile is None:
             compile = os.environ.get("EXPLORER_COMPILE", "auto").lower() not in ("0", "false", "off", "no")
-        if not compile:
-            return sums
-        fn = compiled_sums()
+        fn = compiled_sums() if compile else None
         if fn is None:
-            return sums
+            return sums, None
+        row = compiled_one_row() if self.device.type == "cpu" else None
         try:  # compile now (seconds), not on a user's first request: scoring slices and decode steps
             for rows, dtype in ((STAT_ROWS, self.dtype), (1, torch.float32)):
                 fn(
@@ -146,8 +146,18 @@ class ForwardEngine(ABC):
                 )
         except Exception as err:  # noqa: BLE001 - any compiler failure means: stay eager
             log.warning("torch.compile failed (%s); using eager statistics", str(err).splitlines()[0][:200])
-            return sums
-        return fn
+            return sums, None
+        try:
+            if row is not None:
+                row(
+                    torch.zeros((1, self.vocab_size), device=self.device),
+                    torch.zeros((1,), dtype=torch.long, device=self.device),
+                    torch.zeros((1, 1), device=self.device),
+                )
+        except Exception as err:  # noqa: BLE001 - the one-row kernel failing leaves the sums kernel
+            log.warning("torch.compile failed on one row (%s); eager there", str(err).splitlines()[0][:200])
+            row = None
+        return fn, row
 
     def _sums(self, logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """`sums` over slices of STAT_ROWS rows (cache-sized; the compiled kernel sees exactly that shape)."""
@@ -166,7 +176,9 @@ class ForwardEngine(ABC):
         return s, q, r
 
     def stats(self, logits: torch.Tensor, targets: torch.Tensor, k: int, full: bool = False) -> Stats:
-        """row_stats of a block of positions, with the engine's kernel."""
+        """row_stats of a block of positions, with the engine's kernels (a decode step's one row: its own)."""
+        if self._row_kernel is not None and logits.shape[0] == 1 and not full and logits.dtype == torch.float32:
+            return compiled_row_stats(self._row_kernel, logits, targets, k)
         return row_stats(logits, targets, k, full=full, sums_fn=self._sums)
 
     def compute(self, fn, *args, **kwargs):

@@ -11,6 +11,11 @@ Steps, per block of positions (c, V):
    the K-th best strictly, every such entry is in the top-K, so the count is read
    off the top-K; only the other rows get a full compare.
 Filtered entries may be -inf (processed mode): they get probability 0.
+
+A decode step's one row, where the statistics are compiled (`ForwardEngine.stats`): step 1's top-K, then steps 2-4 as
+one compiled kernel (`one_row`), which counts the rank over every entry (no branch, no host sync: the same count,
+as the entries outside the top-K are below the K-th best). Its eager operations cost more than the row's arithmetic:
+0.69-0.76 ms a step right after a llama.cpp decode against 0.43-0.47 so (bench/RESULTS.md, 2026-12-04, evening).
 """
 
 from __future__ import annotations
@@ -65,6 +70,31 @@ def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return s, q, r
 
 
+def one_row(
+    logits: torch.Tensor, targets: torch.Tensor, m: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(logprob (1,), rank (1,), entropy (1,), varentropy (1,), log-sum-exp - m (1, 1)) of one row `logits` (1, V)
+    float32 for `targets` (1,), its max `m` (1, 1) given (the top-K's first value): row_stats' numbers, the rank
+    counted over every entry. Shapes fixed by V alone, so one compiled kernel serves every k."""
+    s, q, r2 = sums(logits, m)
+    ls = s.log()
+    lp_t = (logits.gather(-1, targets[:, None]) - m) - ls  # (1, 1)
+    rank = (((logits - m) - ls) >= lp_t).sum(-1)
+    entropy = (ls - q / s)[:, 0]
+    varentropy = (r2 / s - (q / s) ** 2).clamp_min(0.0)[:, 0]
+    return lp_t[:, 0], rank, entropy, varentropy, ls
+
+
+def compiled_row_stats(one_row_fn, logits: torch.Tensor, targets: torch.Tensor, k: int) -> Stats:
+    """row_stats of one row (1, V) float32 (not `full`), steps 2-4 by `one_row_fn` (`one_row`, compiled)."""
+    kk = min(max(k, RANK_K), logits.shape[1])
+    tv, ti = logits.topk(kk, dim=-1)
+    m = tv[:, :1]
+    lp_t, rank, entropy, varentropy, ls = one_row_fn(logits, targets, m)
+    n_top = max(k, 0)
+    return Stats(lp_t, rank, entropy, varentropy, ti[:, :n_top], ((tv[:, :n_top] - m) - ls))
+
+
 def row_stats(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -110,8 +140,17 @@ def row_stats(
 
 def compiled_sums():
     """`sums` compiled by torch.compile (fixed shapes), or None when compilation is unavailable."""
+    return _compiled(sums)
+
+
+def compiled_one_row():
+    """`one_row` compiled by torch.compile (fixed shapes), or None when compilation is unavailable."""
+    return _compiled(one_row)
+
+
+def _compiled(fn):
     try:
-        return torch.compile(sums, dynamic=False)
+        return torch.compile(fn, dynamic=False)
     except Exception as err:  # noqa: BLE001 - any backend failure means: stay eager
         log.warning("torch.compile unavailable (%s); using eager statistics", err)
         return None
