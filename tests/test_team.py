@@ -18,6 +18,7 @@ from explorer import bounds
 from explorer.engine import generate, score_ids, team
 from explorer.errors import ExplorerError
 from explorer.settings import Limits, SamplerSettings
+from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not team.ON, reason="EXPLORER_TEAM=0")
 
@@ -138,6 +139,35 @@ def test_a_texts_statistics_run_on_the_team(which, request, monkeypatch):
         made = pool.submit(generate, eng, ids, s).result()[0]
     assert len(where) >= 2 and set(where) == {"explorer-team"}
     np.testing.assert_allclose(made.logprobs[1 : len(ids)], scored.logprobs[1:], atol=1e-5)
+
+
+def test_the_views_block_statistics_run_on_the_team(gpt2, gpt2_b, monkeypatch):
+    """The logit lens, compare (its divergences too) and word ends: each block's output layer and statistics on the
+    team, as scoring's. On the request's own thread, on one core, a lens of 120 tokens of SmolLM2 took 1.44x as long
+    on 2 cores (bench/RESULTS.md, 2026-12-04, evening)."""
+    from explorer.engine import compare, forward, lens, word_ends
+
+    where, real, real_div = [], forward.row_stats, compare.divergences
+
+    def spy(logits, *args, **kwargs):
+        if logits.shape[0] > 1:  # a block of positions
+            where.append(threading.current_thread().name)
+        return real(logits, *args, **kwargs)
+
+    def div_spy(*args, **kwargs):
+        where.append(threading.current_thread().name)
+        return real_div(*args, **kwargs)
+
+    monkeypatch.setattr(forward, "row_stats", spy)
+    monkeypatch.setattr(compare, "divergences", div_spy)
+    ids = gpt2.encode("The cat sat on the mat and looked at the door.")
+    views = [(lens.lens_ids, (gpt2, ids, 3)), (compare.compare_ids, (gpt2, gpt2_b, ids, 3))]
+    views.append((word_ends.score_words, (gpt2, ids, 3)))
+    with ThreadPoolExecutor(1) as pool:  # a request's own thread
+        for fn, args in views:
+            where.clear()
+            pool.submit(fn, *args).result()
+            assert where and set(where) == {"explorer-team"}, (fn.__name__, set(where))
 
 
 def _in_child(out) -> None:

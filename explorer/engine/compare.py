@@ -124,13 +124,23 @@ def paired_rows(
     ra, rb, div = [], [], []
     for s in range(0, m, chunk):
         bounds.check()
-        la = _head_block(ea, ha[s : s + chunk])  # (c, V)
-        lb = _head_block(eb, hb[s : s + chunk]).to(la.device)  # (c, V)
-        ra.append(ea.stats(la, ta[s : s + chunk], k).to_rows())
-        rb.append(eb.stats(lb, tb[s : s + chunk].to(la.device), k).to_rows())
-        div.append(torch.stack(divergences(la, lb, _kernel(ea))).cpu().numpy())
-        del la, lb
+        cut = slice(s, s + chunk)
+        # the output layers, statistics and divergences on every core, as scoring's blocks (scoring.chunked_rows)
+        a, b, d = ea.compute(_pair_block, ea, eb, ha[cut], hb[cut], ta[cut], tb[cut], k)
+        ra.append(a)
+        rb.append(b)
+        div.append(d)
     return Rows.concat(ra), Rows.concat(rb), np.concatenate(div, -1)
+
+
+def _pair_block(
+    ea: Forward, eb: Forward, ha: torch.Tensor, hb: torch.Tensor, ta: torch.Tensor, tb: torch.Tensor, k: int
+) -> tuple[Rows, Rows, np.ndarray]:
+    """One block of `paired_rows`: its two [c, V] logits alive only in here."""
+    la = _head_block(ea, ha)  # (c, V)
+    lb = _head_block(eb, hb).to(la.device)  # (c, V)
+    a, b = ea.stats(la, ta, k).to_rows(), eb.stats(lb, tb.to(la.device), k).to_rows()
+    return a, b, torch.stack(divergences(la, lb, _kernel(ea))).cpu().numpy()
 
 
 def top_k_only(k: int) -> None:

@@ -111,11 +111,15 @@ def _layer_rows(engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Ten
     for a in range(0, n_rows, chunk):
         bounds.check()
         b = min(a + chunk, n_rows)
-        logits = _head_block(engine, _block(norm, hs, a, b))  # (c, V)
         tgt = targets[(torch.arange(a, b, device=targets.device) % t)]  # (c,)
-        parts.append(engine.stats(logits, tgt, k).to_rows())
-        del logits  # before the next block's: one block alive at a time
+        # the norm, the output layer and the statistics on every core, as scoring's blocks (scoring.chunked_rows)
+        parts.append(engine.compute(_lens_block, engine, norm, hs, a, b, tgt, k))
     return Rows.concat(parts)
+
+
+def _lens_block(engine: Engine, norm, hs: list[torch.Tensor], a: int, b: int, targets: torch.Tensor, k: int) -> Rows:
+    """Rows a..b of the layer-major order of `hs` for `targets` (b - a,): its logits alive only in here."""
+    return engine.stats(_head_block(engine, _block(norm, hs, a, b)), targets, k).to_rows()
 
 
 def _grid(engine: Engine, ids: list[int], layers: int, rows: Rows | None, k: int) -> LensGrid:

@@ -64,12 +64,22 @@ def _chunks(engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int
     step = chunk or engine.chunk_size(hidden.shape[0])
     for a in range(0, hidden.shape[0], step):
         bounds.check()
-        logits = _head_block(engine, hidden[a : a + step])  # (c, V)
-        m = min(max(targets.shape[0] - a, 0), logits.shape[0])  # rows with a target
-        if m:
-            rows.append(engine.stats(logits[:m], targets[a : a + m], k, k == -1).to_rows())
-        mass.append(_end_mass(logits, sets))
+        # on every core, as scoring's blocks (scoring.chunked_rows)
+        row, end = engine.compute(_chunk_rows, engine, hidden[a : a + step], targets[a : a + step], k, sets)
+        if row is not None:
+            rows.append(row)
+        mass.append(end)
     return rows, mass
+
+
+def _chunk_rows(
+    engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int, sets
+) -> tuple[Rows | None, torch.Tensor]:
+    """One block of `_chunks`: the rows of its positions with a target (None where none has), its end masses."""
+    logits = _head_block(engine, hidden)  # (c, V)
+    m = targets.shape[0]  # rows with a target: the first m
+    row = engine.stats(logits[:m], targets, k, k == -1).to_rows() if m else None
+    return row, _end_mass(logits, sets)
 
 
 @torch.inference_mode()
