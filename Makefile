@@ -37,7 +37,7 @@ test-vllm: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m vllm
 
 # lm-evaluation-harness both ways: installs lm-eval 0.4.13 into .lmeval-venv once (about 2 min), runs it on small
-# local tasks against our server and in process (about 10 min on 2 cores, the in-process run the slower)
+# local tasks against our server and in process (about 2 min on 2 cores; CI runs it)
 test-lmeval: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -s -m lmeval
 
