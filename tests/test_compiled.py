@@ -87,3 +87,26 @@ def test_compiled_generation_equals_eager(gpt2_dir, gpt2):
         np.testing.assert_allclose(a.logprobs[n:], b.logprobs[n:], atol=1e-5)
         np.testing.assert_allclose(a.entropy[n:], b.entropy[n:], atol=1e-5)
         assert (a.ranks[n:] == b.ranks[n:]).all() and (a.top_ids[n:] == b.top_ids[n:]).all()
+
+
+def test_compiled_equals_eager_on_the_default_model(smollm):
+    """The app compiles its statistics by default (the tests' engines are eager): on the default model, 49,152
+    entries a row, the compiled kernels' sums round differently from eager torch's (1.9e-5 in a logprob at most,
+    measured) but stay within the contract's 1e-4 of them, scoring and generating."""
+    from explorer.engine import generate
+    from explorer.settings import SamplerSettings
+
+    compiled = Engine.load(None, device="cpu", compile=True)
+    if not compiled.compiled:
+        pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
+    text = "The capital of France is Paris. Logprobs tell you what the model expected. Grüße 🦊 def f(x): return x"
+    ids = smollm.encode(text * 4)[:200]
+    a, b = score_ids(compiled, ids, k=20), score_ids(smollm, ids, k=20)
+    np.testing.assert_allclose(a.logprobs[1:], b.logprobs[1:], atol=5e-5)
+    np.testing.assert_allclose(a.entropy[1:], b.entropy[1:], atol=5e-5)
+    np.testing.assert_allclose(a.top_logprobs[1:], b.top_logprobs[1:], atol=5e-5)
+    assert (a.ranks == b.ranks).all() and (a.top_ids == b.top_ids).all()
+    s = SamplerSettings(max_tokens=24, temperature=0.0, logprobs=20)
+    ga, gb = generate(compiled, ids[:40], s)[0], generate(smollm, ids[:40], s)[0]
+    assert list(ga.token_ids) == list(gb.token_ids)
+    np.testing.assert_allclose(ga.logprobs[ga.n_prompt :], gb.logprobs[gb.n_prompt :], atol=5e-5)
