@@ -228,7 +228,7 @@ class Batch:
         tids = toks.tolist()  # the one host sync per step
         # the numbers on every core, then the next pass: beside it on a thread of their own they took a core from it
         # (8 clients through /v1 on 2 cores, llama.cpp engine: 164 -> 176 tokens/s, torch 105 -> 112)
-        numbers = eng.compute(_rows_numbers, eng, drawn, slots)
+        numbers = eng.compute_numbers(_rows_numbers, eng, drawn, slots)
         ends, going = [], []
         for i, (sl, tid) in enumerate(zip(slots, tids)):
             sl.out_ids.append(tid)

@@ -126,7 +126,7 @@ def paired_rows(
         bounds.check()
         cut = slice(s, s + chunk)
         # the output layers, statistics and divergences on every core, as scoring's blocks (scoring.chunked_rows)
-        a, b, d = ea.compute(_pair_block, ea, eb, ha[cut], hb[cut], ta[cut], tb[cut], k)
+        a, b, d = ea.compute_numbers(_pair_block, ea, eb, ha[cut], hb[cut], ta[cut], tb[cut], k)
         ra.append(a)
         rb.append(b)
         div.append(d)

@@ -188,6 +188,10 @@ class ForwardEngine(ABC):
             return team.run(fn, *args, **kwargs)
         return fn(*args, **kwargs)
 
+    def compute_numbers(self, fn, *args):
+        """fn(*args), the numbers of a block of rows, on `compute`'s thread (every core)."""
+        return self.compute(fn, *args)
+
     def background(self, fn, *args) -> Future:
         """Run fn(*args) beside the caller on a CPU (a decode step's numbers overlap the next
         forward pass there); elsewhere inline, as the accelerator queues the work anyway. The thread beside runs

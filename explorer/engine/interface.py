@@ -116,6 +116,11 @@ class Forward(ModelEngine, Protocol):
         """fn(*args, **kwargs) where this model's parallel work runs (on a CPU, the process's team thread)."""
         ...
 
+    def compute_numbers(self, fn, *args) -> Any:
+        """fn(*args), the numbers of a block of rows (its output layer and statistics), where this model computes
+        them: `compute`'s thread, or the caller's where the model computes on fewer threads than that one."""
+        ...
+
     def for_batch(self) -> AbstractContextManager: ...
 
     def _sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:

@@ -113,7 +113,7 @@ def _layer_rows(engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Ten
         b = min(a + chunk, n_rows)
         tgt = targets[(torch.arange(a, b, device=targets.device) % t)]  # (c,)
         # the norm, the output layer and the statistics on every core, as scoring's blocks (scoring.chunked_rows)
-        parts.append(engine.compute(_lens_block, engine, norm, hs, a, b, tgt, k))
+        parts.append(engine.compute_numbers(_lens_block, engine, norm, hs, a, b, tgt, k))
     return Rows.concat(parts)
 
 

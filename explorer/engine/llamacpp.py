@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine, _one_torch_thread
 from explorer.engine.gguf import tokenizer as gguf_tokenizer
@@ -245,6 +246,16 @@ class LlamaCppEngine(ForwardEngine):
             else:
                 out.append(piece_bytes(text.decode("utf-8", "replace"), byte_level))
         return out
+
+    def compute_numbers(self, fn, *args):
+        """fn(*args), the numbers of a block of rows: on the team's thread, on every core, unless this engine decodes
+        on fewer threads than the team's (EXPLORER_THREADS, --threads): then on the caller's, where torch runs on
+        one. There, on the team, torch's workers spun on after the statistics while llama.cpp decoded on one
+        thread: one row through the batch at 1 thread of 2 cores took 3.2 ms a step more than a bare decode,
+        1.4 ms with torch on one thread (bench/RESULTS.md, 2026-12-04, evening)."""
+        if self.threads < team.THREADS:
+            return fn(*args)
+        return self.compute(fn, *args)
 
     def background(self, fn, *args) -> Future:
         """Run fn(*args) on this engine's own thread, which computes with one torch thread (torch's spinning OpenMP

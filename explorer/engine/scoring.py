@@ -48,10 +48,10 @@ def chunked_rows(
     for a in range(0, t, chunk):
         bounds.check()
         cut = slice(a, a + chunk)
-        # on every core (the engine's compute): on the request's own thread, on one, 8 texts scored at once ran
-        # slower than one at a time (bench/RESULTS.md, 2026-12-04, afternoon)
+        # on every core (the engine's compute_numbers): on the request's own thread, on one, 8 texts scored at once
+        # ran slower than one at a time (bench/RESULTS.md, 2026-12-04, afternoon)
         parts.append(
-            engine.compute(
+            engine.compute_numbers(
                 _block_rows, engine, hidden[cut], targets[cut], k, listed[cut] if listed is not None else None
             )
         )

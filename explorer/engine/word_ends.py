@@ -65,7 +65,7 @@ def _chunks(engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int
     for a in range(0, hidden.shape[0], step):
         bounds.check()
         # on every core, as scoring's blocks (scoring.chunked_rows)
-        row, end = engine.compute(_chunk_rows, engine, hidden[a : a + step], targets[a : a + step], k, sets)
+        row, end = engine.compute_numbers(_chunk_rows, engine, hidden[a : a + step], targets[a : a + step], k, sets)
         if row is not None:
             rows.append(row)
         mass.append(end)
