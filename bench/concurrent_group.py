@@ -164,7 +164,6 @@ def _ours_llamacpp(clients: int, rounds: int) -> dict:
         out["llamacpp_gen_vs_serial_of_ceiling"] = _ratio(
             out["llamacpp_gen_vs_serial"], out[f"llamacpp_decode_{clients}v1"]
         )
-    sys.path.insert(0, str(ROOT))
     from bench import llama_server
     from bench.gguf_group import LlamaServer
 

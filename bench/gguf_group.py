@@ -149,13 +149,13 @@ def decode_ceiling(rows: int = 8, steps: int = 40, rounds: int = 3) -> dict:
             dec.clear()
             for seq in range(n):  # a 16-token prompt in each sequence
                 fill(dec.batch, [(100 + j, j, seq, False) for j in range(16)])
-                lc.llama_decode(dec.ctx, dec.batch)
+                engine.compute(lc.llama_decode, dec.ctx, dec.batch)
             dec.use(n)
             times = []
             for step in range(steps):
                 fill(dec.batch, [(200 + step, 16 + step, seq, True) for seq in range(n)])
                 t = time.perf_counter()
-                if lc.llama_decode(dec.ctx, dec.batch) != 0:
+                if engine.compute(lc.llama_decode, dec.ctx, dec.batch) != 0:  # on the team, as the engine's
                     raise RuntimeError("llama_decode failed")
                 times.append(time.perf_counter() - t)
             return n / statistics.median(times[4:])
