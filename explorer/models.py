@@ -41,6 +41,10 @@ class ModelSpec:
     source: str  # hub id or local folder, as the operator gave it
     trust_remote_code: bool = False
     hub_only: bool = False  # typed by a visitor: never read as a local folder
+    twin_of: str | None = None  # the torch engine on the weights of this served model (its views need hidden states)
+
+
+TWIN = " (torch engine)"  # the name a served model's torch twin is kept under (the page's memory line shows it)
 
 
 def public_name(source: str) -> str:
@@ -133,8 +137,8 @@ class Models:
                 self.device,
                 self.dtype,
                 spec.trust_remote_code,
-                engine=self.engine,
-                name=spec.name,
+                engine="torch" if spec.twin_of else self.engine,
+                name=spec.twin_of or spec.name,
                 hub_only=spec.hub_only,
             )
         )
@@ -142,6 +146,8 @@ class Models:
         self._pins: dict[str, int] = {}
         self._lock = threading.Lock()  # guards _engines and _pins
         self._load_lock = threading.Lock()  # one load at a time (they are memory-heavy)
+        self.host: str | None = None  # the address the server listens on (set by it: links name one phones reach)
+        self.public_url: str | None = None  # a share tunnel's public URL, when there is one
         self.batch_size = 0  # set by a server: its local models decode their generations together (serve_batched)
         self._said: set[str] = set()
 
@@ -220,6 +226,52 @@ class Models:
             return plan(spec.source, self.engine, self.device, spec.hub_only)[0]
         except ExplorerError:
             return None
+
+    def twin(self, name: str | None) -> ModelSpec | None:
+        """The torch engine's spec on the weights `name` serves through llama.cpp, or None where torch cannot read
+        them (a GGUF file of its own: only the default model's is converted here) or `name` is not served so."""
+        spec = self.resolve(name)
+        if self.engine_of(spec.name) != "llama.cpp":
+            return None
+        try:
+            if plan(spec.source, "torch", self.device, spec.hub_only)[0] != "torch":
+                return None
+        except ExplorerError:
+            return None
+        return ModelSpec(spec.name + TWIN, spec.source, spec.trust_remote_code, spec.hub_only, twin_of=spec.name)
+
+    def without(self, name: str | None, need: str) -> str | None:
+        """Why a view needing `need` (a Capabilities field: "hidden_states") cannot run on `name`, in one
+        sentence; None where it can (on the engine serving it, or on its torch twin: `use_for`)."""
+        kind = self.engine_of(self.resolve(name).name)
+        if kind == "torch" or kind is None:
+            return None
+        if kind == "llama.cpp":
+            if self.twin(name) is not None:
+                return None
+            return (
+                "This view needs the model's hidden states, which llama.cpp does not expose, and the torch engine "
+                "cannot read this GGUF file: serve the model's folder with --engine torch to use it."
+            )
+        return "This view needs the model's hidden states and gradients, which a remote server does not send."
+
+    @contextmanager
+    def use_for(self, name: str | None, need: str) -> Iterator[AnyEngine]:
+        """The engine for `name` when it has `need` (a Capabilities field), else its torch twin on the same weights
+        (loaded on first use, then kept as any model is); an ExplorerError saying why where neither can."""
+        with self.use(name) as engine:
+            if getattr(engine.capabilities, need):
+                yield engine
+                return
+        spec = self.twin(name)
+        if spec is None:
+            raise ExplorerError(self.without(name, need) or "This view is not available here.", code="not_available")
+        engine = self._pin(spec)
+        try:
+            yield engine
+        finally:
+            with self._lock:
+                self._pins[spec.name] -= 1
 
     def add(self, engine: AnyEngine) -> None:
         """Register an already-loaded engine under its name (server start-up, tests)."""

@@ -48,8 +48,11 @@ def remote_models(backend: tuple[str, str | None, str | None], names: list[str] 
     return registry
 
 
-def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limits | None = None) -> FastAPI:
-    """FastAPI app with /v1 (API) and / (web app) mounted; `auth` locks both (the page by Gradio's login)."""
+def build_app(
+    models: Models, auth: tuple[str, str] | None = None, limits: Limits | None = None, host: str | None = None
+) -> FastAPI:
+    """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
+    Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0)."""
     import gradio as gr
 
     from explorer.api.framing import error_of
@@ -68,6 +71,8 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     app.add_exception_handler(ExplorerError, lambda request, exc: error_of(exc))
     api = build_api(models, limits, auth=auth)
     app.state.gate = api.state.gate
+    models.host = host
+    app.include_router(lesson_rooms(models, limits, auth, app.state))  # /lessons, /rooms, /lesson pages
     app.mount("/v1", api)
     demo = page_app(models, limits)
     if limits.public:
@@ -86,6 +91,17 @@ def build_app(models: Models, auth: tuple[str, str] | None = None, limits: Limit
     demo.has_launched = True
     app.state.demo = demo
     return app
+
+
+def lesson_rooms(models: Models, limits: Limits, auth: tuple[str, str] | None, state):
+    """The rooms router (explorer/api/rooms.py) with its caps (EXPLORER_ROOMS_*) and this server's gate."""
+    from explorer.api.guard import room_guard
+    from explorer.api.rooms import rooms_router
+    from explorer.lessons.rooms import RoomLimits, Rooms
+
+    rooms = Rooms(RoomLimits.from_env(limits.public))
+    state.rooms = rooms
+    return rooms_router(models, limits, rooms, state.gate, room_guard(auth))
 
 
 class BodyCap:
@@ -272,7 +288,7 @@ def serve(
         return _serve_shared(registry, host, port, credentials)
     import uvicorn
 
-    app = build_app(registry, credentials)
+    app = build_app(registry, credentials, host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
     class Server(uvicorn.Server):
@@ -300,8 +316,13 @@ def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | 
         **launch_options(),
         auth=[auth] if auth else None,
     )
-    app.mount("/v1", build_api(models, models.limits, auth=auth))
+    api = build_api(models, models.limits, auth=auth)
+    app.mount("/v1", api)
     app.router.routes.insert(0, app.router.routes.pop())  # before Gradio's catch-all routes
+    app.state.gate, models.host, models.public_url = api.state.gate, host, public
+    rooms = lesson_rooms(models, models.limits, auth, app.state)
+    for route in reversed(rooms.routes):  # before Gradio's catch-all routes too
+        app.router.routes.insert(0, route)
     print(f"Web app: {local}  public: {public}  API: {local.rstrip('/')}/v1", file=sys.stderr)
     demo.block_thread()
     return 0

@@ -199,7 +199,7 @@ def smollm():
 class LiveServer:
     """The real app (web UI + /v1 API) on a loopback port, in a background thread."""
 
-    def __init__(self, *engines, auth=None, limits=None, models=None, **models_kw):
+    def __init__(self, *engines, auth=None, limits=None, models=None, host="127.0.0.1", **models_kw):
         import socket
         import threading
 
@@ -214,10 +214,9 @@ class LiveServer:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            build_app(self.models, auth, limits), host="127.0.0.1", port=self.port, log_level="warning"
-        )
+        self.url = f"http://127.0.0.1:{self.port}"  # tests connect to loopback, whatever `host` it listens on
+        self.app = build_app(self.models, auth, limits, host=host)
+        config = uvicorn.Config(self.app, host=host, port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -224,6 +224,39 @@ def test_logprob_token_ids_equal_the_full_row(live, gpt2):
             assert abs(got[tuple(gpt2.vocab[i])] - float(lp[len(chat_ids) - len(c["token_ids"]) + j - 1, i])) < 1e-5
 
 
+def test_an_asked_id_that_is_sampled_is_listed_once(live, gpt2):
+    """vLLM lists the sampled token first, then the asked ids but the sampled one: never one token twice (chat,
+    streamed and not, n = 2; completions keys its entries by text, so the sampled token appears once there too)."""
+    greedy = raw(
+        live.url, "chat/completions", {"messages": USER, "max_tokens": 1, "temperature": 0, "return_token_ids": True}
+    )
+    first = greedy.json()["choices"][0]["token_ids"][0]
+    other = next(i for i in (5, 17, 40) if i != first)
+    asked = {"logprobs": True, "logprob_token_ids": [first, other], "max_tokens": 2, "temperature": 0}
+    body = raw(live.url, "chat/completions", {"messages": USER, "n": 2, **asked}).json()
+    for c in body["choices"]:
+        top = c["logprobs"]["content"][0]["top_logprobs"]
+        assert [t["bytes"] for t in top] == [list(gpt2.vocab[first]), list(gpt2.vocab[other])]
+    lines = httpx.post(
+        f"{live.url}/v1/chat/completions", json={"messages": USER, "stream": True, **asked}, timeout=60
+    ).text.splitlines()
+    chunks = [json.loads(x[6:]) for x in lines if x.startswith("data: {")]
+    streamed = [e for ch in chunks for c in ch["choices"] if c.get("logprobs") for e in c["logprobs"]["content"]]
+    assert [t["bytes"] for t in streamed[0]["top_logprobs"]] == [list(gpt2.vocab[first]), list(gpt2.vocab[other])]
+    cmpl = raw(
+        live.url,
+        "completions",
+        {"prompt": "The lazy", "max_tokens": 1, "temperature": 0, "logprobs": 0, "return_token_ids": True},
+    ).json()["choices"][0]["token_ids"][0]
+    other = next(i for i in (5, 17, 40) if i != cmpl)
+    c = raw(
+        live.url,
+        "completions",
+        {"prompt": "The lazy", "max_tokens": 1, "temperature": 0, "logprobs": 0, "logprob_token_ids": [cmpl, other]},
+    ).json()["choices"][0]["logprobs"]
+    assert list(c["top_logprobs"][0]) == [c["tokens"][0], gpt2.vocab[other].decode("utf-8", "backslashreplace")]
+
+
 def test_prompt_logprob_token_ids(live, gpt2):
     wanted = [5, 17]
     r = raw(
@@ -301,6 +334,26 @@ def test_continue_final_message_and_echo(live, gpt2):
     assert r["choices"][0]["message"]["content"].startswith("The quick")
     bad = httpx.post(live.url + "/v1/chat/completions", json={**body, "add_generation_prompt": True})
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "continue_final_message"
+
+
+def test_echo_fills_prompt_logprobs_with_no_logprobs_asked(live, gpt2):
+    """vLLM: with `echo` and no `prompt_logprobs`, a conversation's prompt is scored at `top_logprobs` (0 unset):
+    one entry per prompt token, the first null, each the actual token with its rank; streamed, none."""
+    msgs = [{"role": "user", "content": "Name a fox"}, {"role": "assistant", "content": "The quick"}]
+    body = {"messages": msgs, "max_tokens": 2, "temperature": 0, "add_generation_prompt": False}
+    body |= {"continue_final_message": True, "echo": True, "return_token_ids": True}
+    r = raw(live.url, "chat/completions", body).json()
+    prompt, entries = r["prompt_token_ids"], r["prompt_logprobs"]
+    assert entries[0] is None and len(entries) == len(prompt)
+    lp = ref_logprobs(gpt2.model, prompt)
+    for pos, e in enumerate(entries[1:], start=1):
+        assert list(e) == [str(prompt[pos])]  # k 0: the actual token alone
+        got = e[str(prompt[pos])]
+        assert abs(got["logprob"] - float(lp[pos - 1, prompt[pos]])) < 1e-5
+        assert got["rank"] == int((lp[pos - 1] > lp[pos - 1, prompt[pos]]).sum()) + 1
+    two = raw(live.url, "chat/completions", {**body, "logprobs": True, "top_logprobs": 2}).json()["prompt_logprobs"]
+    assert all(len(e) in (2, 3) for e in two[1:])  # the actual token and the top 2
+    assert raw(live.url, "chat/completions", {**body, "echo": False}).json()["prompt_logprobs"] is None
 
 
 def test_max_logprobs_cap_is_a_setting(live, gpt2, monkeypatch):

@@ -14,6 +14,7 @@ CHAT_PROMPT = (  # SUM through SmolLM2's chat template, as text for /v1/completi
     "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
     "<|im_start|>user\nWhat is 2+2? Answer with the number only.<|im_end|>\n<|im_start|>assistant\n"
 )
+CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]  # greedy: "The capital ..." (504 first)
 GREEDY = {"temperature": 0}
 
 
@@ -99,6 +100,17 @@ REQUESTS = [
         logprobs=True,
         top_logprobs=1,
     ),
+    _chat(
+        "chat-echo-continue-final",
+        messages=[*HI, {"role": "assistant", "content": "Hello"}],
+        add_generation_prompt=False,
+        continue_final_message=True,
+        echo=True,
+    ),
+    _chat(
+        "chat-logprob-token-ids-sampled", messages=CAPITAL, max_tokens=2, logprobs=True, logprob_token_ids=[504, 260]
+    ),
+    _c("cmpl-logprob-token-ids-sampled", max_tokens=2, logprobs=0, logprob_token_ids=[7042, 260]),
     _chat("chat-stream", stream=True, logprobs=True, top_logprobs=2, max_tokens=3),
     _chat("chat-stream-usage", stream=True, max_tokens=3, stream_options={"include_usage": True}),
     _chat("chat-stream-eos", messages=SUM, stream=True, max_tokens=24, logprobs=True, top_logprobs=1),

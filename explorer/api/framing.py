@@ -13,7 +13,16 @@ from starlette.requests import ClientDisconnect
 
 from explorer.errors import ExplorerError
 
-STATUS = {"model_not_found": 404, "server_busy": 429, "request_too_large": 413, "invalid_api_key": 401, "api_off": 403}
+STATUS = {
+    "model_not_found": 404,
+    "server_busy": 429,
+    "request_too_large": 413,
+    "invalid_api_key": 401,
+    "api_off": 403,
+    "room_not_found": 404,
+    "not_teacher": 403,
+    "rate_limit_exceeded": 429,
+}
 
 
 def error(

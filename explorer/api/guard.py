@@ -86,3 +86,17 @@ def root_guard(auth: tuple[str, str] | None, limits: Limits | None = None):
             )
 
     return guard
+
+
+def room_guard(auth: tuple[str, str] | None):
+    """For the rooms of lessons and their pages: open as the page is (a public server's too: rooms have caps of their
+    own), locked by EXPLORER_AUTH where set (HTTP basic auth: a browser asks for it once)."""
+
+    def guard(request: Request) -> None:
+        if auth and not allowed(request, None, auth):
+            raise ExplorerError(
+                "This server is locked: sign in with its user name and password (EXPLORER_AUTH).",
+                code="invalid_api_key",
+            )
+
+    return guard

@@ -162,7 +162,7 @@ def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Optio
     return openai_chat.Options(
         logprobs=bool(req.logprobs),
         top_logprobs=s.output_k,
-        prompt_logprobs=req.prompt_logprobs,
+        prompt_logprobs=req.prompt_k(),
         return_token_ids=bool(req.return_token_ids),
         tokens_as_ids=bool(req.return_tokens_as_token_ids),
         echo_text=req.echo_text(messages),

@@ -237,9 +237,16 @@ class ChatRequest(_Base):
         """k of each content entry's `top_logprobs` (None: no logprobs)."""
         return (self.top_logprobs or 0) if self.logprobs else None
 
+    def prompt_k(self) -> int | None:
+        """The prompt's k: `prompt_logprobs`; else, with `echo`, `top_logprobs` (0 when unset), as vLLM fills
+        `prompt_logprobs` for an echoed conversation even with no logprobs asked; a stream sends none."""
+        if self.prompt_logprobs is not None or self.stream or not self.echo:
+            return self.prompt_logprobs
+        return self.top_logprobs or 0
+
     def to_settings(self, room: int) -> SamplerSettings:
         try:
-            return self.settings(self.limit(room), self.top() or 0, self.prompt_logprobs)
+            return self.settings(self.limit(room), self.top() or 0, self.prompt_k())
         except ExplorerError as err:  # name the field the client sent
             if err.param == "max_tokens" and self.limit_param() != "max_tokens":
                 raise ExplorerError(

@@ -46,8 +46,9 @@ def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bo
         tid = int(r.token_ids[pos])
         e = entry(r.token_bytes[pos], r.logprobs[pos], tid if tokens_as_ids else None)
         top = r.top(pos, top_logprobs or 0)
-        if r.top_ranks is not None:  # listed ids (logprob_token_ids): the sampled token first, then those asked (vLLM)
-            top = [(tid, float(r.logprobs[pos])), *r.top(pos)]
+        if r.top_ranks is not None:  # listed ids (logprob_token_ids): the sampled token first, then those asked
+            # but the sampled one, which vLLM does not list twice
+            top = [(tid, float(r.logprobs[pos])), *((i, lp) for i, lp in r.top(pos) if i != tid)]
         e["top_logprobs"] = [entry(r.pieces[i], lp, i if tokens_as_ids else None) for i, lp in top]
         out.append(e)
     return out

@@ -101,8 +101,9 @@ def lens_html(g: LensGrid, metric: str = "rank", selected: tuple[int, int] | Non
                 else f'<td class="b{b[layer, pos]}{sel}" title="{_title(g, layer, pos)}"></td>'
             )
         rows.append(f'<tr data-l="{layer}"><th>{escape(layer_name(g, layer))}</th>{"".join(cells)}</tr>')
+    note = f'<p class="lens-note">{escape(g.note)}</p>' if g.note else ""
     return (
-        f'<div class="lens-wrap"><table class="lens" data-metric="{escape(metric)}"><thead><tr><th>layer \\ token</th>'
+        f'{note}<div class="lens-wrap"><table class="lens" data-metric="{escape(metric)}"><thead><tr><th>layer \\ token</th>'
         f"{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 

@@ -129,6 +129,8 @@ def why_summary(a: Attribution) -> str:
             + ", ".join(f"“{escape(_label(a.unit_text[u]))}” ({_says(a, float(a.values[u]))})" for u in top)
             + "."
         )
+    if a.note:
+        lines.append(f"*{escape(a.note)}*")
     return "\n\n".join(lines)
 
 

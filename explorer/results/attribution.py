@@ -61,6 +61,7 @@ class Attribution:
     special: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # (U,) template / special-token units
     target_text: str = ""  # the target token's text
     contrast_text: str = ""  # the contrast token's text ('' without one)
+    note: str = ""  # said with the summary: which engine computed it, where another one serves the model
 
     @property
     def n(self) -> int:

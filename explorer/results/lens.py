@@ -31,6 +31,7 @@ class LensGrid:
     top_ids: np.ndarray  # (L+1, n, k) int64, descending logprob; -1 at position 0
     top_logprobs: np.ndarray  # (L+1, n, k) float32; -inf at position 0
     pieces: dict[int, bytes]  # raw bytes of every id in token_ids and top_ids
+    note: str = ""  # said above the grid: which engine computed it, where another one serves the model
 
     @property
     def n(self) -> int:

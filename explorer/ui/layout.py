@@ -33,7 +33,8 @@ What did the model expect at every token? Score a text, generate, or chat, then 
 **probability**, **logprob** (natural log), the **rank** of the actual token among the whole vocabulary
 (1 = the model's top guess), its **top alternatives** and the **entropy** of the distribution (how unsure
 the model was, in nats). Hover a token for its numbers; click it (or Tab to the text, arrows, Enter) for
-everything the model weighed there."""
+everything the model weighed there. **Teaching a class?** [Start a lesson](/lesson): everyone guesses the next
+word from their phone, and the class's guesses appear beside the model's."""
 
 CACHE_S = 3600  # Gradio's cache: files older than this go, checked as often
 

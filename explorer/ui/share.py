@@ -22,6 +22,7 @@ from explorer.errors import ExplorerError
 from explorer.export.read.documents import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
 from explorer.links import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
 from explorer.models import Models
+from explorer.reach import base_url, qr_svg
 from explorer.render.heatmap import Marks
 from explorer.results.scores import TokenScores
 from explorer.ui.actions import uses_model
@@ -31,9 +32,9 @@ from explorer.ui.model_picker import status_lines
 from explorer.ui.sampler import MODE_CHOICES, RunOptions
 from explorer.ui.tabs.score import start_menu
 
-COPY_JS = """(code) => {
+COPY_JS = """(code, base) => {
   if (!code) return "";
-  const url = window.location.origin + window.location.pathname + "?KEY=" + code;
+  const url = (base || window.location.origin) + window.location.pathname + "?KEY=" + code;
   try { navigator.clipboard.writeText(url).catch(() => {}); } catch (e) {}
   return url;
 }""".replace("KEY", QUERY_KEY)
@@ -97,6 +98,8 @@ class Share:
                     )  # fmt: skip
                 self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=2)
                 self.code = gr.Textbox(visible=False)
+                self.base = gr.Textbox(visible=False)  # the address other devices reach this page at
+                self.qr = gr.HTML("", elem_id="share-qr", js_on_load=None)
             self.upload = gr.File(
                 label="Open a session (drop a session file or a captured vLLM / OpenAI response: .json, a "
                 "stream's text .txt / .sse, or either gzipped)",
@@ -179,13 +182,21 @@ class Share:
         )
 
     # ---- handlers ---------------------------------------------------------------------------------
-    def copy_link(self, values: dict[Any, Any]) -> dict:
-        """The link's code (the page's script makes it a URL, copies it and shows it under *Link*)."""
+    def copy_link(self, values: dict[Any, Any], request: gr.Request | None = None) -> dict:
+        """The link's code and the address it names (the page's script makes them a URL, copies it and shows it
+        under *Link*), its QR code, and a warning where the address reaches this computer only."""
         try:
             code = encode(self.state_of(values))
         except ExplorerError as err:
-            return {self.code: "", self.link: "", self.note: note_html(err.message)}
-        return {self.code: code, self.note: ""}
+            return {self.code: "", self.base: "", self.qr: "", self.link: "", self.note: note_html(err.message)}
+        if request is None:  # called directly (tests): the page's own origin
+            return {self.code: code, self.base: "", self.qr: "", self.note: ""}
+        raw = getattr(request, "request", None)  # Starlette's request, where Gradio has one
+        scheme = raw.url.scheme if raw is not None else "http"
+        base, warning = base_url(request.headers, scheme, self.models.host, self.models.public_url)
+        url = f"{base}/?{QUERY_KEY}={code}"
+        qr = f'<figure class="lx-qr">{qr_svg(url)}<figcaption>Scan to open this view</figcaption></figure>'
+        return {self.code: code, self.base: base, self.qr: qr, self.note: note_html(warning) if warning else ""}
 
     def prepare_session(self, values: dict[Any, Any]) -> gr.DownloadButton:
         """The session file of the current result: its inputs, settings and selected token (where known) and the
@@ -355,9 +366,10 @@ class Share:
     def _wire(self, demo: gr.Blocks) -> None:
         ins, look = self.inspector, self.inspector.look
         copy = self.copy.click(
-            self.copy_link, self.copy_inputs, [self.code, self.link, self.note], api_visibility="private"
-        )
-        copy.then(None, [self.code], [self.link], js=COPY_JS, api_visibility="private")
+            self.copy_link, self.copy_inputs, [self.code, self.base, self.qr, self.link, self.note],
+            api_visibility="private",
+        )  # fmt: skip
+        copy.then(None, [self.code, self.base], [self.link], js=COPY_JS, api_visibility="private")
         gr.on(
             [ins.result.change, ins.selected.change, self.copy.click],
             self.prepare_session,

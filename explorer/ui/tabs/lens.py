@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
@@ -16,7 +16,7 @@ from explorer.results.lens import LensGrid
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
-from explorer.ui.tabs import Shared
+from explorer.ui.tabs import Shared, twin_note
 
 LENS_K = 10  # top-k kept per cell (at most the server's cap: page_k)
 MAX_LENS_TOKENS = 512  # the page draws (layers + 1) x tokens cells; the CLI has no such cap
@@ -46,6 +46,9 @@ class LensTab:
             with gr.Row():
                 self.metric = gr.Radio(list(METRICS), value="rank", label="Colour cells by", elem_id="lens-metric")
                 self.button = gr.Button("Run the logit lens", variant="primary")
+            why_not = self.models.without(self.models.default, "hidden_states")
+            self.button.interactive = why_not is None
+            self.unavailable = gr.Markdown(why_not or "", visible=why_not is not None, elem_id="lens-unavailable")
             self.legend = gr.HTML(legend_html("rank"), css_template=CSS, js_on_load=None)
             self.grid = gr.HTML("", css_template=CSS, js_on_load=GRID_JS, elem_id="lens-grid")
             with gr.Row():
@@ -58,6 +61,15 @@ class LensTab:
 
     def _wire(self, shared: Shared) -> None:
         cell_out = [self.cell_md, self.cell_df, self.layer, self.pos]
+
+        def available(name: str) -> dict:  # said before the click: a model whose engine cannot run the lens
+            why_not = self.models.without(name, "hidden_states")
+            return {
+                self.button: gr.Button(interactive=why_not is None),
+                self.unavailable: gr.Markdown(why_not or "", visible=why_not is not None),
+            }
+
+        shared.model.change(available, [shared.model], [self.button, self.unavailable], api_visibility="private")
         self.button.click(
             self.run,
             [shared.model, self.text, self.result, self.metric],
@@ -88,7 +100,7 @@ class LensTab:
     @uses_model
     def run(self, name: str, text: str, result: list, metric: str) -> dict:
         """The lens of `text`, or of the current result when the text is empty; the last layer's last cell selected."""
-        with user_errors(), self.models.use(name) as engine:
+        with user_errors(), self.models.use_for(name, "hidden_states") as engine:
             if text and text.strip():
                 ids = engine.encode(text)
             elif result:
@@ -105,6 +117,8 @@ class LensTab:
                     "or use the command line: logprob-explorer lens."
                 )
             g = lens_ids(engine, ids, k=page_k(LENS_K))
+        if (kind := self.models.engine_of(engine.name)) != engine.capabilities.engine:
+            g = replace(g, note=twin_note(kind))
         layer, pos = g.n_layers, max(g.n - 1, 0)
         return {
             self.state: g,

@@ -25,7 +25,7 @@ from explorer.ui.actions import uses_model
 from explorer.ui.downloads import write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import progress_html
-from explorer.ui.tabs import Shared
+from explorer.ui.tabs import Shared, twin_note
 
 METHODS = {  # label -> method
     "Occlusion (exact: leave each unit out; every engine)": "occlusion",
@@ -44,6 +44,15 @@ MAX_DETAIL_SLIDER = 1024
 # the tab's sliders (built from these, checked in a link by these): name -> (low, high, default)
 NUMBERS = {"why_detail": (0, MAX_DETAIL_SLIDER, DETAIL), "why_steps": (2, MAX_STEPS, 32)}
 POLL_S = 0.25  # how often the progress line is redrawn while the work runs
+
+
+def gradients_off(why_not: str | None) -> str:
+    """What the tab says, before any click, where only occlusion can run on the model."""
+    if why_not is None:
+        return ""
+    return f"Only *Occlusion* runs on this model. {why_not}"
+
+
 INTRO = """**Why did the model expect this token?** Pick a token in the heatmap below (after Score, Generate or Chat)
 and press *Why?*: the text before it is coloured by how much each earlier token (or word) contributed to its logprob.
 Give a token in *rather than* to ask why it beat that one (the difference of their logprobs). *Occlusion* is exact
@@ -129,6 +138,10 @@ class WhyTab:
                 self.method = gr.Radio(
                     list(METHODS), value=METHOD_LABELS["occlusion"], label="Method", scale=3, min_width=300
                 )
+            why_not = self.models.without(self.models.default, "hidden_states")
+            self.unavailable = gr.Markdown(
+                gradients_off(why_not), visible=why_not is not None, elem_id="why-unavailable"
+            )
             with gr.Row():
                 with gr.Column(scale=1, min_width=240):
                     self.units = gr.Radio(list(UNITS), value="Tokens", label="Units")
@@ -160,6 +173,10 @@ class WhyTab:
                 self.dl_csv = gr.DownloadButton("Download attribution CSV", value=None, interactive=False, size="sm")
             self.state = gr.State(None)
         self._wire()
+        shared.model.change(
+            lambda name: gr.Markdown(gradients_off(w := self.models.without(name, "hidden_states")), visible=w is not None),
+            [shared.model], [self.unavailable], api_visibility="private",
+        )  # fmt: skip
 
     @property
     def named(self) -> dict:
@@ -224,11 +241,14 @@ class WhyTab:
         """The attribution of the selected token of the current result; progress while it runs."""
         q = self._request(state, selected, contrast, method, units, detail, mode, steps, baseline)
         r = q.pop("r")
-        with user_errors(), self.models.use(r.model) as engine:
+        use = self.models.use(r.model) if q["method"] == "occlusion" else self.models.use_for(r.model, "hidden_states")
+        with user_errors(), use as engine:
             c = contrast_id(engine, q.pop("contrast"))
             pos = q.pop("pos")
             for item in run_beside(lambda prog: attribute(engine, r, pos, contrast=c, progress=prog, **q)):
                 if isinstance(item, Attribution):
+                    if (kind := self.models.engine_of(engine.name)) != engine.capabilities.engine:
+                        item.note = twin_note(kind)
                     yield self.show(item, bool(with_special))
                     return
                 done, total = item

@@ -1,0 +1,28 @@
+// Shared by the lesson pages: fetch JSON with the API's error shape, and numbers in plain words.
+function $(id) { return document.getElementById(id); }
+async function api(path, body, key) {
+  const headers = {"Content-Type": "application/json"};
+  if (key) headers["X-Teacher-Key"] = key;
+  const r = await fetch(path, body === undefined ? {headers} : {method: "POST", headers, body: JSON.stringify(body)});
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) { const e = new Error((data.error && data.error.message) || ("The server answered " + r.status)); e.status = r.status; throw e; }
+  return data;
+}
+// a probability in words: "31%", "4.2%", "0.37%", "0.0012%", "< 0.0001%"; never e-notation
+function pct(logprob) {
+  if (logprob === null || logprob === undefined || !isFinite(logprob)) return "0%";
+  const p = Math.exp(logprob) * 100;
+  if (p >= 10) return p.toFixed(0) + "%";
+  if (p >= 1) return p.toFixed(1) + "%";
+  if (p < 0.0001) return "< 0.0001%";
+  return p.toPrecision(2).replace(/0+$/, "").replace(/\.$/, "") + "%";
+}
+// a token's text as the page shows it: a leading space kept visible only where it is all there is
+function shown(t) { const s = t.replace(/\n/g, "↵"); return s.trim() ? s.trim() : (s.includes("↵") ? "↵ (new line)" : "· (a space)"); }
+function setContext(el, text) {
+  el.textContent = text + " ";
+  const b = document.createElement("span"); b.className = "blank";
+  const t = document.createElement("span"); t.className = "sr"; t.textContent = "(blank)"; b.appendChild(t);
+  el.appendChild(b);
+}
+function bits(nats) { return nats / Math.LN2; }

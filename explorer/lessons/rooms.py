@@ -1,0 +1,325 @@
+"""Rooms: a lesson run for a class, in memory, bounded, and ending by itself.
+
+A room holds its lesson, the current step, and per step every answer sent (student, answer) with its numbers. The
+numbers of an answer are computed once per distinct answer and step (`Numbers`, filled by the caller: this module
+runs no model), so thirty students guessing the same word cost one computation. Every cap refuses with a 429 that
+says which cap and how to change it; only the teacher's key moves a room on or ends it.
+"""
+
+from __future__ import annotations
+
+import csv
+import hmac
+import io
+import math
+import os
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.errors import ExplorerError
+from explorer.lessons.schema import Lesson, Step, bare
+
+CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
+MAX_ANSWER = 40  # characters of an answer
+
+
+@dataclass(frozen=True)
+class RoomLimits:
+    """The caps of rooms; EXPLORER_ROOMS_* set them (a public server starts from PUBLIC_ROOMS)."""
+
+    rooms: int = 50  # rooms at once on this server
+    students: int = 200  # students in one room
+    answers: int = 1  # answers per student per guess or choose step
+    draws: int = 20  # draws per student per sample step
+    lifetime_s: float = 3 * 3600.0  # a room ends this long after it started
+    idle_s: float = 3600.0  # ... or this long after its last request
+
+    @classmethod
+    def from_env(cls, public: bool = False) -> RoomLimits:
+        base = PUBLIC_ROOMS if public else cls()
+
+        def num(name: str, default, kind=int):
+            raw = os.environ.get(name)
+            if raw in (None, ""):
+                return default
+            try:
+                value = kind(raw)
+            except ValueError:
+                raise ExplorerError(f"{name} must be a number, got {raw!r}.", param=name) from None
+            if value <= 0:
+                raise ExplorerError(f"{name} must be more than 0, got {raw!r}.", param=name)
+            return value
+
+        return cls(
+            rooms=num("EXPLORER_ROOMS_MAX", base.rooms),
+            students=num("EXPLORER_ROOMS_STUDENTS", base.students),
+            answers=num("EXPLORER_ROOMS_ANSWERS", base.answers),
+            draws=num("EXPLORER_ROOMS_DRAWS", base.draws),
+            lifetime_s=num("EXPLORER_ROOMS_LIFETIME_S", base.lifetime_s, float),
+            idle_s=num("EXPLORER_ROOMS_IDLE_S", base.idle_s, float),
+        )
+
+
+PUBLIC_ROOMS = RoomLimits(rooms=20, students=80, answers=1, draws=20, lifetime_s=2 * 3600.0, idle_s=1800.0)
+
+
+def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
+    return ExplorerError(msg, code=code)
+
+
+@dataclass
+class Numbers:
+    """What the model says of one distinct answer at one step (nats)."""
+
+    logprob: float
+    logprob_word: float
+
+
+@dataclass
+class StepState:
+    step: Step
+    answers: list[tuple[str, str]] = field(default_factory=list)  # (student, answer) in the order received
+    numbers: dict[str, Numbers] = field(default_factory=dict)  # distinct answer -> its numbers
+    model_top: list[dict] | None = None  # [{"answer", "logprob", "logprob_word"}...], best first
+    model_entropy: float | None = None  # nats, of the next token
+    temperature: float = 1.0  # sample steps: the temperature draws are made at
+    next_logprobs: np.ndarray | None = None  # (V,) float32, sample steps: the next token's distribution
+    vocab: Sequence[bytes] | None = None  # sample steps: the model's tokens, to name a draw
+    lock: threading.RLock = field(default_factory=threading.RLock)  # its numbers are computed once
+
+    def counts(self) -> Counter:
+        return Counter(a for _, a in self.answers)
+
+    def per_student(self, student: str) -> int:
+        return sum(1 for s, _ in self.answers if s == student)
+
+
+def entropy(counts: Counter) -> float:
+    """Entropy (nats) of the class's answers as a distribution."""
+    n = sum(counts.values())
+    return -sum(c / n * math.log(c / n) for c in counts.values()) if n else 0.0
+
+
+def clean_answer(value: object, step: Step) -> str:
+    """A student's answer as counted: text, spaces collapsed, at most MAX_ANSWER characters; a choice of the step's."""
+    if not isinstance(value, str):
+        raise ExplorerError("`answer` must be text.", param="answer", code="invalid_value")
+    answer = " ".join(value.split())
+    if not answer and step.kind != "sample":
+        raise ExplorerError("`answer` is empty: type a word.", param="answer", code="invalid_value")
+    if len(answer) > MAX_ANSWER:
+        raise ExplorerError(
+            f"`answer` has {len(answer)} characters; at most {MAX_ANSWER}: type one word or a short phrase.",
+            param="answer",
+            code="invalid_value",
+        )
+    if step.kind == "choose" and answer not in step.choices:
+        raise ExplorerError(
+            f"`answer` must be one of this step's choices: {', '.join(step.choices)}.",
+            param="answer",
+            code="invalid_value",
+        )
+    return answer
+
+
+class Room:
+    def __init__(self, code: str, lesson: Lesson, model: str, now: float):
+        self.code, self.lesson, self.model = code, lesson, model
+        self.teacher_key = secrets.token_urlsafe(18)
+        self.created = self.touched = now
+        self.current = 0
+        self.students: dict[str, str] = {}  # id -> nickname ("" when none)
+        self.steps = [StepState(s, temperature=s.temperature) for s in lesson.steps]
+        self.ended = False
+        self.lock = threading.Lock()
+
+    def is_teacher(self, key: object) -> bool:
+        return isinstance(key, str) and hmac.compare_digest(key.encode(), self.teacher_key.encode())
+
+    def check_step(self, step: object) -> StepState:
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise ExplorerError("`step` must be the step's number.", param="step", code="invalid_value")
+        if step != self.current:
+            raise ExplorerError(
+                f"Step {step} is not the room's current step ({self.current}): the class has moved on.",
+                param="step",
+                code="step_not_current",
+            )
+        return self.steps[step]
+
+    def step_view(self, teacher: bool = False) -> dict:
+        """`GET /rooms/{room}`: the current step, the class's answers so far and the model's top; the word that
+        comes next (`actual`) only for the teacher (a student sees it once they have answered)."""
+        st = self.steps[self.current]
+        counts = st.counts()
+        done = self.steps[: self.current + 1]
+        return {
+            "room": self.code,
+            "title": self.lesson.title,
+            "about": self.lesson.about,
+            "model": self.model,
+            "step": self.current,
+            "n_steps": len(self.steps),
+            "kind": st.step.kind,
+            "context": st.step.context,
+            "choices": list(st.step.choices),
+            "temperature": st.temperature if st.step.kind == "sample" else None,
+            "ended": self.ended,
+            "n_students": len(self.students),
+            "n_answered": len({s for s, _ in st.answers}),
+            "n_answers": len(st.answers),
+            "answers": dict(counts.most_common()),
+            "answer_numbers": {a: vars(n) for a, n in st.numbers.items() if a in counts},
+            "model_top": st.model_top or [],
+            "entropy_class": entropy(counts),
+            "entropy_model": st.model_entropy,
+            "actual": st.step.actual if teacher else None,
+            "accuracy": self.accuracy(done),
+        }
+
+    def accuracy(self, done: list[StepState]) -> dict:
+        """The class's and the model's top-1 accuracy over the guess steps so far (None before any)."""
+        right = total = model_right = model_total = 0
+        for st in done:
+            if st.step.kind != "guess" or st.step.actual is None:
+                continue
+            truth = bare(st.step.actual)
+            right += sum(1 for _, a in st.answers if bare(a) == truth)
+            total += len(st.answers)
+            if st.model_top:
+                model_total += 1
+                model_right += int(bare(st.model_top[0]["answer"]) == truth)
+        return {
+            "class": right / total if total else None,
+            "class_answers": total,
+            "model": model_right / model_total if model_total else None,
+            "model_steps": model_total,
+        }
+
+    def results(self) -> list[dict]:
+        """Per step: the context, the actual word, the answers with counts and the model's numbers of each."""
+        out = []
+        for i, st in enumerate(self.steps):
+            counts = st.counts()
+            out.append(
+                {
+                    "step": i,
+                    "kind": st.step.kind,
+                    "context": st.step.context,
+                    "actual": st.step.actual,
+                    "temperature": st.temperature if st.step.kind == "sample" else None,
+                    "answers": [
+                        {
+                            "answer": a,
+                            "count": c,
+                            "logprob": st.numbers[a].logprob if a in st.numbers else None,
+                            "logprob_word": st.numbers[a].logprob_word if a in st.numbers else None,
+                        }
+                        for a, c in counts.most_common()
+                    ],
+                    "model_top": st.model_top or [],
+                }
+            )
+        return out
+
+    def results_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["step", "kind", "context", "actual", "answer", "count", "logprob", "logprob_word"])
+        for s in self.results():
+            for a in s["answers"] or [{"answer": "", "count": 0, "logprob": None, "logprob_word": None}]:
+                w.writerow(
+                    [s["step"], s["kind"], s["context"], s["actual"] or "", _cell(a["answer"]), a["count"]]
+                    + ["" if a[k] is None else f"{a[k]:.6f}" for k in ("logprob", "logprob_word")]
+                )
+        return buf.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+class Rooms:
+    """Every room of this server, under one lock; rooms past their lifetime or idle time end by themselves."""
+
+    def __init__(self, limits: RoomLimits | None = None, clock=time.monotonic):
+        self.limits = limits or RoomLimits()
+        self.clock = clock
+        self.rooms: dict[str, Room] = {}
+        self.lock = threading.Lock()
+
+    def sweep(self) -> None:
+        now = self.clock()
+        with self.lock:
+            for code in [c for c, r in self.rooms.items() if self._expired(r, now)]:
+                del self.rooms[code]
+
+    def _expired(self, r: Room, now: float) -> bool:
+        return now - r.created > self.limits.lifetime_s or now - r.touched > self.limits.idle_s
+
+    def open(self, lesson: Lesson, model: str) -> Room:
+        self.sweep()
+        with self.lock:
+            if len(self.rooms) >= self.limits.rooms:
+                raise _refuse(
+                    f"This server has {len(self.rooms)} rooms open, its limit (EXPLORER_ROOMS_MAX): end a room or "
+                    "try again when one ends."
+                )
+            code = "".join(secrets.choice(CODE_LETTERS) for _ in range(5))
+            while code in self.rooms:
+                code = "".join(secrets.choice(CODE_LETTERS) for _ in range(5))
+            room = self.rooms[code] = Room(code, lesson, model, self.clock())
+            return room
+
+    def get(self, code: str) -> Room:
+        self.sweep()
+        with self.lock:
+            room = self.rooms.get(code.upper() if isinstance(code, str) else code)
+        if room is None:
+            raise ExplorerError(
+                f"There is no room {code!r} (it may have ended): check the code on the projector.",
+                code="room_not_found",
+            )
+        room.touched = self.clock()
+        return room
+
+    def end(self, room: Room) -> None:
+        with self.lock:
+            self.rooms.pop(room.code, None)
+
+    def join(self, room: Room, student: object, nickname: object = None) -> str:
+        """The student's id, counted in the room (a new one within the cap)."""
+        if not isinstance(student, str) or not 1 <= len(student) <= 64:
+            raise ExplorerError(
+                "`student` must be text of 1 to 64 characters (the page makes one).",
+                param="student",
+                code="invalid_value",
+            )
+        nick = " ".join(nickname.split())[:24] if isinstance(nickname, str) else ""
+        with room.lock:
+            if student not in room.students:
+                if len(room.students) >= self.limits.students:
+                    raise _refuse(
+                        f"Room {room.code} is full: it has {len(room.students)} students, its limit "
+                        "(EXPLORER_ROOMS_STUDENTS)."
+                    )
+                room.students[student] = nick
+            elif nick:
+                room.students[student] = nick
+        return student
+
+    def add_answer(self, room: Room, student: str, st: StepState, answer: str) -> None:
+        """Count one answer, within the per-student cap of its step."""
+        cap = self.limits.draws if st.step.kind == "sample" else self.limits.answers
+        with room.lock:
+            if st.per_student(student) >= cap:
+                what = "draws" if st.step.kind == "sample" else "answers"
+                raise _refuse(f"You have sent {cap} {what} for this step, the most allowed: wait for the next step.")
+            st.answers.append((student, answer))

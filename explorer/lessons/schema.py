@@ -1,0 +1,291 @@
+"""Lessons as files: a small YAML or JSON document a teacher writes, checked field by field, expanded into steps.
+
+A lesson (`title`, optional `about` and `model`, then `steps`); each entry of `steps` is one of:
+
+- `kind: guess`: `text` is revealed word by word; `start` words (default 3) are shown first, then each of the next
+  `blanks` words (default: all the rest, at most MAX_STEPS) is one step whose blank the students guess.
+- `kind: sample`: `prompt`; each student draws next words from the model at `temperature` (default 1.0; the teacher
+  can change it during the step).
+- `kind: choose`: `prompt` and two or more `choices`; each student picks the one they think the model finds likeliest.
+
+Any mistake is an ExplorerError naming the field (`steps[1].choices`) and its line in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from explorer.errors import ExplorerError
+
+KINDS = ("guess", "sample", "choose")
+FIELDS = {
+    "guess": {"kind", "text", "start", "blanks"},
+    "sample": {"kind", "prompt", "temperature"},
+    "choose": {"kind", "prompt", "choices"},
+}
+TOP_FIELDS = {"title", "about", "model", "steps"}
+MAX_STEPS = 40  # steps of a lesson, all entries expanded
+MAX_TEXT = 2000  # characters of a text or prompt
+MAX_CHOICES = 8
+MAX_CHOICE = 40  # characters of a choice
+MAX_BYTES = 64_000  # a lesson file
+TEMPERATURE = (0.05, 5.0)  # what a step's temperature may be
+BUILTIN = ("guess-next-word", "temperature", "bias")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a room: the text before the blank and what the students do there."""
+
+    kind: str  # "guess", "sample" or "choose"
+    context: str  # the text the students see before the blank
+    actual: str | None = None  # guess: the word that really comes next
+    choices: tuple[str, ...] = ()  # choose: the words offered
+    temperature: float = 1.0  # sample: the temperature the draws start at
+
+
+@dataclass(frozen=True)
+class Lesson:
+    title: str
+    steps: tuple[Step, ...]
+    about: str = ""
+    model: str | None = None
+    name: str = ""  # the built-in's name, or "" for a teacher's own
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "about": self.about, "name": self.name, "n_steps": len(self.steps)}
+
+
+@dataclass
+class _Doc:
+    """The parsed document and, for every field path, the line it starts on (1-based)."""
+
+    data: Any
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def bad(self, path: str, msg: str) -> ExplorerError:
+        where = f" (line {self.lines[path]})" if path in self.lines else ""
+        name = f"`{path}`" if path else "the lesson"
+        return ExplorerError(f"Lesson: {name}{where}: {msg}", param="lesson", code="invalid_lesson")
+
+
+def _lines(node: yaml.Node, path: str, out: dict[str, int]) -> None:
+    """Each field path of a composed YAML node tree -> its line."""
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = str(k.value)
+            _lines(v, f"{path}.{key}" if path else key, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _lines(v, f"{path}[{i}]", out)
+
+
+def parse(text: str | bytes) -> _Doc:
+    """A lesson file's text (YAML or JSON) -> its data and field lines; a syntax error names its line."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_BYTES:
+            raise ExplorerError(
+                f"Lesson: the file is {len(text):,} bytes; a lesson may have at most {MAX_BYTES:,}.",
+                param="lesson",
+                code="invalid_lesson",
+            )
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ExplorerError(
+                f"Lesson: the file is not UTF-8 text (byte {err.start}): save it as UTF-8.",
+                param="lesson",
+                code="invalid_lesson",
+            ) from None
+    if len(text.encode()) > MAX_BYTES:
+        raise ExplorerError(
+            f"Lesson: the file has more than {MAX_BYTES:,} bytes.", param="lesson", code="invalid_lesson"
+        )
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ExplorerError(
+                f"Lesson: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}.",
+                param="lesson",
+                code="invalid_lesson",
+            ) from None
+    else:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            mark, opened = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            if opened is not None and mark is not None and opened.line != mark.line:
+                where += f" ({getattr(err, 'context', None) or 'what begins'} at line {opened.line + 1})"
+            raise ExplorerError(
+                f"Lesson: not valid YAML{where}: {getattr(err, 'problem', None) or err}.",
+                param="lesson",
+                code="invalid_lesson",
+            ) from None
+    doc = _Doc(data)
+    try:  # JSON is (nearly) YAML: its lines come from the same composer
+        node = yaml.compose(text)
+        if node is not None:
+            _lines(node, "", doc.lines)
+    except yaml.YAMLError:
+        pass
+    return doc
+
+
+def _text(doc: _Doc, obj: dict, key: str, path: str, most: int = MAX_TEXT, required: bool = True) -> str:
+    value = obj.get(key)
+    where = f"{path}.{key}" if path else key
+    if value is None:
+        if required:
+            raise doc.bad(path, f"`{key}` is missing: add it.")
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise doc.bad(where, "must be non-empty text.")
+    if len(value) > most:
+        raise doc.bad(where, f"is {len(value):,} characters; at most {most:,}.")
+    return " ".join(value.split())
+
+
+def _int(doc: _Doc, obj: dict, key: str, path: str, default: int, lo: int, hi: int) -> int:
+    value = obj.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise doc.bad(f"{path}.{key}", f"must be a whole number from {lo} to {hi}, got {value!r}.")
+    return value
+
+
+def words_of(text: str) -> list[str]:
+    return text.split()
+
+
+def bare(word: str) -> str:
+    """A word as guesses are compared with it: no punctuation around it, lower case ("Forest." -> "forest")."""
+    return re.sub(r"^\W+|\W+$", "", word).lower()
+
+
+def _guess_steps(doc: _Doc, obj: dict, path: str) -> list[Step]:
+    text = _text(doc, obj, "text", path)
+    words = words_of(text)
+    start = _int(doc, obj, "start", path, min(3, max(len(words) - 1, 1)), 1, max(len(words) - 1, 1))
+    if len(words) < 2:
+        raise doc.bad(f"{path}.text", "needs at least two words (one shown, one to guess).")
+    left = len(words) - start
+    blanks = _int(doc, obj, "blanks", path, min(left, MAX_STEPS), 1, left)
+    return [Step("guess", " ".join(words[: start + i]), words[start + i]) for i in range(blanks)]
+
+
+def _step(doc: _Doc, obj: Any, path: str) -> list[Step]:
+    if not isinstance(obj, dict):
+        raise doc.bad(path, "each step must be a mapping with a `kind` (guess, sample or choose).")
+    kind = obj.get("kind")
+    if kind not in KINDS:
+        raise doc.bad(
+            f"{path}.kind" if "kind" in obj else path, f"`kind` must be one of {', '.join(KINDS)}, got {kind!r}."
+        )
+    unknown = sorted(set(map(str, obj)) - FIELDS[kind])
+    if unknown:
+        raise doc.bad(
+            f"{path}.{unknown[0]}",
+            f"a `{kind}` step has no field `{unknown[0]}` (its fields: {', '.join(sorted(FIELDS[kind]))}).",
+        )
+    if kind == "guess":
+        return _guess_steps(doc, obj, path)
+    prompt = _text(doc, obj, "prompt", path)
+    if kind == "sample":
+        t = obj.get("temperature", 1.0)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not TEMPERATURE[0] <= t <= TEMPERATURE[1]:
+            raise doc.bad(
+                f"{path}.temperature", f"must be a number from {TEMPERATURE[0]} to {TEMPERATURE[1]}, got {t!r}."
+            )
+        return [Step("sample", prompt, temperature=float(t))]
+    choices = obj.get("choices")
+    where = f"{path}.choices"
+    if not isinstance(choices, list) or not 2 <= len(choices) <= MAX_CHOICES:
+        raise doc.bad(where if "choices" in obj else path, f"`choices` must be a list of 2 to {MAX_CHOICES} words.")
+    out = []
+    for i, c in enumerate(choices):
+        if (
+            not isinstance(c, (str, int, float))
+            or isinstance(c, bool)
+            or not str(c).strip()
+            or len(str(c)) > MAX_CHOICE
+        ):
+            raise doc.bad(f"{where}[{i}]", f"must be a word or short phrase of 1 to {MAX_CHOICE} characters.")
+        c = " ".join(str(c).split())
+        if c in out:
+            raise doc.bad(f"{where}[{i}]", f"{c!r} is listed twice.")
+        out.append(c)
+    return [Step("choose", prompt, choices=tuple(out))]
+
+
+def check(doc: _Doc, name: str = "") -> Lesson:
+    """The Lesson a parsed document describes, or the ExplorerError naming its first mistake."""
+    data = doc.data
+    if not isinstance(data, dict):
+        raise ExplorerError(
+            "Lesson: the file must be a mapping with `title` and `steps` (see the README's Lessons section).",
+            param="lesson",
+            code="invalid_lesson",
+        )
+    unknown = sorted(set(map(str, data)) - TOP_FIELDS)
+    if unknown:
+        raise doc.bad(
+            unknown[0], f"a lesson has no field `{unknown[0]}` (its fields: {', '.join(sorted(TOP_FIELDS))})."
+        )
+    title = _text(doc, data, "title", "", most=120)
+    about = _text(doc, data, "about", "", required=False)
+    model = data.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise doc.bad("model", "must be the name of a served model.")
+    steps = data.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise doc.bad("steps" if "steps" in data else "title", "`steps` must be a non-empty list.")
+    out: list[Step] = []
+    for i, s in enumerate(steps):
+        out += _step(doc, s, f"steps[{i}]")
+        if len(out) > MAX_STEPS:
+            raise doc.bad(f"steps[{i}]", f"the lesson has more than {MAX_STEPS} steps: make it shorter.")
+    return Lesson(title, tuple(out), about, model, name)
+
+
+def load(text: str | bytes, name: str = "") -> Lesson:
+    """A lesson from its file's text (YAML or JSON)."""
+    return check(parse(text), name)
+
+
+def from_value(value: Any) -> Lesson:
+    """A lesson named (a built-in), or given whole as a mapping (JSON)."""
+    if isinstance(value, str):
+        return builtin(value)
+    if isinstance(value, dict):
+        return load(json.dumps(value))
+    raise ExplorerError(
+        f"`lesson` must be a built-in lesson's name ({', '.join(BUILTIN)}) or a lesson object.",
+        param="lesson",
+        code="invalid_value",
+    )
+
+
+def builtin(name: str) -> Lesson:
+    if name not in BUILTIN:
+        raise ExplorerError(
+            f"There is no built-in lesson {name!r}: choose one of {', '.join(BUILTIN)}, or give a lesson of your own.",
+            param="lesson",
+            code="invalid_value",
+        )
+    return load(resources.files("explorer.lessons").joinpath(f"builtin/{name}.yaml").read_text("utf-8"), name)
+
+
+def from_path(path: str | Path) -> Lesson:
+    p = Path(path)
+    if not p.is_file():
+        raise ExplorerError(f"No lesson file at {str(p)!r}.", param="lesson", code="invalid_value")
+    return load(p.read_bytes())

@@ -1,0 +1,64 @@
+"""Which address a link should name so that other devices (students' phones) can open it, and when none can.
+
+A share tunnel's or a Space's public URL first; else the address the visitor's browser used, unless that is
+loopback: then this machine's local network address where the server listens on every interface (`--host 0.0.0.0`);
+else the loopback address, with a warning saying how to fix it.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+
+from explorer.models import is_loopback
+
+LOOPBACK_WARNING = (
+    "This link names this computer only (127.0.0.1): other devices, students' phones among them, cannot open it. "
+    "Restart with --host 0.0.0.0 (then links name this computer's address on the local network) or --share "
+    "(a public link)."
+)
+EVERY_INTERFACE = ("0.0.0.0", "::", "")
+
+
+def base_url(
+    headers: Mapping[str, str], scheme: str, bind_host: str | None, public_url: str | None
+) -> tuple[str, str | None]:
+    """(the scheme://host[:port] links should start with, a warning or None); `headers` the request's."""
+    if public_url:
+        return public_url.rstrip("/"), None
+    proto = headers.get("x-forwarded-proto") or scheme
+    host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1"
+    name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+    if not is_loopback(name.strip("[]")):
+        return f"{proto}://{host}", None
+    if bind_host in EVERY_INTERFACE:
+        lan = lan_address()
+        if lan:
+            return f"{proto}://{lan}{':' + port if port else ''}", None
+    return f"{proto}://{host}", LOOPBACK_WARNING
+
+
+def lan_address() -> str | None:
+    """This machine's address on its local network (the route a packet would take; none is sent), or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("10.255.255.255", 1))  # UDP: connect() sends nothing, it only picks the interface
+        ip = s.getsockname()[0]
+        return None if ip.startswith("127.") else ip
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def qr_svg(url: str) -> str:
+    """The QR code of `url` as an inline SVG element (black on white, a quiet zone of 2 modules)."""
+    import io
+
+    import segno
+
+    buf = io.BytesIO()
+    segno.make(url, error="m").save(
+        buf, kind="svg", scale=4, border=2, xmldecl=False, svgns=True, title="QR code of the link"
+    )
+    return buf.getvalue().decode()
