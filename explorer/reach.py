@@ -59,6 +59,14 @@ def qr_svg(url: str) -> str:
 
     buf = io.BytesIO()
     segno.make(url, error="m").save(
-        buf, kind="svg", scale=4, border=2, xmldecl=False, svgns=True, title="QR code of the link"
+        buf,
+        kind="svg",
+        scale=4,
+        border=2,
+        dark="#000",
+        light="#fff",
+        xmldecl=False,
+        svgns=True,
+        title="QR code of the link",
     )
     return buf.getvalue().decode()

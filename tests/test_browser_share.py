@@ -483,3 +483,51 @@ def test_an_answers_link_reopens_the_same_prompt_answers_and_bars(browser, live,
     assert shown == pytest.approx(want.probabilities.tolist())
     assert fresh.get_by_test_id("toast-body").count() == 0
     fresh.context.close()
+
+
+def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code(browser, gpt2, screens):
+    """On a server listening on 0.0.0.0, *Copy link* names this machine's local network address (a phone can open
+    it), and its QR code decodes to the same link; the test opens the link's path on loopback. On a loopback-only
+    server the link says it cannot reach other devices."""
+    zxingcpp = pytest.importorskip("zxingcpp")
+    from PIL import Image
+
+    from explorer.reach import lan_address
+    from tests.conftest import LiveServer
+
+    lan = lan_address()
+    if lan is None:
+        pytest.skip("this machine has no local network address")
+    srv = LiveServer(gpt2, host="0.0.0.0")
+    try:
+        pg = open_page(browser, srv.url)
+        score(pg, TEXT)
+        pg.get_by_role("button", name="Copy link").click()
+        pg.wait_for_function(
+            "() => document.querySelector('#share-link textarea, #share-link input').value.includes('?view=')"
+        )
+        url = pg.get_by_label("Link", exact=True).input_value()
+        assert url.startswith(f"http://{lan}:{srv.port}/?view=")
+        assert "names this computer only" not in pg.locator("#share-note").inner_text()
+        qr = pg.locator("#share-qr svg")
+        qr.wait_for(timeout=30_000)
+        shot = screens / "share-qr-wide.png"
+        pg.locator("#share-qr").screenshot(path=str(shot))
+        assert [b.text for b in zxingcpp.read_barcodes(Image.open(shot))] == [url]
+        pg.context.close()
+        path = url.split(f"{lan}:{srv.port}", 1)[1]
+        fresh = open_link(browser, srv.url + path)  # the link's path, opened on loopback
+        wait_result(fresh)
+        assert fresh.get_by_label("Text", exact=True).input_value() == TEXT
+        fresh.context.close()
+    finally:
+        srv.stop()
+
+
+def test_a_loopback_link_says_it_cannot_reach_other_devices(browser, live):
+    pg = open_page(browser, live.url)
+    score(pg, TEXT)
+    pg.get_by_role("button", name="Copy link").click()
+    expect(pg.locator("#share-note")).to_contain_text("names this computer only", timeout=30_000)
+    assert "--host 0.0.0.0" in pg.locator("#share-note").inner_text()
+    pg.context.close()

@@ -86,6 +86,23 @@ def test_whatif_view(page, gpt2):
     page.get_by_text("processed: what the sampler draws from").wait_for(timeout=15_000)  # the bars are drawn
 
 
+def test_whatif_follows_a_typed_temperature_and_the_picked_token(page, gpt2):
+    scored(page)
+    page.locator("#heatmap [data-pos='5']").click()
+    page.get_by_text("Position 5", exact=False).first.wait_for(timeout=15_000)
+    page.get_by_role("tab", name="What-if").click()
+    page.get_by_role("button", name="What if? (at the selected token)").click()
+    page.get_by_text("Position 5, actual token", exact=False).first.wait_for(timeout=30_000)
+    ids = gpt2.encode(TEXT)
+    box = page.locator("input[type=number][aria-label='number input for Temperature (0 = greedy)']")
+    box.fill("0.5")
+    box.press("Enter")  # typed, not dragged: the view follows
+    w = whatif(logits_row(gpt2, ids, 5), SamplerSettings(temperature=0.5), ids[:5], [], ids[5], 15)
+    page.get_by_text(f"{w.processed.entropy:.3f}", exact=False).first.wait_for(timeout=30_000)
+    page.locator("#heatmap [data-pos='3']").click()  # another token picked while What-if is shown
+    page.get_by_text("Position 3, actual token", exact=False).first.wait_for(timeout=30_000)
+
+
 def test_lookup_view(page, gpt2):
     scored(page)
     page.get_by_role("tab", name="Look up").click()

@@ -98,3 +98,19 @@ def test_why_paris_rather_than_london(browser, server, smollm, size):
           + ", ".join(f"{a.unit_text[j]!r} {a.values[j]:+.4f}" for j in a.ranked(a.n)))  # fmt: skip
     again.context.close()
     pg.context.close()
+
+
+@pytest.mark.parametrize("size", ["wide", "phone"])
+def test_why_this_token_brings_its_result_into_view(browser, server, size):
+    from tests.browser import in_view
+
+    pg = open_page(browser, server.url, size)
+    pg.get_by_label("Text", exact=True).fill(TEXT)
+    pg.get_by_role("button", name="Score", exact=True).click()
+    pg.locator("#heatmap [data-pos='3']").wait_for(timeout=60_000)
+    pg.locator("#heatmap [data-pos='3']").click()
+    pg.get_by_text("Position 3", exact=False).first.wait_for(timeout=15_000)
+    pg.get_by_role("button", name="Why this token? (opens the Why tab)").click()
+    pg.locator("#why-text .tg").wait_for(timeout=60_000)
+    assert in_view(pg, "#why-summary")
+    pg.context.close()

@@ -173,3 +173,12 @@ def test_views_are_callable_through_gradio_client(live, gpt2):
     assert (
         heat.count("data-pos=") == len(gpt2.encode("The quick brown fox")) and "JS 0.0000" in heat
     )  # a model against itself
+
+
+def test_the_curves_step_by_whole_positions(gpt2, gpt2_b):
+    """Two tokens compared: the axis reads positions 0, 1 (plotly alone chose steps of 0.2)."""
+    from explorer.render.compare import compare_curves
+
+    for text in ("Hi", "The quick brown fox jumps over the lazy dog and the cat runs far away from it"):
+        fig = compare_curves(compare_ids(gpt2, gpt2_b, gpt2.encode(text), k=5))
+        assert fig.layout.xaxis.dtick >= 1 and float(fig.layout.xaxis.dtick).is_integer()

@@ -19,20 +19,20 @@ from explorer.results.compare import Comparison
 from explorer.results.scores import TokenScores
 
 METRICS = {
-    "delta": "log p_B − log p_A of the actual token (red: B found it less likely, green: more)",
+    "delta": "log p_B − log p_A of the actual token (orange: B found it less likely, blue: more likely)",
     "js": "Jensen-Shannon divergence between the two next-token distributions (0 .. log 2 nats)",
 }
 DELTA_CLIP = 4.0  # nats: |Δ| beyond this takes the end colour
-_D = [
-    "220,38,38",
-    "239,68,68",
-    "248,113,113",
-    "252,165,165",
+_D = [  # orange (B less likely) .. grey .. blue (B more likely): no red-versus-green pair (colour-blind safe)
+    "214,96,77",
+    "240,138,93",
+    "246,177,127",
+    "251,220,192",
     "160,160,160",
-    "134,239,172",
-    "74,222,128",
-    "34,197,94",
-    "21,128,61",
+    "220,233,245",
+    "181,211,236",
+    "139,187,227",
+    "95,159,214",
 ]
 _J = [f"147,51,234,{a}" for a in (0.0, 0.1, 0.2, 0.3, 0.42, 0.55, 0.7, 0.85)]
 CSS = (
@@ -165,6 +165,7 @@ def compare_curves(c: Comparison) -> go.Figure:
                 row=2,
                 col=1,
             )
+    fig.update_xaxes(tick0=0, dtick=max(1, math.ceil(len(texts) / 12)))  # whole positions, never 0.2 steps
     fig.update_layout(
         height=220 + 200 * rows,
         margin={"l": 40, "r": 10, "t": 30, "b": 30},
@@ -180,9 +181,12 @@ def _piece(r: TokenScores, i: int) -> str:
     return visible(r.pieces.get(i, b"").decode("utf-8", "backslashreplace"))
 
 
+TOPK_COLUMNS = ["rank", "token", "probability %", "logprob", "actual"]  # topk_table's, in order
+
+
 def topk_table(r: TokenScores, pos: int, k: int) -> pd.DataFrame:
     """The top-k at `pos` of one side: rank, token, probability %, logprob; the actual token marked (added when outside)."""
-    cols = ["rank", "token", "probability %", "logprob", "actual"]
+    cols = TOPK_COLUMNS
     if not r.scored[pos]:
         return pd.DataFrame([], columns=cols)
     actual = int(r.token_ids[pos])

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from explorer.render.numbers import fixed, logprob, pct, whole
+from explorer.render.numbers import fixed, logprob, plain_pct, whole
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
 from explorer.results.step_view import StepView
@@ -55,7 +55,7 @@ def _rank(r: TokenScores, pos: int) -> str:
 
 def _numbers(r: TokenScores, pos: int) -> str:
     items = [
-        ("probability", pct(float(r.probs[pos]))),
+        ("probability", plain_pct(float(r.probs[pos]))),
         ("logprob", logprob(float(r.logprobs[pos]))),
         ("rank", _rank(r, pos)),
         ("entropy", f"{fixed(float(r.entropy[pos]))} nats"),
@@ -78,7 +78,7 @@ def _row(rank, b: bytes, lp: float, actual: bool, tag: str = "", cls: str = "") 
     return (
         f"<tr{f' class={chr(34)}{cls}{chr(34)}' if cls else ''}><td>{whole(rank) if rank else ''}</td>"
         f"<td>{_tok(b)}{mark}</td>"
-        f'<td class="pb"><span class="bar" style="width:{100 * p:.1f}%"></span><span class="pv">{pct(p)}</span></td>'
+        f'<td class="pb"><span class="bar" style="width:{100 * p:.1f}%"></span><span class="pv">{plain_pct(p)}</span></td>'
         f"<td>{logprob(lp)}</td></tr>"
     )
 
@@ -127,7 +127,7 @@ def _others(rest: float, exhausted: bool) -> str:
         return f'<tr class="others"><td></td><td>(others)</td><td class="pb"><span class="pv">{note}</span></td><td>—</td></tr>'
     return (
         f'<tr class="others"><td></td><td>(others)</td><td class="pb"><span class="bar" style="width:{100 * rest:.1f}%">'
-        f'</span><span class="pv">{pct(rest)}</span></td><td>{logprob(math.log(rest))}</td></tr>'
+        f'</span><span class="pv">{plain_pct(rest)}</span></td><td>{logprob(math.log(rest))}</td></tr>'
     )
 
 
@@ -144,7 +144,7 @@ def _sampler_note(v: StepView) -> str:
         )
     return (
         f'<p class="td-note">The sampler kept <b>{whole(v.kept)}</b> of {whole(v.vocab_size)} tokens, holding '
-        f"<b>{pct(v.kept_raw_mass)}</b> of the raw probability, and drew from those.</p>"
+        f"<b>{plain_pct(v.kept_raw_mass)}</b> of the raw probability, and drew from those.</p>"
     )
 
 
@@ -172,7 +172,7 @@ def side_by_side(r: TokenScores, v: StepView, k: int) -> str:
         compact=True,
     )
     a, b = float(v.raw.logprobs[0]), float(v.processed.logprobs[0])
-    line = f'<p class="td-note">This token: raw {pct(math.exp(a))} ({logprob(a)}), after the sampler {pct(math.exp(b))} ({logprob(b)}).</p>'
+    line = f'<p class="td-note">This token: raw {plain_pct(math.exp(a))} ({logprob(a)}), after the sampler {plain_pct(math.exp(b))} ({logprob(b)}).</p>'
     return f'{_sampler_note(v)}{line}<div class="sbs">{raw}{proc}</div>'
 
 

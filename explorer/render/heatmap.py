@@ -174,5 +174,6 @@ def legend_html(metric: str, thresholds=DEFAULT_THRESHOLDS) -> str:
     return (
         f'<div class="lg"><p><b>Colour</b>: {escape(m.about)}. A dashed outline: not scored.</p>'
         f'<p class="lg-scale"><span class="lg-end">{escape(m.ends[0])}</span>{chips}'
-        f'<span class="lg-end">{escape(m.ends[1])}</span></p></div>'
+        f'<span class="lg-end">{escape(m.ends[1])}</span></p>'
+        "<p>In the text, <b>·</b> is a space and <b>↵</b> a new line (each belongs to the token it is drawn in).</p></div>"
     )

@@ -8,6 +8,7 @@ Pure functions, no torch, no gradio. Token text is always escaped. Each cell is 
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -17,19 +18,21 @@ from explorer.render.tables import alternatives_table
 from explorer.render.text import escape, visible
 from explorer.results.lens import LensGrid
 
-PALETTE = ["#15803d", "#22c55e", "#84cc16", "#eab308", "#f59e0b", "#f97316", "#ef4444", "#991b1b"]  # best .. worst
+# best (blue) .. worst (orange): colour-blind safe, no red-versus-green pair; INK: a legend swatch's text colour
+PALETTE = ["#08519c", "#3182bd", "#6baed6", "#c6dbef", "#fdd0a2", "#fdae6b", "#e6550d", "#a63603"]
+INK = ["#fff", "#111", "#111", "#111", "#111", "#111", "#111", "#fff"]
 METRICS = {  # name -> (edges of buckets 0..6, what the colours mean)
     "rank": (
         (1, 3, 10, 30, 100, 1000, 10000),
-        "rank of the actual token at that layer: green = 1 (its top guess), dark red > 10,000",
+        "rank of the actual token at that layer: dark blue = 1 (its top guess), dark orange > 10,000",
     ),
     "logprob": (
         (-0.7, -1.6, -2.3, -3.5, -4.6, -6.9, -9.2),
-        "logprob of the actual token: green ≥ -0.7 (p ≥ 50%), dark red < -9.2 (p < 0.01%)",
+        "logprob of the actual token: dark blue ≥ -0.7 (p ≥ 50%), dark orange < -9.2 (p < 0.01%)",
     ),
     "entropy": (
         (0.5, 1, 2, 3, 4, 5, 7),
-        "entropy of that layer's distribution: green ≤ 0.5 nats (sure), dark red > 7 nats (lost)",
+        "entropy of that layer's distribution: dark blue ≤ 0.5 nats (sure), dark orange > 7 nats (lost)",
     ),
 }
 CSS = """
@@ -41,8 +44,10 @@ CSS = """
                  overflow: hidden; text-overflow: ellipsis; padding: 2px 0; font-family: monospace; }
 .lens td.sel { outline: 2px solid currentColor; outline-offset: -2px; }
 .lens td.u { background: repeating-linear-gradient(45deg, transparent 0 3px, rgba(128,128,128,0.25) 3px 5px); cursor: default; }
-.lens-legend span { display: inline-block; padding: 0 6px; margin-right: 2px; color: #fff; border-radius: 3px; font-size: 12px; }
-""" + "".join(f".lens td.b{i}, .lens-legend .b{i} {{ background: {c}; }}\n" for i, c in enumerate(PALETTE))
+.lens-legend span { display: inline-block; padding: 0 6px; margin: 0 2px 2px 0; border-radius: 3px; font-size: 12px; }
+""" + "".join(
+    f".lens td.b{i}, .lens-legend .b{i} {{ background: {c}; color: {INK[i]}; }}\n" for i, c in enumerate(PALETTE)
+)
 
 
 def buckets(g: LensGrid, metric: str) -> np.ndarray:
@@ -67,11 +72,22 @@ def layer_name(g: LensGrid, layer: int) -> str:
     return f"{layer}: after {layer} block{'s' if layer > 1 else ''}"
 
 
+def bucket_labels(metric: str) -> list[str]:
+    """What each colour stands for, in words: the range of `metric` its bucket holds (best first)."""
+    e = METRICS[metric][0]
+    if metric == "rank":
+        lows = [1] + [x + 1 for x in e[:-1]]
+        return ["rank 1"] + [f"rank {lo:,}–{hi:,}" for lo, hi in zip(lows[1:], e[1:])] + [f"rank > {e[-1]:,}"]
+    if metric == "logprob":
+        return [f"≥ {e[0]:g}"] + [f"{a:g} to {b:g}" for a, b in pairwise(e)] + [f"< {e[-1]:g}"]
+    return [f"≤ {e[0]:g} nats"] + [f"{a:g}–{b:g}" for a, b in pairwise(e)] + [f"> {e[-1]:g} nats"]
+
+
 def legend_html(metric: str) -> str:
     meaning = METRICS[metric][1]
     return (
-        f'<div class="lens-legend">{escape(meaning)} '
-        + "".join(f'<span class="b{i}">{i + 1}</span>' for i in range(len(PALETTE)))
+        f'<div class="lens-legend">{escape(meaning)}: '
+        + "".join(f'<span class="b{i}">{escape(t)}</span>' for i, t in enumerate(bucket_labels(metric)))
         + "</div>"
     )
 

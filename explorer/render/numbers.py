@@ -30,6 +30,24 @@ def pct(p) -> str:
     return f"{x:.2g}%"
 
 
+def plain_pct(p) -> str:
+    """Probability `p` (0..1) in plain words, never e-notation (the card and the simple start): '42.1%', '0.013%',
+    '0.00013%'; below 0.0001%: '< 0.0001%'; '—' when unknown."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return DASH
+    p = float(p)
+    if p <= 0:
+        return "0%"
+    if p < 1e-6:
+        return "< 0.0001%"
+    x = 100 * p
+    if x >= 10:
+        return f"{x:.1f}%"
+    if x >= 1:
+        return f"{x:.2f}%"
+    return f"{x:.2g}%" if x >= 1e-3 else f"{x:.6f}".rstrip("0") + "%"
+
+
 def logprob(x) -> str:
     """A natural-log probability with 4 decimals ('-0.0123'); '-inf' for a token the sampler cut."""
     if x is None or (isinstance(x, float) and math.isnan(x)):

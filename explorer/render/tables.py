@@ -15,6 +15,9 @@ from explorer.results.scores import TokenScores
 SURPRISING = 10  # tokens in the "most surprising" list
 
 
+ALT_COLUMNS = ["rank", "token", "probability %", "logprob", "actual", "id"]  # alternatives_table's, in order
+
+
 def alternatives_table(pairs, pieces, actual: int, marker: str) -> pd.DataFrame:
     """A top-k table: (id, logprob) `pairs` by rank, the `actual` id marked with `marker`, and an `(others)` row with
     the rest of the probability mass (the lens's cells and the branch tree's nodes)."""

@@ -85,6 +85,9 @@ def whatif_markdown(w: WhatIf) -> str:
     )
 
 
+WHATIF_COLUMNS = ["raw rank", "token", "raw %", "processed %", "cut by", "actual"]  # whatif_table's, in order
+
+
 def whatif_table(w: WhatIf) -> pd.DataFrame:
     """The raw top-N with each entry's processed probability and the filter that cut it."""
     return pd.DataFrame(

@@ -13,11 +13,21 @@ from explorer.results.scores import TokenScores
 from explorer.results.words import Words, shown_tokens, word_rows
 
 METRICS = {
-    "probability": "joint probability of the word's tokens (red 0% → green 100%)",
-    "surprisal": "surprisal of the word, −log₂ of its joint probability (green 0 → red 24+ bits)",
+    "probability": "joint probability of the word's tokens (orange 0% → blue 100%)",
+    "surprisal": "surprisal of the word, −log₂ of its joint probability (blue 0 → orange 24+ bits)",
 }
 SURPRISAL_MAX_BITS = 24.0
-_C = ["220,38,38", "234,88,12", "245,158,11", "234,179,8", "163,230,53", "74,222,128", "34,197,94", "22,163,74"]
+# the main heatmap's colour-blind safe scale: orange (unlikely) .. blue (likely), no red-versus-green pair
+_C = [
+    "214,96,77",
+    "240,138,93",
+    "246,177,127",
+    "251,220,192",
+    "220,233,245",
+    "181,211,236",
+    "139,187,227",
+    "95,159,214",
+]
 CSS = (
     ".wx{line-height:2;font-family:ui-monospace,monospace;font-size:14px;overflow-wrap:anywhere}"
     ".wx .t{border-radius:3px;padding:1px 0;cursor:pointer;white-space:pre-wrap}"

@@ -11,6 +11,7 @@ from typing import Any, cast
 import gradio as gr
 
 from explorer.models import Models
+from explorer.ui.errors import error
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
 from explorer.ui.share import Share
@@ -29,12 +30,16 @@ from explorer.ui.tabs.why import WhyTab
 from explorer.ui.tabs.words import WordsTab
 
 INTRO = """# logprob-explorer
-What did the model expect at every token? Score a text, generate, or chat, then read each token's
-**probability**, **logprob** (natural log), the **rank** of the actual token among the whole vocabulary
-(1 = the model's top guess), its **top alternatives** and the **entropy** of the distribution (how unsure
-the model was, in nats). Hover a token for its numbers; click it (or Tab to the text, arrows, Enter) for
-everything the model weighed there. **Teaching a class?** [Start a lesson](/lesson): everyone guesses the next
-word from their phone, and the class's guesses appear beside the model's."""
+See what a language model expected, word by word: type a text and press **Score**, then click a token to see
+what else the model thought could come there. **Teaching a class?** [Start a lesson](/lesson): everyone guesses
+the next word from their phone, and the class's guesses appear beside the model's."""
+
+NUMBERS = """For every token the page shows its **probability** (how likely the model found it, given the text
+before it), its **logprob** (the natural log of that probability: 0 is certain, more negative is more
+surprising), its **rank** among the whole vocabulary (1 = the model's top guess), its **top alternatives** and the
+**entropy** of the distribution (how unsure the model was, in nats: 0 is sure; about 0.7 is a coin toss between two
+tokens). Hover a token for its numbers; click it (or Tab to the text, arrows, Enter) for everything the model
+weighed there. In the text, **·** is a space and **↵** a new line."""
 
 CACHE_S = 3600  # Gradio's cache: files older than this go, checked as often
 
@@ -70,6 +75,10 @@ def page(models: Models) -> Page:
     # files the page writes (downloads, sessions) and visitors upload are deleted an hour after they were made
     with gr.Blocks(title="logprob-explorer", delete_cache=(CACHE_S, CACHE_S)) as demo:
         gr.Markdown(INTRO, elem_classes=["lx-intro", "lx-hide-present"])
+        tour = gr.Button("Show me how, in 3 steps", size="sm", elem_id="tour-start", elem_classes=["lx-hide-present"])
+        tour.click(None, js="() => { window.lxTour && window.lxTour(); }", api_visibility="private", queue=False)
+        with gr.Accordion("What the numbers mean", open=False, elem_classes=["lx-hide-present", "lx-numbers"]):
+            gr.Markdown(NUMBERS)
         picker = ModelPicker(models)
         inspector = Inspector(models)  # made unrendered: the tabs send outputs to it, it is placed below them
         note = gr.HTML("", elem_id="share-note", js_on_load=None)  # what a link or an opened file says
@@ -84,7 +93,18 @@ def page(models: Models) -> Page:
             queue=False,
         ).then(why.run, why.inputs, why.outputs, api_visibility="private", show_progress_on=[why.summary])  # fmt: skip
         why.stop_events([asked])
+        asked.then(  # the result comes in the Why tab, above the token clicked: bring it into view
+            None, js="() => { const s = document.querySelector('#why-summary'); "
+            "if (s) s.scrollIntoView({block: 'start', behavior: 'instant'}); }", api_visibility="private", queue=False,
+        )  # fmt: skip
         _open_in_score(cast(BatchTab, tabs["BatchTab"]), cast(ScoreTab, tabs["ScoreTab"]), tab_block, share)
+        whatif = cast(WhatIfTab, tabs["WhatIfTab"])
+        inspector.selected.change(  # another token picked while What-if is shown: it follows
+            whatif.follow, [share.current, *whatif.inputs], whatif.outputs, api_visibility="private",
+            trigger_mode="always_last",
+        )  # fmt: skip
+        _continue_in_generate(shared, cast(ScoreTab, tabs["ScoreTab"]), cast(GenerateTab, tabs["GenerateTab"]),
+                              tab_block, share)  # fmt: skip
     return Page(demo, picker, inspector, tabs, share)
 
 
@@ -99,6 +119,27 @@ def _open_in_score(batch: BatchTab, score: ScoreTab, tab_block: gr.Tabs, share: 
         show_progress_on=[score.inspector.summary],
     )  # fmt: skip
     score.stop.click(None, cancels=cast(Any, [opened]))
+
+
+def _continue_in_generate(shared: Shared, score: ScoreTab, gen: GenerateTab, tab_block: gr.Tabs, share: Share) -> None:
+    """*Continue* on the Score tab: its text becomes Generate's prompt, at the Score tab's temperature, and runs
+    there (so the result, its link and its session are Generate's)."""
+
+    def move(text: str, t: float):
+        if not text or not text.strip():
+            raise error("The text is empty: type a text for the model to continue.")
+        return gr.Tabs(selected="generate"), "generate", text, t
+
+    moved = score.cont.click(
+        move, [score.text, score.temperature], [tab_block, share.current, gen.prompt, gen.controls[1]],
+        api_visibility="private", queue=False,
+    )  # fmt: skip
+    ran = moved.success(
+        gen.generate, [shared.model, gen.prompt, *gen.controls, *gen.inspector.look],
+        [*gen.inspector.outputs, gen.reuse], api_visibility="private", show_progress_on=[gen.inspector.summary],
+    )  # fmt: skip
+    score.stop.click(None, cancels=cast(Any, [ran]))
+    gen.stop.click(None, cancels=cast(Any, [ran]))
 
 
 def build(models: Models) -> gr.Blocks:

@@ -62,11 +62,45 @@ def launch_options() -> dict:
 
 
 # Gradio's empty plot/file placeholders carry an aria-label on a plain div (an ARIA error): give them a role.
+# The keyboard: a skip link first on the page (to the Score tab's text box), and each tab list one tab stop, its
+# tabs reached with the arrow keys, Home and End (the WAI-ARIA tabs pattern).
 PAGE_JS = """() => {
-  const fix = () => document.querySelectorAll('div.empty[aria-label]:not([role])').forEach((d) => d.setAttribute('role', 'img'));
-  new MutationObserver(fix).observe(document.body, { childList: true, subtree: true });
+  TOUR
+  const roving = () => document.querySelectorAll('[role=tablist]').forEach((list) => {
+    const tabs = [...list.querySelectorAll('[role=tab]')];
+    if (!tabs.length) return;
+    const on = tabs.find((t) => t.getAttribute('aria-selected') === 'true') || tabs[0];
+    tabs.forEach((t) => t.setAttribute('tabindex', t === on ? '0' : '-1'));
+    if (list.dataset.lxRoving) return;
+    list.dataset.lxRoving = '1';
+    list.addEventListener('keydown', (e) => {
+      const all = [...list.querySelectorAll('[role=tab]')].filter((t) => t.offsetParent !== null);
+      const i = all.indexOf(document.activeElement);
+      if (i < 0) return;
+      const j = {ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: all.length - 1}[e.key];
+      if (j === undefined) return;
+      e.preventDefault();
+      const t = all[(j + all.length) % all.length];
+      t.click(); t.focus();
+    });
+  });
+  const fix = () => {
+    document.querySelectorAll('div.empty[aria-label]:not([role])').forEach((d) => d.setAttribute('role', 'img'));
+    roving();
+  };
+  new MutationObserver(fix).observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['aria-selected'] });
   fix();
-}"""
+  if (!document.querySelector('.lx-skip-start')) {
+    const a = document.createElement('a');
+    a.href = '#score-text'; a.className = 'lx-skip lx-skip-start'; a.textContent = 'Skip to the text box';
+    a.addEventListener('click', (e) => {
+      e.preventDefault();
+      const box = [...document.querySelectorAll('textarea')].find((t) => t.offsetParent !== null);
+      if (box) box.focus();
+    });
+    document.body.prepend(a);
+  }
+}""".replace("TOUR", static("tour.js"))
 
 
 HEATMAP_JS = static("heatmap.js")

@@ -17,11 +17,12 @@ const n = () => (blob() && blob().n) || root.querySelectorAll('[data-pos]').leng
 const detailEl = () => document.getElementById('token-detail');
 const narrow = () => { const d = detailEl(), b = box(); return !!(d && b && d.getBoundingClientRect().top >= b.getBoundingClientRect().bottom - 1); };
 
-function pct(p) {
+function pct(p) {  // plain words, never e-notation (render/numbers.py plain_pct)
   if (p === null || p === undefined || isNaN(p)) return '—';
   if (p <= 0) return '0%';
-  if (p < 1e-4) { const [m, e] = p.toExponential(1).split('e'); return m + 'e-' + Math.abs(Number(e)); }
+  if (p < 1e-6) return '< 0.0001%';
   const x = 100 * p;
+  if (x < 1e-3) return x.toFixed(6).replace(/0+$/, '') + '%';
   return (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : String(Number(x.toPrecision(2)))) + '%';
 }
 

@@ -11,10 +11,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
 from explorer.engine.branch import Prefixes, grow, plant
 from explorer.links import Base, Rerun, TabLink, ViewState
 from explorer.render.branch import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
+from explorer.render.tables import ALT_COLUMNS
 from explorer.render.text import visible
 from explorer.results.branch import BranchTree
 from explorer.results.scores import TokenScores
@@ -74,7 +76,9 @@ class BranchTab:
             self.button = gr.Button("Continue from here", variant="primary")
             self.tree_view = gr.HTML(tree_html(None), css_template=CSS, js_on_load=TREE_JS, elem_id="branch-tree")
             self.node_md = gr.Markdown()
-            self.node_df = gr.Dataframe(label="Alternatives at this node", interactive=False)
+            self.node_df = gr.Dataframe(
+                pd.DataFrame(columns=ALT_COLUMNS), label="Alternatives at this node", interactive=False
+            )
             with gr.Row():
                 self.leaf_a = gr.Dropdown([], label="Leaf A")
                 self.leaf_b = gr.Dropdown([], label="Leaf B")

@@ -7,11 +7,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
 from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
 from explorer.links import Base, Rerun, TabLink, ViewState, choice, count, text
-from explorer.render.compare import CSS, compare_curves, compare_detail, compare_html, compare_summary, legend_html
+from explorer.render.compare import (
+    CSS,
+    TOPK_COLUMNS,
+    compare_curves,
+    compare_detail,
+    compare_html,
+    compare_summary,
+    legend_html,
+)
 from explorer.render.stats import stats_markdown
 from explorer.results.compare import Comparison
 from explorer.results.stats import binoculars
@@ -68,8 +77,10 @@ class CompareTab:
             self.plot = gr.Plot(show_label=False)
             self.detail = gr.Markdown()
             with gr.Row():
-                self.table_a = gr.Dataframe(label="Model A at this token", interactive=False)
-                self.table_b = gr.Dataframe(label="Model B at this token", interactive=False)
+                self.table_a = gr.Dataframe(pd.DataFrame(columns=TOPK_COLUMNS), label="Model A at this token",
+                                            interactive=False)  # fmt: skip
+                self.table_b = gr.Dataframe(pd.DataFrame(columns=TOPK_COLUMNS), label="Model B at this token",
+                                            interactive=False)  # fmt: skip
             self.pos = gr.Number(value=0, precision=0, minimum=0, label="Compared token (or span)")
         self._wire()
 

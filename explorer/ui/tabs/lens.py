@@ -7,11 +7,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
 from explorer.engine.lens import lens_ids
 from explorer.errors import ExplorerError
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
+from explorer.render.tables import ALT_COLUMNS
 from explorer.results.lens import LensGrid
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
@@ -55,7 +57,9 @@ class LensTab:
                 self.layer = gr.Number(value=0, precision=0, label="Layer", minimum=0)
                 self.pos = gr.Number(value=1, precision=0, label="Lens position", minimum=0)
             self.cell_md = gr.Markdown()
-            self.cell_df = gr.Dataframe(label="That layer's top-k", interactive=False)
+            self.cell_df = gr.Dataframe(
+                pd.DataFrame(columns=ALT_COLUMNS), label="That layer's top-k", interactive=False
+            )
             self.state = gr.State(None)
         self._wire(shared)
 

@@ -6,13 +6,18 @@ block with a progress bar, and Stop ends the work at the next block.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from typing import Any, cast
 
 import gradio as gr
 
 from explorer.engine import ModelEngine
+from explorer.engine.guesses import next_token
 from explorer.engine.scoring import score_progress, text_ids
+from explorer.render.next_token import CSS as NEXT_CSS
+from explorer.render.next_token import temperature_html
+from explorer.results.next_token import NextToken
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
@@ -28,6 +33,12 @@ EXAMPLES = [
     "Bonjour le monde! 東京は大きい。 Emoji: 👋🙂",
     "Four score and seven years ago our fathers brought forth on this continent a new nation.",
 ]
+
+
+def chip_label(example: str, most: int = 28) -> str:
+    """An example's button: its first line, cut to `most` characters."""
+    line = example.strip().splitlines()[0]
+    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
 
 
 def start_menu(engine: ModelEngine | None) -> dict:
@@ -69,8 +80,29 @@ class ScoreTab:
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
         with gr.Tab("Score", id="score") as self.tab:
-            gr.Markdown("Score an existing text: how likely was each token given the ones before it?")
-            self.text = gr.Textbox(label="Text", lines=5, placeholder="Paste any text ...")
+            gr.Markdown(
+                "Type or paste a text and press **Score**: each token is coloured by how much the model expected it. "
+                "**Continue** lets the model write on from your text."
+            )
+            self.text = gr.Textbox(label="Text", lines=3, placeholder="Paste any text ...", elem_id="score-text")
+            with gr.Row(elem_classes=["lx-actions"]):
+                self.button = gr.Button("Score", variant="primary", scale=3, min_width=100)
+                self.cont = gr.Button("Continue", scale=2, min_width=100, elem_id="score-continue")
+                self.stop = gr.Button("Stop", variant="stop", scale=1, min_width=80)
+            with gr.Row(elem_classes=["lx-chips"], elem_id="score-examples"):
+                self.chips = [
+                    gr.Button(chip_label(e), size="sm", scale=0, min_width=60, elem_classes=["lx-chip"])
+                    for e in EXAMPLES
+                ]
+            with gr.Accordion("What comes next? The temperature", open=True, elem_id="next-token"):
+                with gr.Row(equal_height=True):
+                    self.temperature = gr.Slider(
+                        0, 2, value=1, step=0.05, scale=3, elem_id="next-temperature", label="Temperature",
+                        info="0: always the likeliest token · 1: the model's own odds · 2: evened out",
+                    )  # fmt: skip
+                    self.draw = gr.Button("Draw 10 samples", scale=1, min_width=160)
+                self.next_html = gr.HTML("", css_template=NEXT_CSS, js_on_load=None, elem_id="next-view")
+                self.next_state = gr.State(None)
             with gr.Row():
                 self.from_start = gr.Checkbox(
                     False, label="Score from the start of a document (the first token gets a score too)"
@@ -78,18 +110,45 @@ class ScoreTab:
                 self.start = gr.Dropdown(
                     label="Document-start token", **start_menu(self.models.loaded(self.models.default))
                 )
-            with gr.Row():
-                self.button = gr.Button("Score", variant="primary", scale=3)
-                self.stop = gr.Button("Stop", variant="stop", scale=1)
-            gr.Examples(EXAMPLES, inputs=[self.text])
         self.inputs = [shared.model, self.text, *self.inspector.look, self.from_start, self.start]
         inputs, outputs, where = self.inputs, self.inspector.outputs, [self.inspector.summary]
         self.events = [
             self.button.click(self.score, inputs, outputs, api_name="score", show_progress_on=where),
             self.text.submit(self.score, inputs, outputs, api_visibility="private", show_progress_on=where),
         ]
+        for chip, example in zip(self.chips, EXAMPLES):  # an example runs when clicked
+            filled = chip.click(lambda e=example: e, None, [self.text], api_visibility="private", queue=False)
+            self.events.append(
+                filled.then(self.score, inputs, outputs, api_visibility="private", show_progress_on=where)
+            )
         self.stop.click(None, cancels=cast(Any, self.events))  # gradio types `cancels` as dicts; it takes events
         shared.model.change(self.menu, [shared.model], [self.start], api_visibility="private")
+        nexts = [shared.model, self.text, self.temperature, self.next_state]
+        self.temperature.change(self.redraw, nexts, [self.next_html, self.next_state], api_visibility="private")
+        self.draw.click(self.draw_samples, nexts, [self.next_html, self.next_state], api_name="draw_samples")
+
+    def _next(self, name: str, text: str, cached: NextToken | None) -> NextToken:
+        """The next token's distribution after `text` (computed once per text and model)."""
+        if not text or not text.strip():
+            raise error("The text is empty: type a text first, then see what the model would write next.")
+        if cached is not None and cached.text == text and cached.model == (name or self.models.default):
+            return cached
+        with user_errors(), self.models.use(name) as engine:
+            return NextToken(engine.name, text, next_token(engine, text), engine.vocab)
+
+    @uses_model
+    def redraw(self, name: str, text: str, t: float, cached: NextToken | None) -> tuple[str, NextToken | None]:
+        """*What comes next?* at temperature `t` (live: a typed or dragged temperature redraws at once)."""
+        if not text or not text.strip():
+            return "", cached
+        nt = self._next(name, text, cached)
+        return temperature_html(nt, float(t)), nt
+
+    @uses_model
+    def draw_samples(self, name: str, text: str, t: float, cached: NextToken | None) -> tuple[str, NextToken]:
+        """Ten tokens drawn at temperature `t`, each shown as the token drawn, beside the odds they came from."""
+        nt = self._next(name, text, cached)
+        return temperature_html(nt, float(t), nt.draw(float(t), 10, secrets.randbits(63))), nt
 
     def menu(self, name: str) -> gr.Dropdown:
         try:

@@ -9,10 +9,11 @@ from typing import Any
 
 import gradio as gr
 import numpy as np
+import pandas as pd
 
 from explorer.engine.whatif import MAX_SHOWN, logits_row, whatif
 from explorer.links import Base, Rerun, TabLink, ViewState, damaged, slider
-from explorer.render.whatif import whatif_figure, whatif_markdown, whatif_table
+from explorer.render.whatif import WHATIF_COLUMNS, whatif_figure, whatif_markdown, whatif_table
 from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings
 from explorer.ui.actions import uses_model
@@ -38,8 +39,9 @@ class WhatIfTab:
         self.models, self.inspector = shared.models, shared.inspector
         with gr.Tab("What-if", id="whatif") as self.tab:
             gr.Markdown(
-                "Pick a token in the heatmap below (after Score, Generate or Chat), then move the sliders: the "
-                "model's **raw** distribution at that token beside the **processed** one the sampler would draw "
+                "Pick a token in the heatmap below (after Score, Generate or Chat), then move the sliders, the "
+                "**temperature** first (typed or dragged, the view follows at once, and follows the token you pick): "
+                "the model's **raw** distribution at that token beside the **processed** one the sampler would draw "
                 "from, with the entries each setting cuts, the processed entropy and the probability the actual "
                 "token would have had. The same sampler code as generation."
             )
@@ -56,7 +58,9 @@ class WhatIfTab:
             self.cache = gr.State(None)  # the selected position's raw logits row, recomputed only when it changes
             self.summary = gr.Markdown()
             self.plot = gr.Plot(show_label=False)
-            self.table = gr.Dataframe(label="Raw top entries after the sampler", interactive=False)
+            self.table = gr.Dataframe(
+                pd.DataFrame(columns=WHATIF_COLUMNS), label="Raw top entries after the sampler", interactive=False
+            )
         self._wire()
 
     @property
@@ -69,12 +73,32 @@ class WhatIfTab:
     def sliders(self) -> list:
         return [self.temperature, self.top_k, self.top_p, self.min_p, self.repetition]
 
+    @property
+    def inputs(self) -> list:
+        return [self.inspector.result, self.inspector.selected, *self.sliders, self.top_n, self.cache]
+
+    @property
+    def outputs(self) -> list:
+        return [self.summary, self.plot, self.table, self.cache]
+
     def _wire(self) -> None:
-        inputs = [self.inspector.result, self.inspector.selected, *self.sliders, self.top_n, self.cache]
-        outputs = [self.summary, self.plot, self.table, self.cache]
+        inputs, outputs = self.inputs, self.outputs
         self.button.click(self.run, inputs, outputs, api_name="whatif")
-        gr.on([s.release for s in (*self.sliders, self.top_n)], self.run, inputs, outputs, api_visibility="private")
+        gr.on(  # a person's change, typed or dragged (a link's restore sets them without running)
+            [s.input for s in (*self.sliders, self.top_n)], self.run, inputs, outputs, api_visibility="private",
+            trigger_mode="always_last",
+        )  # fmt: skip
         self.from_result.click(self.settings_of_result, [self.inspector.result], self.sliders, api_visibility="private")
+
+    @uses_model
+    def follow(self, current: str, *args) -> dict:
+        """The what-if again when another token is picked while the tab is shown (nothing otherwise)."""
+        if current != self.tab.id or not args[0]:
+            return {}
+        try:
+            return self.run(*args)
+        except gr.Error:  # a token without a distribution (the first): the view stays as it was
+            return {}
 
     # ---- handlers ------------------------------------------------------------------------
     def settings_of_result(self, state: list) -> dict:

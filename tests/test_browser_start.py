@@ -1,0 +1,160 @@
+"""The simple start in real Chromium, as a teacher meets it: an example chip scores at once, a surprising token
+clicked, the temperature typed, ten samples drawn, in four actions; the phone's first screen holds the text box and
+its button; the keyboard reaches the text box at once (a skip link) and each tab list is one tab stop; every view
+the default `make run` offers (llama.cpp) runs without an error badge."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.browser import SIZES, new_result, require_chromium, wait_detail
+
+require_chromium()
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where screenshots go: a temporary folder, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
+    if os.environ.get("EXPLORER_SCREENS") == "1":
+        return Path(__file__).resolve().parents[1] / "assets" / "screens"
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def server(smollm):
+    from tests.conftest import LiveServer
+
+    srv = LiveServer(smollm)
+    yield srv
+    srv.stop()
+
+
+def fresh(browser, url, size, scheme):
+    ctx = browser.new_context(viewport=SIZES[size], color_scheme=scheme)
+    pg = ctx.new_page()
+    pg.goto(url + ("?__theme=dark" if scheme == "dark" else "?__theme=light"))
+    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+    return pg
+
+
+def toasts(pg) -> list[str]:
+    return pg.get_by_test_id("toast-body").all_inner_texts()
+
+
+@pytest.mark.parametrize(("size", "scheme"), [("wide", "light"), ("phone", "dark")])
+def test_a_teacher_scores_clicks_a_surprise_and_draws_at_a_temperature(browser, server, shots, size, scheme):
+    pg = fresh(browser, server.url, size, scheme)
+    actions = 0
+    # 1. an example chip scores at once
+    new_result(pg, pg.locator("#score-examples button").filter(has_text="The capital of France").click)
+    actions += 1
+    assert pg.get_by_label("Text", exact=True).input_value() == "The capital of France is Paris."
+    # 2. the most surprising token, clicked
+    data = json.loads(pg.locator("#heatmap .lx-data").text_content())
+    lp = data["lp"]
+    worst = min((p for p in range(len(lp)) if lp[p] is not None), key=lambda p: lp[p])
+    pg.locator(f"#heatmap [data-pos='{worst}']").click()
+    actions += 1
+    wait_detail(pg, worst)
+    assert not re.search(r"\d\.\de-\d", pg.locator("#token-detail").inner_text())  # plain percentages
+    # 3. a typed temperature redraws at once
+    box = pg.locator("#next-temperature input[type=number]")
+    box.fill("0.3")
+    box.press("Enter")
+    actions += 1
+    pg.locator("#next-view").filter(has_text="temperature 0.3").wait_for(timeout=60_000)
+    view = pg.locator("#next-view").inner_text()
+    assert "The next token would be" in view and "%" in view and "e-" not in view
+    # 4. ten samples, each shown as the token drawn
+    pg.get_by_role("button", name="Draw 10 samples").click()
+    actions += 1
+    pg.locator("#next-view .draws").wait_for(timeout=60_000)
+    assert pg.locator("#next-view .draws span").count() == 10
+    assert actions <= 4 and toasts(pg) == []
+    pg.locator("#next-token").scroll_into_view_if_needed()
+    pg.screenshot(path=str(shots / f"start-temperature-{scheme}-{size}.png"))
+    pg.context.close()
+
+
+def test_the_phone_first_screen_holds_the_text_box_and_its_button(browser, server, shots):
+    pg = fresh(browser, server.url, "phone", "light")
+    text = pg.get_by_label("Text", exact=True).bounding_box()
+    button = pg.get_by_role("button", name="Score", exact=True).bounding_box()
+    height = SIZES["phone"]["height"]
+    assert text and button and text["y"] + text["height"] <= height and button["y"] + button["height"] <= height
+    pg.screenshot(path=str(shots / "start-light-phone.png"))
+    pg.context.close()
+    wide = fresh(browser, server.url, "wide", "light")
+    wide.screenshot(path=str(shots / "start-light-wide.png"))
+    wide.context.close()
+
+
+def test_the_keyboard_reaches_the_text_box_at_once_and_a_tab_list_is_one_stop(browser, server):
+    pg = fresh(browser, server.url, "wide", "light")
+    pg.locator(".lx-skip-start").wait_for(state="attached", timeout=30_000)
+    pg.keyboard.press("Tab")
+    assert pg.evaluate("document.activeElement.textContent") == "Skip to the text box"
+    pg.keyboard.press("Enter")
+    assert pg.evaluate("document.activeElement.closest('#score-text') !== null")
+    stops = pg.evaluate(
+        "[...document.querySelectorAll('[role=tablist] [role=tab]')].filter(t => t.tabIndex >= 0).length"
+    )
+    assert stops == 1
+    pg.get_by_role("tab", name="Score").focus()
+    pg.keyboard.press("ArrowRight")
+    assert pg.evaluate("document.activeElement.textContent.trim()") == "Generate"
+    assert pg.get_by_label("Prompt", exact=True).is_visible()
+    pg.context.close()
+
+
+def test_every_view_the_default_run_offers_runs_without_an_error(browser, smollm_gguf, shots):
+    """On llama.cpp (as `make run` serves the default model) the Logit lens and the gradient methods of Why run
+    on the torch engine on the same weights, and say so."""
+    from tests.browser import pick_tab, score
+    from tests.conftest import LiveServer
+
+    srv = LiveServer(smollm_gguf)
+    try:
+        pg = fresh(browser, srv.url, "wide", "light")
+        score(pg, "The capital of France is Paris.")
+        pick_tab(pg, "Logit lens")
+        assert pg.get_by_role("button", name="Run the logit lens").is_enabled()
+        pg.get_by_role("button", name="Run the logit lens").click()
+        pg.locator("#lens-grid .lens-note").wait_for(timeout=120_000)
+        assert "torch engine on the same weights" in pg.locator("#lens-grid .lens-note").inner_text()
+        pick_tab(pg, "Why")
+        pg.get_by_label(re.compile("Integrated gradients")).check()
+        pg.locator("#heatmap [data-pos='5']").click()
+        pg.get_by_role("button", name="Why? (the selected token)").click()
+        pg.locator("#why-summary").filter(has_text="torch engine on the same weights").wait_for(timeout=120_000)
+        assert toasts(pg) == []
+        pg.screenshot(path=str(shots / "why-on-llamacpp-wide.png"))
+        pg.context.close()
+    finally:
+        srv.stop()
+
+
+def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(browser, server, shots):
+    pg = fresh(browser, server.url, "wide", "light")
+    pg.get_by_role("button", name="Show me how, in 3 steps").click()
+    tour = pg.get_by_role("dialog")
+    for n, title, target in [(1, "Score a sentence", "#score-examples"), (2, "Click the most surprising token", None),
+                             (3, "Change the temperature", "#next-token")]:  # fmt: skip
+        assert f"Step {n} of 3" in tour.inner_text() and title in tour.inner_text()
+        if target:
+            assert "lx-tour-target" in (pg.locator(target).get_attribute("class") or "")
+        if n == 1:
+            pg.screenshot(path=str(shots / "start-walkthrough-light-wide.png"))
+        tour.get_by_role("button", name="Done" if n == 3 else "Next").click()
+    assert tour.is_hidden() and pg.locator(".lx-tour-target").count() == 0
+    pg.get_by_role("button", name="Show me how, in 3 steps").click()  # a teacher replays it
+    assert "Step 1 of 3" in tour.inner_text()
+    pg.keyboard.press("Escape")
+    assert tour.is_hidden()
+    pg.context.close()

@@ -1,0 +1,64 @@
+"""The page before any run, as a newcomer first sees it: tables name their columns (never Gradio's "1 2 3"), the
+simple start's parts are there, and the help a teacher needs is on the page."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.render.compare import TOPK_COLUMNS, topk_table
+from explorer.render.tables import ALT_COLUMNS, alternatives_table
+from explorer.render.whatif import WHATIF_COLUMNS
+from tests.helpers.page import make_page
+
+
+@pytest.fixture(scope="module")
+def ui(gpt2):
+    return make_page([gpt2])
+
+
+def headers(table) -> list[str]:
+    return list(table.value["headers"])
+
+
+def test_empty_tables_name_their_columns(ui):
+    t = ui.tabs
+    assert headers(t["WhatIfTab"].table) == WHATIF_COLUMNS
+    assert headers(t["CompareTab"].table_a) == headers(t["CompareTab"].table_b) == TOPK_COLUMNS
+    assert headers(t["BranchTab"].node_df) == headers(t["LensTab"].cell_df) == ALT_COLUMNS
+
+
+def test_the_named_columns_are_the_tables_own(gpt2):
+    from explorer.engine import score_text
+
+    r = score_text(gpt2, "the quick brown fox", k=3)
+    assert list(topk_table(r, 2, 3).columns) == TOPK_COLUMNS
+    assert list(alternatives_table(r.top(2, 3), r.pieces, int(r.token_ids[2]), "◀").columns) == ALT_COLUMNS
+
+
+def test_the_simple_start_is_there(ui):
+    score = ui.tabs["ScoreTab"]
+    assert score.cont.value == "Continue" and len(score.chips) >= 3 and score.draw.value == "Draw 10 samples"
+    assert score.temperature.minimum == 0 and score.temperature.maximum == 2
+
+
+def test_what_comes_next_is_the_models_distribution_at_the_temperature(ui, gpt2):
+    import re
+
+    import numpy as np
+    import torch
+
+    from tests.reference import ref_logprobs
+
+    text = "the quick brown"
+    score = ui.tabs["ScoreTab"]
+    html, nt = score.redraw("tiny-gpt2", text, 0.5, None)
+    ref = ref_logprobs(gpt2.model, [*gpt2.encode(text), 0])[-1].double()  # the row after the text's last token
+    want = torch.softmax(ref / 0.5, -1).numpy()
+    np.testing.assert_allclose(nt.probs(0.5)[: len(want)], want, atol=1e-6)
+    assert "temperature 0.5" in html and not re.search(r"\de-\d", html)
+    again, same = score.redraw("tiny-gpt2", text, 1.5, nt)
+    assert same is nt and "temperature 1.5" in again  # the distribution is kept: a new temperature redraws at once
+    drawn, _ = score.draw_samples("tiny-gpt2", text, 0.0, nt)
+    top = gpt2.vocab[int(ref.argmax())].decode("utf-8", "replace")
+    assert drawn.count("<span>") == 10 and "10×" in drawn  # temperature 0: the same token ten times
+    assert top.strip() == "" or top.strip() in drawn.replace("·", " ")
