@@ -335,3 +335,18 @@ def test_a_tap_on_a_touch_screen_shows_the_card_and_the_detail(browser, live, gp
     pg.wait_for_timeout(300)
     assert in_view(pg, "#token-detail .td") and in_view(pg, "#heatmap [data-pos='5']", whole=True)
     pg.context.close()
+
+
+def test_a_tap_card_leaves_the_next_lines_readable_and_goes_by_itself(browser, live, gpt2):
+    pg = open_page(browser, live.url, "phone", has_touch=True, is_mobile=True)
+    score(pg, TEXT * 3)
+    chip = pg.locator("#heatmap [data-pos='12']")
+    chip.scroll_into_view_if_needed()
+    chip.tap()
+    card = pg.locator("#lx-card")
+    card.wait_for(state="visible", timeout=5_000)
+    c, t = card.bounding_box(), chip.bounding_box()
+    assert c and t and (c["y"] + c["height"] <= t["y"] + 1 or c["y"] >= t["y"] + t["height"] - 1)
+    assert c["y"] + c["height"] <= t["y"] + 1 or t["y"] - c["height"] - 6 < 0  # above the line when it fits
+    card.wait_for(state="hidden", timeout=8_000)
+    pg.context.close()

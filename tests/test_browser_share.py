@@ -511,6 +511,10 @@ def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code
         assert "names this computer only" not in pg.locator("#share-note").inner_text()
         qr = pg.locator("#share-qr svg")
         qr.wait_for(timeout=30_000)
+        qr.scroll_into_view_if_needed()
+        box = qr.bounding_box()
+        modules = int(qr.get_attribute("width") or 0) // 4  # segno's scale: 4 px a module
+        assert box and modules and box["width"] >= 3 * modules  # drawn at 3 px a module or more: a phone can read it
         shot = screens / "share-qr-wide.png"
         pg.locator("#share-qr").screenshot(path=str(shot))
         assert [b.text for b in zxingcpp.read_barcodes(Image.open(shot))] == [url]

@@ -135,7 +135,7 @@ def test_rooms_are_capped_and_end_by_themselves():
         rooms.join(a, "s3")
     st = a.steps[0]
     rooms.add_answer(a, "s1", st, "dog")
-    with pytest.raises(ExplorerError, match="1 answers"):
+    with pytest.raises(ExplorerError, match="already answered this step"):
         rooms.add_answer(a, "s1", st, "cat")
     draw = a.steps[5]
     for _ in range(3):
@@ -164,13 +164,16 @@ def test_a_step_view_counts_what_was_sent_and_keeps_the_word_for_the_teacher():
     for i, a in enumerate(sent):
         rooms.join(room, f"s{i}")
         rooms.add_answer(room, f"s{i}", st, a)
-    view = room.step_view()
+    view = room.step_view(teacher=True)
     assert view["answers"] == dict(Counter(sent).most_common()) and view["n_answered"] == 5
-    assert view["actual"] is None and room.step_view(teacher=True)["actual"] == "sat"
-    assert view["accuracy"]["class"] == pytest.approx(3 / 5)  # "Sat" counts: case and punctuation aside
+    assert view["actual"] == "sat" and room.step_view()["actual"] is None and room.step_view()["answers"] == {}
     assert view["entropy_class"] == pytest.approx(entropy(Counter(sent)))
+    assert view["accuracy"]["class_answers"] == 0  # the step is not done: its word is not out
+    room.current = 1
+    done = room.step_view(teacher=True)["accuracy"]
+    assert done["class"] == pytest.approx(3 / 5)  # "Sat" counts: case and punctuation aside
     with pytest.raises(ExplorerError, match="not the room's current step"):
-        room.check_step(1)
+        room.check_step(0)
     assert "'=cmd()" in room.results_csv()  # a spreadsheet does not run it
     assert not room.is_teacher("wrong") and room.is_teacher(room.teacher_key)
 
@@ -178,3 +181,52 @@ def test_a_step_view_counts_what_was_sent_and_keeps_the_word_for_the_teacher():
 def test_entropy_of_counts():
     assert entropy(Counter()) == 0.0
     assert entropy(Counter({"a": 1, "b": 1})) == pytest.approx(0.6931471805599453)
+
+
+def test_hostile_files_cost_their_size_and_get_a_message():
+    """Nested aliases (a billion laughs) are walked once each, deep nesting is refused, in words."""
+    import time
+
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+    )
+    t = time.perf_counter()
+    with pytest.raises(ExplorerError, match="no field"):
+        schema.load("title: A\n" + laughs + "steps: *i\n")
+    assert time.perf_counter() - t < 5  # 9^9 paths if aliases were expanded
+    levels = "[&a [x, x, x, x, x, x, x, x, x], " + ", ".join(
+        f"&{c} [{', '.join([f'*{p}'] * 9)}]" for p, c in zip("abcdefg", "bcdefgh")
+    )  # eight levels inline: 9^8 items once expanded
+    for field in (f"kind: {levels}]", f"kind: sample\n    prompt: P\n    temperature: {levels}]"):
+        t = time.perf_counter()
+        with pytest.raises(ExplorerError) as err:
+            schema.load(f"title: A\nsteps:\n  - {field}\n")
+        assert len(err.value.message) < 300 and time.perf_counter() - t < 5  # named by its size, never written out
+    with pytest.raises(ExplorerError, match="nests"):
+        schema.load("[" * 5000 + "]" * 5000)
+    with pytest.raises(ExplorerError):  # deep by indentation, within the size cap: a message, whichever
+        schema.load("title: A\nsteps:\n" + "".join(" " * i + "- \n" for i in range(1, 300)))
+
+
+def test_one_address_opens_a_bounded_number_of_rooms():
+    rooms = Rooms(RoomLimits(rooms=10, per_address=2))
+    lesson = schema.load(GOOD)
+    rooms.open(lesson, "m", "10.0.0.1")
+    rooms.open(lesson, "m", "10.0.0.1")
+    with pytest.raises(ExplorerError, match="EXPLORER_ROOMS_PER_ADDRESS"):
+        rooms.open(lesson, "m", "10.0.0.1")
+    rooms.open(lesson, "m", "10.0.0.2")  # another teacher is not held back
+
+
+def test_the_address_behind_a_proxy_is_the_one_it_appended():
+    from starlette.requests import Request
+
+    from explorer.api.rooms import client_address
+
+    def req(peer: str, forwarded: str | None) -> Request:
+        headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
+        return Request({"type": "http", "headers": headers, "client": (peer, 1234), "path": "/", "query_string": b""})
+
+    assert client_address(req("10.1.2.3", "1.1.1.1, 203.0.113.9")) == "203.0.113.9"  # a Space's proxy
+    assert client_address(req("8.8.4.4", "1.1.1.1")) == "8.8.4.4"  # a client's own header: not trusted
+    assert client_address(req("127.0.0.1", None)) == "127.0.0.1"

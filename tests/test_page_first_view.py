@@ -62,3 +62,13 @@ def test_what_comes_next_is_the_models_distribution_at_the_temperature(ui, gpt2)
     top = gpt2.vocab[int(ref.argmax())].decode("utf-8", "replace")
     assert drawn.count("<span>") == 10 and "10×" in drawn  # temperature 0: the same token ten times
     assert top.strip() == "" or top.strip() in drawn.replace("·", " ")
+
+
+def test_what_if_follows_the_picked_token_only_while_it_is_shown(ui):
+    """Picking a token on another tab leaves What-if as it is: one skip per output (an empty answer is a Gradio
+    error in every browser session)."""
+    w = ui.tabs["WhatIfTab"]
+    out = w.follow("score", [], 3, 1.0, 0, 1.0, 0.0, 1.0, 15, None)
+    assert set(out) == set(w.outputs) and all(
+        isinstance(v, dict) and v.get("__type__") == "update" for v in out.values()
+    )

@@ -5,11 +5,12 @@ legend says in words what each colour stands for."""
 from __future__ import annotations
 
 import colorsys
+import re
 from html import unescape
 
 import pytest
 
-from explorer.render import compare, heatmap, lens, words
+from explorer.render import branch, compare, heatmap, lens, words
 
 WHITE, INK = (255, 255, 255), (17, 17, 17)
 
@@ -51,12 +52,33 @@ SCALES = {
     "lens": [rgb(c) for c in lens.PALETTE],
     "words": [rgb(c) for c in words._C],
     "compare": [rgb(c) for c in compare._D],
+    "branch": [rgb(c) for c in re.findall(r"\.bt \.r\d \{ background: rgba\((\d+,\d+,\d+),", branch.CSS)],
 }
 
 
 @pytest.mark.parametrize("name", SCALES)
 def test_no_scale_tells_red_from_green(name):
-    assert [c for c in SCALES[name] if green(c)] == []
+    assert len(SCALES[name]) >= 5 and [c for c in SCALES[name] if green(c)] == []
+
+
+def test_a_branch_line_may_break_between_tokens():
+    """The tree's tokens carry the heatmap's break points: a long branch wraps in its box."""
+    chips = re.findall(r"</span>(<wbr>)?", "".join(branch._chip(_Tree(), i, None) for i in range(3)))
+    assert chips == ["<wbr>"] * 3
+
+
+class _Tree:
+    """The three fields of a tree a chip reads."""
+
+    ranks = (1, 2, 40)
+    logprobs = (-0.1, -1.0, -5.0)
+    branches = ({},)
+
+    def depth(self, i):
+        return i
+
+    def piece(self, i):
+        return ["The", " quick", " brown"][i]
 
 
 def test_text_keeps_its_contrast_on_every_colour():

@@ -36,13 +36,21 @@ def get(url: str, path: str, status: int = 200, **kw) -> dict:
 
 
 @pytest.fixture()
-def room(live) -> dict:
-    return post(live.url, "/rooms", {"lesson": LESSON})
+def room(live):
+    made = post(live.url, "/rooms", {"lesson": LESSON})
+    yield made
+    httpx.post(f"{live.url}/rooms/{made['room']}/end", json={"teacher_key": made["teacher_key"]}, timeout=30)
 
 
-def echo_tail(url: str, context: str, answer: str) -> float:
-    """The answer's tokens' summed logprob, as /v1/completions with `echo` scores `context + " " + answer`."""
-    lp = post(url, "/v1/completions", {"prompt": f"{context} {answer}", "max_tokens": 0, "echo": True, "logprobs": 0})
+def teacher(live, room: dict) -> dict:
+    """The room's current step as the teacher's page reads it (the class's answers, the model's top)."""
+    return get(live.url, f"/rooms/{room['room']}", headers={"X-Teacher-Key": room["teacher_key"]})
+
+
+def echo_tail(url: str, context: str, answer: str, sep: str = " ") -> float:
+    """The answer's tokens' summed logprob, as /v1/completions with `echo` scores `context + sep + answer`."""
+    body = {"prompt": f"{context}{sep}{answer}", "max_tokens": 0, "echo": True, "logprobs": 0}
+    lp = post(url, "/v1/completions", body)
     lp = lp["choices"][0]["logprobs"]
     return sum(x for x, o in zip(lp["token_logprobs"], lp["text_offset"]) if o >= len(context) and x is not None)
 
@@ -81,12 +89,15 @@ def test_a_guess_is_scored_as_the_completions_api_scores_it(live, gpt2, room):
         assert abs(r["logprob"] - echo_tail(live.url, "the quick brown", answer)) <= 1e-4
         if " " not in answer:
             assert abs(r["logprob_word"] - corrected(gpt2, "the quick brown", answer)) <= 1e-4
-    view = get(live.url, f"/rooms/{code}")
+    assert get(live.url, f"/rooms/{code}")["answers"] == {}  # a student sees nobody's answers
+    view = teacher(live, room)
     assert view["answers"] == dict(Counter(sent.values())) and view["n_answered"] == 4
     for e in view["model_top"]:  # the model's words carry the same numbers as a guess of them would
-        assert abs(e["logprob"] - echo_tail(live.url, "the quick brown", e["answer"])) <= 1e-4
-    words = [e["logprob_word"] for e in view["model_top"]]
-    assert words == sorted(words, reverse=True) and len(words) >= 3
+        sep = "" if e["attached"] else " "  # a token that attaches to the word before it (",") follows it at once
+        assert abs(e["logprob"] - echo_tail(live.url, "the quick brown", e["answer"], sep)) <= 1e-4
+    shown = [e["logprob"] if e["attached"] else e["logprob_word"] for e in view["model_top"]]  # what the page draws
+    assert shown == sorted(shown, reverse=True) and len(shown) >= 3
+    assert all((e["logprob_word"] is None) == e["attached"] for e in view["model_top"])
     ref = ref_logprobs(gpt2.model, [*gpt2.encode("the quick brown"), 0])[-1].double()
     assert abs(view["entropy_model"] - float(-(ref.exp() * ref).sum())) <= 1e-4
 
@@ -98,12 +109,12 @@ def test_thirty_students_on_one_word_cost_one_computation(live, room, monkeypatc
     real = rooms_api.continuation
     monkeypatch.setattr(rooms_api, "continuation", lambda *a: calls.append(a[2]) or real(*a))
     code = room["room"]
-    get(live.url, f"/rooms/{code}")  # the model's own top, computed once per step
+    teacher(live, room)  # the model's own top, computed once per step
     before = len(calls)
     for i in range(30):
         post(live.url, f"/rooms/{code}/answers", {"student": f"p{i}", "step": 0, "answer": "zebra"})
     assert calls[before:] in ([], ["zebra"])  # one computation, or none where the model's top held it already
-    assert get(live.url, f"/rooms/{code}")["answers"] == {"zebra": 30}
+    assert teacher(live, room)["answers"] == {"zebra": 30}
 
 
 def test_the_teacher_moves_the_class_on_and_downloads_the_results(live, room):
@@ -131,7 +142,7 @@ def test_the_teacher_moves_the_class_on_and_downloads_the_results(live, room):
 def test_a_choose_step_gives_each_choice_its_exact_probability(live, room):
     code, key = room["room"], room["teacher_key"]
     post(live.url, f"/rooms/{code}/step", {"teacher_key": key, "to": 3})
-    view = get(live.url, f"/rooms/{code}")
+    view = teacher(live, room)
     assert view["kind"] == "choose" and view["choices"] == ["dog", "fox", "cat"]
     got = {e["answer"]: e["logprob"] for e in view["model_top"]}
     for c in ("dog", "fox", "cat"):
@@ -146,16 +157,17 @@ def test_draws_follow_the_temperature_the_teacher_sets(live, gpt2, room):
     code, key = room["room"], room["teacher_key"]
     post(live.url, f"/rooms/{code}/step", {"teacher_key": key, "to": 4})
     post(live.url, f"/rooms/{code}/temperature", {"teacher_key": key, "temperature": 0.5})
-    view = get(live.url, f"/rooms/{code}")
+    view = teacher(live, room)
     assert view["kind"] == "sample" and view["temperature"] == 0.5
     ref = ref_logprobs(gpt2.model, [*gpt2.encode("the quick"), 0])[-1].double()
     tempered = torch.log_softmax(ref / 0.5, -1)
     for e in view["model_top"]:
         assert abs(e["logprob"] - float(tempered[e["token_id"]])) <= 1e-4
+    assert abs(view["entropy_model"] - float(-(tempered.exp() * tempered).nan_to_num(0.0).sum())) <= 1e-4
     drawn = [
         post(live.url, f"/rooms/{code}/answers", {"student": f"d{i // 20}", "step": 4})["answer"] for i in range(40)
     ]
-    assert sum(get(live.url, f"/rooms/{code}")["answers"].values()) == 40 and all(isinstance(d, str) for d in drawn)
+    assert sum(teacher(live, room)["answers"].values()) == 40 and all(isinstance(d, str) for d in drawn)
     over = post(live.url, f"/rooms/{code}/answers", {"student": "d0", "step": 4}, status=429)
     assert "20 draws" in over["error"]["message"]
     post(live.url, f"/rooms/{code}/temperature", {"teacher_key": key, "temperature": 9}, status=400)
@@ -193,8 +205,8 @@ def test_a_second_answer_to_a_step_is_refused(live, room):
     code = room["room"]
     post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "fox"})
     err = post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "dog"}, status=429)
-    assert "wait for the next step" in err["error"]["message"]
-    assert get(live.url, f"/rooms/{code}")["answers"] == {"fox": 1}
+    assert "already answered this step" in err["error"]["message"]
+    assert teacher(live, room)["answers"] == {"fox": 1}
 
 
 def test_the_qr_code_decodes_to_the_join_link(live, room):
@@ -235,3 +247,21 @@ def test_a_link_behind_every_interface_names_the_local_network_address():
         "https://x.hf.space",
         None,
     )
+
+
+def test_a_student_sees_nobodys_answers_and_a_bad_answer_joins_nobody(live, room):
+    code = room["room"]
+    post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "fox", "nickname": "Ann"})
+    post(live.url, f"/rooms/{code}/answers", {"student": "b", "step": 0, "answer": "x" * 99}, status=400)
+    post(live.url, f"/rooms/{code}/answers", {"student": "c", "step": 0, "answer": "fo\u200bx\u202e"})
+    seen = get(live.url, f"/rooms/{code}")
+    assert seen["answers"] == {} and seen["model_top"] == [] and seen["actual"] is None and seen["accuracy"] is None
+    view = teacher(live, room)
+    assert view["n_students"] == 2 and view["answers"] == {"fox": 2}  # hidden marks stripped; "b" never joined
+    assert view["accuracy"]["class_answers"] == 0  # the current step's word is not out: no accuracy from it yet
+    key = room["teacher_key"]
+    post(live.url, f"/rooms/{code}/step", {"teacher_key": key})
+    after = teacher(live, room)["accuracy"]
+    assert (after["class"], after["class_answers"], after["model_steps"]) == (1.0, 2, 1)
+    results = get(live.url, f"/rooms/{code}/results", headers={"X-Teacher-Key": key})
+    assert results["steps"][0]["answers"][0]["nicknames"] == ["Ann"]

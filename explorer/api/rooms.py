@@ -18,6 +18,7 @@ beyond a cap.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import secrets
 from importlib import resources
@@ -85,7 +86,7 @@ class Classroom:
                 st.model_top = sorted(top, key=lambda e: -e["logprob"])
                 return
             lp = next_token(engine, st.step.context)  # (V,)
-            st.model_entropy = float(-(np.exp(lp.astype(np.float64)) * np.where(np.isfinite(lp), lp, 0.0)).sum())
+            st.model_entropy = entropy_of(_tempered(lp, st.temperature if st.step.kind == "sample" else 1.0))
             if st.step.kind == "sample":
                 st.model_top = self.sampler_top(engine.vocab, lp, st.temperature)
                 st.next_logprobs, st.vocab = lp, engine.vocab  # kept for draws
@@ -100,19 +101,30 @@ class Classroom:
             return n
 
     def _word_top(self, engine, st: StepState, lp: np.ndarray) -> list[dict]:
-        """The words the model's likeliest next tokens begin, each with its exact probability as a whole word."""
-        seen: list[str] = []
+        """The words the model's likeliest next tokens begin, each with its exact probability as a whole word: after
+        a space where the token starts with one (" window"), else attached to the text (",", "'s")."""
+        seen: list[tuple[str, str]] = []  # (sep, word)
         for i in np.argsort(-lp)[:CANDIDATES].tolist():
-            word = engine.vocab[i].decode("utf-8", "replace").strip()
-            if word and word.isprintable() and word not in seen and "\ufffd" not in word:
-                seen.append(word)
+            text = engine.vocab[i].decode("utf-8", "replace")
+            word, sep = text.strip(), " " if text[:1].isspace() else ""
+            if word and word.isprintable() and (sep, word) not in seen and "\ufffd" not in word:
+                seen.append((sep, word))
             if len(seen) == TOP:
                 break
         top = []
-        for w in seen:
-            n = self.numbers(engine, st, w)
-            top.append({"answer": w, "logprob": n.logprob, "logprob_word": n.logprob_word})
-        return sorted(top, key=lambda e: -(e["logprob_word"] if math.isfinite(e["logprob_word"]) else e["logprob"]))
+        for sep, w in seen:
+            if sep == " ":
+                n = self.numbers(engine, st, w)
+                top.append({"answer": w, "logprob": n.logprob, "logprob_word": n.logprob_word, "attached": False})
+            else:  # it continues the word before the blank ("there" + "'s"): no word of its own to correct
+                attached, _ = continuation(engine, st.step.context, w, "")
+                top.append({"answer": w, "logprob": attached, "logprob_word": None, "attached": True})
+
+        def best(e: dict) -> float:
+            x = e["logprob_word"]
+            return -(x if x is not None and math.isfinite(x) else e["logprob"])
+
+        return sorted(top, key=best)
 
     @staticmethod
     def sampler_top(vocab, lp: np.ndarray, t: float) -> list[dict]:
@@ -131,6 +143,12 @@ class Classroom:
         return st.vocab[i].decode("utf-8", "replace"), float(np.log(p[i]))
 
 
+def entropy_of(p: np.ndarray) -> float:
+    """Entropy (nats) of probabilities `p`."""
+    nz = p[p > 0]
+    return float(-(nz * np.log(nz)).sum())
+
+
 def _tempered(lp: np.ndarray, t: float) -> np.ndarray:
     """(V,) float64 probabilities of softmax(lp / t), summing to 1."""
     x = lp.astype(np.float64) / t
@@ -138,6 +156,18 @@ def _tempered(lp: np.ndarray, t: float) -> np.ndarray:
     x -= x.max()
     p = np.exp(x)
     return p / p.sum()
+
+
+def client_address(request: Request) -> str:
+    """The address a request came from: behind a proxy on this machine or its network (a Space's), the last address
+    it appended to X-Forwarded-For (a client cannot forge that one); else the peer's own."""
+    peer = request.client.host if request.client else ""
+    forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",") if a.strip()]
+    try:
+        private = ipaddress.ip_address(peer).is_private or ipaddress.ip_address(peer).is_loopback
+    except ValueError:
+        private = False
+    return forwarded[-1] if forwarded and private else peer
 
 
 def _key(request: Request, body: dict | None = None) -> str | None:
@@ -192,7 +222,12 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
         if model is not None and not isinstance(model, str):
             raise ExplorerError("`model` must be a served model's name.", param="model", code="invalid_value")
         name = models.resolve(model).name  # 404 for a model this server does not serve
-        room = rooms.open(lesson, name)
+        room = rooms.open(lesson, name, client_address(request))
+        try:  # the first step's model side now: the class's first screen waits for nothing
+            await room_api.compute(request, lambda: room_api.prepare(room, room.steps[0]))
+        except ExplorerError:
+            rooms.end(room)
+            raise
         base, warning = _base(request)
         return json_response(
             {
@@ -213,10 +248,11 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
         guard(request)
         room = room_of(code)
         st = room.steps[room.current]
-        if st.model_top is None:
+        teacher = room.is_teacher(_key(request))
+        if teacher and st.model_top is None:  # a student's poll never waits on the model
             await room_api.compute(request, lambda: room_api.prepare(room, st))
         with room.lock:
-            view = room.step_view(teacher=room.is_teacher(_key(request)))
+            view = room.step_view(teacher=teacher)
         base, warning = _base(request)
         view["join_url"], view["warning"] = f"{base}/lesson/{room.code}", warning
         return json_response(view)
@@ -226,9 +262,9 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
         guard(request)
         room = room_of(code)
         body = await read_json(request, limits.max_body_bytes)
-        student = rooms.join(room, body.get("student"), body.get("nickname"))
         st = room.check_step(body.get("step"))
         text = clean_answer(body.get("answer", ""), st.step)
+        student = rooms.join(room, body.get("student"), body.get("nickname"))  # counted once the answer is sound
         if st.step.kind == "sample":
             if st.model_top is None:
                 await room_api.compute(request, lambda: room_api.prepare(room, st))
@@ -277,13 +313,16 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
         to = body.get("to", room.current + 1)
         if isinstance(to, bool) or not isinstance(to, int) or not 0 <= to < len(room.steps):
             raise ExplorerError(
-                f"`to` must be a step from 0 to {len(room.steps) - 1}, got {to!r}"
+                f"`to` must be a step from 0 to {len(room.steps) - 1}, got {schema.shown(to)}"
                 + (" (this was the last step)." if to == len(room.steps) else "."),
                 param="to",
                 code="invalid_value",
             )
         with room.lock:
             room.current = to
+        st = room.steps[to]
+        if st.model_top is None:  # the model's side of the new step now, before the class's answers arrive
+            await room_api.compute(request, lambda: room_api.prepare(room, st))
         return json_response({"step": room.current, "n_steps": len(room.steps)})
 
     @router.post("/rooms/{code}/temperature")
@@ -300,7 +339,9 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
                 "The current step draws nothing: temperature applies to sample steps.", param="temperature"
             )
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not lo <= t <= hi:
-            raise ExplorerError(f"`temperature` must be a number from {lo} to {hi}, got {t!r}.", param="temperature")
+            raise ExplorerError(
+                f"`temperature` must be a number from {lo} to {hi}, got {schema.shown(t)}.", param="temperature"
+            )
         if st.model_top is None:
             await room_api.compute(request, lambda: room_api.prepare(room, st))
         with room.lock:
@@ -308,6 +349,7 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
             st.answers.clear()  # draws at another temperature are another distribution
             assert st.next_logprobs is not None and st.vocab is not None  # prepared above
             st.model_top = room_api.sampler_top(st.vocab, st.next_logprobs, st.temperature)
+            st.model_entropy = entropy_of(_tempered(st.next_logprobs, st.temperature))
         return json_response({"temperature": st.temperature})
 
     @router.post("/rooms/{code}/end")

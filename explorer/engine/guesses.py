@@ -4,8 +4,8 @@
   pass, word_ends.score_words); `logprob` is the sum of the logprobs of the tokens from the end of the context on (as
   /v1/completions with `echo` scores that text), `logprob_word` the same words' corrected logprobs (results/words.py:
   the answer ends where a new word starts), in nats.
-- `next_token(engine, context)`: the full next-token distribution after the context, (V,) float32 logprobs, read
-  off a scoring pass over the context and one placeholder token (the placeholder's own number is not used).
+- `next_token(engine, context)`: the full next-token distribution after the context, (V,) float32 logprobs: one
+  pass over the context, the output layer on its last position only (whatif.logits_row), a row of its own.
 """
 
 from __future__ import annotations
@@ -13,19 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.engine.interface import ModelEngine
-from explorer.engine.scoring import score_ids, text_ids
+from explorer.engine.scoring import text_ids
+from explorer.engine.whatif import logits_row
 from explorer.engine.word_ends import score_words
 from explorer.results.words import with_ends, words
 
 
-def joined(context: str, answer: str) -> str:
-    """The text whose tail is the answer: one space between them, as the students see it."""
-    return f"{context} {answer}"
+def joined(context: str, answer: str, sep: str = " ") -> str:
+    """The text whose tail is the answer: one space between them as the students see it (`sep`: "" for a token that
+    attaches to the word before it, a comma)."""
+    return f"{context}{sep}{answer}"
 
 
-def continuation(engine: ModelEngine, context: str, answer: str) -> tuple[float, float]:
-    """(logprob, logprob_word) in nats of `answer` after `context` (see the module)."""
-    text = joined(context, answer)
+def continuation(engine: ModelEngine, context: str, answer: str, sep: str = " ") -> tuple[float, float]:
+    """(logprob, logprob_word) in nats of `answer` after `context` and `sep` (see the module)."""
+    text = joined(context, answer, sep)
     ids, lead = text_ids(engine, text)
     r, ends = score_words(engine, ids, k=0, context_start=lead)
     cut = len(context)
@@ -39,9 +41,8 @@ def continuation(engine: ModelEngine, context: str, answer: str) -> tuple[float,
 
 
 def next_token(engine: ModelEngine, context: str) -> np.ndarray:
-    """(V,) float32 logprobs of the token after `context`."""
+    """(V,) float32 logprobs of the token after `context` (an array of its own: nothing else is kept with it)."""
     ids, _ = text_ids(engine, context)
-    r = score_ids(engine, [*ids, 0], k=-1)
-    row = r.rows.full
-    assert row is not None  # k = -1 keeps every position's full row
-    return np.asarray(row[-1], np.float32)[: engine.vocab_size]
+    logits = logits_row(engine, [*ids, 0], len(ids)).astype(np.float64)[: engine.vocab_size]  # (V,)
+    top = np.max(logits)
+    return (logits - top - np.log(np.sum(np.exp(logits - top)))).astype(np.float32)

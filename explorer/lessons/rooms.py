@@ -16,6 +16,7 @@ import os
 import secrets
 import threading
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.errors import ExplorerError
-from explorer.lessons.schema import Lesson, Step, bare
+from explorer.lessons.schema import Lesson, Step, bare, shown
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
@@ -34,6 +35,7 @@ class RoomLimits:
     """The caps of rooms; EXPLORER_ROOMS_* set them (a public server starts from PUBLIC_ROOMS)."""
 
     rooms: int = 50  # rooms at once on this server
+    per_address: int = 50  # rooms at once opened from one client address (a public server: 3)
     students: int = 200  # students in one room
     answers: int = 1  # answers per student per guess or choose step
     draws: int = 20  # draws per student per sample step
@@ -58,6 +60,7 @@ class RoomLimits:
 
         return cls(
             rooms=num("EXPLORER_ROOMS_MAX", base.rooms),
+            per_address=num("EXPLORER_ROOMS_PER_ADDRESS", base.per_address),
             students=num("EXPLORER_ROOMS_STUDENTS", base.students),
             answers=num("EXPLORER_ROOMS_ANSWERS", base.answers),
             draws=num("EXPLORER_ROOMS_DRAWS", base.draws),
@@ -66,7 +69,9 @@ class RoomLimits:
         )
 
 
-PUBLIC_ROOMS = RoomLimits(rooms=20, students=80, answers=1, draws=20, lifetime_s=2 * 3600.0, idle_s=1800.0)
+PUBLIC_ROOMS = RoomLimits(
+    rooms=20, per_address=3, students=80, answers=1, draws=20, lifetime_s=2 * 3600.0, idle_s=1800.0
+)
 
 
 def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
@@ -110,7 +115,8 @@ def clean_answer(value: object, step: Step) -> str:
     """A student's answer as counted: text, spaces collapsed, at most MAX_ANSWER characters; a choice of the step's."""
     if not isinstance(value, str):
         raise ExplorerError("`answer` must be text.", param="answer", code="invalid_value")
-    answer = " ".join(value.split())
+    visible = "".join(c for c in value if unicodedata.category(c) not in ("Cf", "Cc", "Cs"))  # no hidden marks
+    answer = " ".join(visible.split())
     if not answer and step.kind != "sample":
         raise ExplorerError("`answer` is empty: type a word.", param="answer", code="invalid_value")
     if len(answer) > MAX_ANSWER:
@@ -137,6 +143,7 @@ class Room:
         self.students: dict[str, str] = {}  # id -> nickname ("" when none)
         self.steps = [StepState(s, temperature=s.temperature) for s in lesson.steps]
         self.ended = False
+        self.owner = ""  # the client address that opened it
         self.lock = threading.Lock()
 
     def is_teacher(self, key: object) -> bool:
@@ -154,11 +161,12 @@ class Room:
         return self.steps[step]
 
     def step_view(self, teacher: bool = False) -> dict:
-        """`GET /rooms/{room}`: the current step, the class's answers so far and the model's top; the word that
-        comes next (`actual`) only for the teacher (a student sees it once they have answered)."""
+        """`GET /rooms/{room}`: the current step; for the teacher also the class's answers so far, the model's top,
+        the word that comes next and the accuracy over the steps done (a student sees the model's side and the
+        word once they have answered, and never the class's answers before)."""
         st = self.steps[self.current]
-        counts = st.counts()
-        done = self.steps[: self.current + 1]
+        counts = st.counts() if teacher else Counter()
+        done = self.steps[: self.current]  # the current step's word is not out yet
         return {
             "room": self.code,
             "title": self.lesson.title,
@@ -176,11 +184,11 @@ class Room:
             "n_answers": len(st.answers),
             "answers": dict(counts.most_common()),
             "answer_numbers": {a: vars(n) for a, n in st.numbers.items() if a in counts},
-            "model_top": st.model_top or [],
-            "entropy_class": entropy(counts),
-            "entropy_model": st.model_entropy,
+            "model_top": (st.model_top or []) if teacher else [],
+            "entropy_class": entropy(counts) if teacher else None,
+            "entropy_model": st.model_entropy if teacher else None,
             "actual": st.step.actual if teacher else None,
-            "accuracy": self.accuracy(done),
+            "accuracy": self.accuracy(done) if teacher else None,
         }
 
     def accuracy(self, done: list[StepState]) -> dict:
@@ -198,6 +206,7 @@ class Room:
         return {
             "class": right / total if total else None,
             "class_answers": total,
+            "model_right": model_right,
             "model": model_right / model_total if model_total else None,
             "model_steps": model_total,
         }
@@ -220,6 +229,7 @@ class Room:
                             "count": c,
                             "logprob": st.numbers[a].logprob if a in st.numbers else None,
                             "logprob_word": st.numbers[a].logprob_word if a in st.numbers else None,
+                            "nicknames": sorted({self.students.get(s, "") for s, x in st.answers if x == a} - {""}),
                         }
                         for a, c in counts.most_common()
                     ],
@@ -231,12 +241,21 @@ class Room:
     def results_csv(self) -> str:
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(["step", "kind", "context", "actual", "answer", "count", "logprob", "logprob_word"])
+        w.writerow(["step", "kind", "context", "actual", "answer", "count", "logprob", "logprob_word", "nicknames"])
+        empty = {"answer": "", "count": 0, "logprob": None, "logprob_word": None, "nicknames": []}
         for s in self.results():
-            for a in s["answers"] or [{"answer": "", "count": 0, "logprob": None, "logprob_word": None}]:
+            for a in s["answers"] or [empty]:
                 w.writerow(
-                    [s["step"], s["kind"], s["context"], s["actual"] or "", _cell(a["answer"]), a["count"]]
+                    [
+                        s["step"],
+                        s["kind"],
+                        _cell(s["context"]),
+                        _cell(s["actual"] or ""),
+                        _cell(a["answer"]),
+                        a["count"],
+                    ]
                     + ["" if a[k] is None else f"{a[k]:.6f}" for k in ("logprob", "logprob_word")]
+                    + [_cell("; ".join(a["nicknames"]))]
                 )
         return buf.getvalue()
 
@@ -264,7 +283,8 @@ class Rooms:
     def _expired(self, r: Room, now: float) -> bool:
         return now - r.created > self.limits.lifetime_s or now - r.touched > self.limits.idle_s
 
-    def open(self, lesson: Lesson, model: str) -> Room:
+    def open(self, lesson: Lesson, model: str, owner: str = "") -> Room:
+        """A new room; `owner` is the client address that opened it (at most `per_address` rooms each)."""
         self.sweep()
         with self.lock:
             if len(self.rooms) >= self.limits.rooms:
@@ -272,10 +292,17 @@ class Rooms:
                     f"This server has {len(self.rooms)} rooms open, its limit (EXPLORER_ROOMS_MAX): end a room or "
                     "try again when one ends."
                 )
+            mine = sum(1 for r in self.rooms.values() if r.owner == owner)
+            if mine >= self.limits.per_address:
+                raise _refuse(
+                    f"You have {mine} rooms open, the most one address may (EXPLORER_ROOMS_PER_ADDRESS): end one "
+                    "(its teacher page, End the room) before starting another."
+                )
             code = "".join(secrets.choice(CODE_LETTERS) for _ in range(5))
             while code in self.rooms:
                 code = "".join(secrets.choice(CODE_LETTERS) for _ in range(5))
             room = self.rooms[code] = Room(code, lesson, model, self.clock())
+            room.owner = owner
             return room
 
     def get(self, code: str) -> Room:
@@ -284,7 +311,7 @@ class Rooms:
             room = self.rooms.get(code.upper() if isinstance(code, str) else code)
         if room is None:
             raise ExplorerError(
-                f"There is no room {code!r} (it may have ended): check the code on the projector.",
+                f"There is no room {shown(code, 12)} (it may have ended): check the code on the projector.",
                 code="room_not_found",
             )
         room.touched = self.clock()
@@ -320,6 +347,8 @@ class Rooms:
         cap = self.limits.draws if st.step.kind == "sample" else self.limits.answers
         with room.lock:
             if st.per_student(student) >= cap:
+                if st.step.kind != "sample" and cap == 1:
+                    raise _refuse("You have already answered this step: wait for the next one.")
                 what = "draws" if st.step.kind == "sample" else "answers"
                 raise _refuse(f"You have sent {cap} {what} for this step, the most allowed: wait for the next step.")
             st.answers.append((student, answer))

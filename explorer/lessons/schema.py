@@ -76,20 +76,35 @@ class _Doc:
         return ExplorerError(f"Lesson: {name}{where}: {msg}", param="lesson", code="invalid_lesson")
 
 
-def _lines(node: yaml.Node, path: str, out: dict[str, int]) -> None:
-    """Each field path of a composed YAML node tree -> its line."""
+def _lines(node: yaml.Node, path: str, out: dict[str, int], seen: set[int]) -> None:
+    """Each field path of a composed YAML node tree -> its line; a node met again (an alias) is not walked again,
+    so a file of nested aliases costs its own size, never their expansion."""
     out[path] = node.start_mark.line + 1
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             key = str(k.value)
-            _lines(v, f"{path}.{key}" if path else key, out)
+            _lines(v, f"{path}.{key}" if path else key, out, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, v in enumerate(node.value):
-            _lines(v, f"{path}[{i}]", out)
+            _lines(v, f"{path}[{i}]", out, seen)
 
 
 def parse(text: str | bytes) -> _Doc:
     """A lesson file's text (YAML or JSON) -> its data and field lines; a syntax error names its line."""
+    try:
+        return _parse(text)
+    except RecursionError:
+        raise ExplorerError(
+            "Lesson: the file nests lists or mappings too deep to read: a lesson needs 4 levels.",
+            param="lesson",
+            code="invalid_lesson",
+        ) from None
+
+
+def _parse(text: str | bytes) -> _Doc:
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
             raise ExplorerError(
@@ -135,8 +150,8 @@ def parse(text: str | bytes) -> _Doc:
     try:  # JSON is (nearly) YAML: its lines come from the same composer
         node = yaml.compose(text)
         if node is not None:
-            _lines(node, "", doc.lines)
-    except yaml.YAMLError:
+            _lines(node, "", doc.lines, set())
+    except (yaml.YAMLError, RecursionError):
         pass
     return doc
 
@@ -158,8 +173,22 @@ def _text(doc: _Doc, obj: dict, key: str, path: str, most: int = MAX_TEXT, requi
 def _int(doc: _Doc, obj: dict, key: str, path: str, default: int, lo: int, hi: int) -> int:
     value = obj.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise doc.bad(f"{path}.{key}", f"must be a whole number from {lo} to {hi}, got {value!r}.")
+        raise doc.bad(f"{path}.{key}", f"must be a whole number from {lo} to {hi}, got {shown(value)}.")
     return value
+
+
+def shown(value: Any, most: int = 40) -> str:
+    """A value as a message quotes it: text cut to `most` characters, a list or a mapping by its size (a file of
+    nested aliases expands to millions of items: never written out)."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= most else repr(value[:most]) + "…"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} fields"
+    if value is None:
+        return "nothing"
+    return str(value)[:most]
 
 
 def words_of(text: str) -> list[str]:
@@ -188,7 +217,7 @@ def _step(doc: _Doc, obj: Any, path: str) -> list[Step]:
     kind = obj.get("kind")
     if kind not in KINDS:
         raise doc.bad(
-            f"{path}.kind" if "kind" in obj else path, f"`kind` must be one of {', '.join(KINDS)}, got {kind!r}."
+            f"{path}.kind" if "kind" in obj else path, f"`kind` must be one of {', '.join(KINDS)}, got {shown(kind)}."
         )
     unknown = sorted(set(map(str, obj)) - FIELDS[kind])
     if unknown:
@@ -203,7 +232,7 @@ def _step(doc: _Doc, obj: Any, path: str) -> list[Step]:
         t = obj.get("temperature", 1.0)
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not TEMPERATURE[0] <= t <= TEMPERATURE[1]:
             raise doc.bad(
-                f"{path}.temperature", f"must be a number from {TEMPERATURE[0]} to {TEMPERATURE[1]}, got {t!r}."
+                f"{path}.temperature", f"must be a number from {TEMPERATURE[0]} to {TEMPERATURE[1]}, got {shown(t)}."
             )
         return [Step("sample", prompt, temperature=float(t))]
     choices = obj.get("choices")
@@ -221,7 +250,7 @@ def _step(doc: _Doc, obj: Any, path: str) -> list[Step]:
             raise doc.bad(f"{where}[{i}]", f"must be a word or short phrase of 1 to {MAX_CHOICE} characters.")
         c = " ".join(str(c).split())
         if c in out:
-            raise doc.bad(f"{where}[{i}]", f"{c!r} is listed twice.")
+            raise doc.bad(f"{where}[{i}]", f"{shown(c)} is listed twice.")
         out.append(c)
     return [Step("choose", prompt, choices=tuple(out))]
 
@@ -277,7 +306,7 @@ def from_value(value: Any) -> Lesson:
 def builtin(name: str) -> Lesson:
     if name not in BUILTIN:
         raise ExplorerError(
-            f"There is no built-in lesson {name!r}: choose one of {', '.join(BUILTIN)}, or give a lesson of your own.",
+            f"There is no built-in lesson {shown(name)}: choose one of {', '.join(BUILTIN)}, or give a lesson of your own.",
             param="lesson",
             code="invalid_value",
         )

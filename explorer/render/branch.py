@@ -24,8 +24,9 @@ CSS = """
 .bt .tn { padding: 1px 1px; border-radius: 3px; cursor: pointer; white-space: pre-wrap; }
 .bt .tn:focus, .bt .tn.sel { outline: 2px solid currentColor; }
 .bt .fork { border: 1px solid currentColor; font-weight: bold; }
-.bt .r0 { background: rgba(34,197,94,0.35); } .bt .r1 { background: rgba(234,179,8,0.35); }
-.bt .r2 { background: rgba(249,115,22,0.4); } .bt .r3 { background: rgba(239,68,68,0.45); }
+.bt li { overflow-wrap: anywhere; }
+.bt .r0 { background: rgba(95,159,214,0.45); } .bt .r1 { background: rgba(181,211,236,0.55); }
+.bt .r2 { background: rgba(246,177,127,0.5); } .bt .r3 { background: rgba(214,96,77,0.5); }
 .bt .r4 { background: rgba(168,85,247,0.45); } .bt .u { opacity: 0.6; }
 .bt .leaf { margin-left: 6px; padding: 0 6px; border-radius: 8px; font-size: 12px; background: rgba(128,128,128,0.2); }
 .cmp { display: flex; gap: 16px; } .cmp > div { flex: 1; min-width: 0; font-family: monospace; white-space: pre-wrap; }
@@ -54,7 +55,7 @@ def _chip(tree: BranchTree, i: int, selected: int | None) -> str:
     extra = (" fork" if first else "") + (" sel" if i == selected else "")
     return (
         f'<span class="tn {cls}{extra}" data-node="{i}" tabindex="0" title="{title}">'
-        f"{escape(visible(tree.piece(i))) or '▯'}</span>"
+        f"{escape(visible(tree.piece(i))) or '▯'}</span><wbr>"  # a line may break between tokens, never inside one
     )
 
 

@@ -101,11 +101,10 @@ class Share:
                 self.base = gr.Textbox(visible=False)  # the address other devices reach this page at
                 self.qr = gr.HTML("", elem_id="share-qr", js_on_load=None)
             self.upload = gr.File(
-                label="Open a session (drop a session file or a captured vLLM / OpenAI response: .json, a "
-                "stream's text .txt / .sse, or either gzipped)",
+                label="Open a session (a session file, or a captured vLLM / OpenAI response)",
                 file_types=[".json", ".txt", ".sse", ".gz"],
                 type="filepath",
-                height=110,
+                height=150,
                 scale=2,
                 min_width=260,
                 elem_id="open-session",

@@ -58,11 +58,14 @@ function fillCard(pos, c) {
   card.append(ul, el('div', 'cd-note', (raw ? 'raw' : 'processed') + ' numbers · click or Enter for every alternative'));
 }
 
+const TAP_CARD_MS = 4000;  // how long a tap's card stays
+
 function placeCard(c) {
   // beside its chip; when the page moves, it moves along, and it goes when the chip leaves the view
   const r = c.getBoundingClientRect(), w = card.offsetWidth, h = card.offsetHeight;
   if (!c.isConnected || r.bottom < 0 || r.top > window.innerHeight) { card.hidden = true; return; }
-  const below = r.bottom + 6 + h < window.innerHeight;
+  // a tap: above its chip (the detail opens under the line; the lines below stay readable); a mouse: below
+  const below = st.touch ? r.top - h - 6 < 0 : r.bottom + 6 + h < window.innerHeight;
   card.style.top = Math.max(4, below ? r.bottom + 6 : r.top - h - 6) + 'px';
   card.style.left = Math.max(4, Math.min(r.left, window.innerWidth - w - 4)) + 'px';
 }
@@ -193,7 +196,11 @@ root.addEventListener('click', (e) => {
   if (e.shiftKey && st.anchor >= 0) { span(st.anchor, pos); return; }
   if (!window.getSelection().isCollapsed) return;  // a text selection: handled on mouseup
   open(pos);
-  if (st.touch) showCard(pos); else hideCard();
+  if (st.touch) {  // a tap's card goes by itself: the detail under the line holds the same numbers
+    showCard(pos);
+    clearTimeout(st.cardTimer);
+    st.cardTimer = setTimeout(hideCard, TAP_CARD_MS);
+  } else hideCard();
 });
 root.addEventListener('mouseover', (e) => { const c = e.target.closest('[data-pos]'); if (c && !st.touch) showCard(Number(c.dataset.pos)); });
 root.addEventListener('mouseleave', () => { if (!st.touch) hideCard(); });

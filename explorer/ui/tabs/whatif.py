@@ -93,12 +93,13 @@ class WhatIfTab:
     @uses_model
     def follow(self, current: str, *args) -> dict:
         """The what-if again when another token is picked while the tab is shown (nothing otherwise)."""
+        unchanged = {c: gr.skip() for c in self.outputs}
         if current != self.tab.id or not args[0]:
-            return {}
+            return unchanged
         try:
             return self.run(*args)
         except gr.Error:  # a token without a distribution (the first): the view stays as it was
-            return {}
+            return unchanged
 
     # ---- handlers ------------------------------------------------------------------------
     def settings_of_result(self, state: list) -> dict:
