@@ -3,7 +3,8 @@ second process on loopback: each of 5 guess steps answered by all 32 at once (te
 
 Reports each answer's latency (p50, p95) beside a baseline in the same run (the same 32 guesses of a step sent at once
 to /v1/completions with `echo`, each scoring its own text: what a room without its once-per-distinct-guess cache
-would cost), and the server's resident memory before the class, after it, and after the room expired.
+would cost), how long the teacher's start and each *Next step* take (the model's side of the step is prepared
+within them), and the server's resident memory before the class, after it, and after the room expired.
 
     python bench/rooms_load.py [--students 32] [--steps 5] [--json OUT]
 """
@@ -89,6 +90,8 @@ def main() -> int:
         "baseline_echo_p50_s": round(statistics.median(base), 3),
         "baseline_echo_p95_s": round(p95(base), 3),
         "p95_vs_baseline": round(p95(lat) / p95(base), 2),
+        "teacher_move_median_s": round(statistics.median(run["move_s"]), 3),
+        "teacher_move_max_s": round(max(run["move_s"]), 3),
         "rss_before_mb": round(before, 1),
         "rss_after_class_mb": round(after, 1),
         "rss_after_expiry_mb": round(expired, 1),

@@ -19,9 +19,12 @@ def guess(student: int, step: int) -> str:
 
 def run_class(url: str, students: int = 32, steps: int = 5) -> dict:
     """{"room", "sent": [(student, step, answer)], "results": {(student, step): body}, "latency_s": [...],
-    "views": [the teacher's view at the end of each step], "teacher_key"}."""
+    "views": [the teacher's view at the end of each step], "teacher_key", "move_s": [the teacher's start and each
+    move on, the model's side of the step prepared within it]}."""
     lesson = {"title": "Load", "steps": [{"kind": "guess", "text": TEXT, "start": 4, "blanks": steps}]}
+    t = time.perf_counter()
     room = httpx.post(url + "/rooms", json={"lesson": lesson}, timeout=60).json()
+    moves = [time.perf_counter() - t]
     code, key = room["room"], room["teacher_key"]
     sent, results, latency, views = [], {}, [], []
     with httpx.Client(timeout=120) as client:
@@ -44,8 +47,11 @@ def run_class(url: str, students: int = 32, steps: int = 5) -> dict:
                 latency.append(dt)
             views.append(client.get(f"{url}/rooms/{code}", headers={"X-Teacher-Key": key}).json())
             if step + 1 < steps:
+                t = time.perf_counter()
                 client.post(f"{url}/rooms/{code}/step", json={"teacher_key": key})
-    return {"room": code, "teacher_key": key, "sent": sent, "results": results, "latency_s": latency, "views": views}
+                moves.append(time.perf_counter() - t)
+    return {"room": code, "teacher_key": key, "sent": sent, "results": results, "latency_s": latency, "views": views,
+            "move_s": moves}  # fmt: skip
 
 
 def p95(values: list[float]) -> float:
