@@ -96,7 +96,7 @@ def test_a_file_too_large_or_not_text_is_refused():
         schema.load(b"title: A\n" + b"#" * 70_000)
     with pytest.raises(ExplorerError, match="UTF-8"):
         schema.load(b"title: \xff\n")
-    with pytest.raises(ExplorerError, match="no built-in lesson"):
+    with pytest.raises(ExplorerError, match="There is no lesson .no-such-lesson.: choose a built-in"):
         schema.from_value("no-such-lesson")
 
 
@@ -230,3 +230,22 @@ def test_the_address_behind_a_proxy_is_the_one_it_appended():
     assert client_address(req("10.1.2.3", "1.1.1.1, 203.0.113.9")) == "203.0.113.9"  # a Space's proxy
     assert client_address(req("8.8.4.4", "1.1.1.1")) == "8.8.4.4"  # a client's own header: not trusted
     assert client_address(req("127.0.0.1", None)) == "127.0.0.1"
+
+
+def test_a_teachers_folder_of_lessons_opens_by_name_never_by_path(tmp_path):
+    (tmp_path / "plants.yaml").write_text(
+        "title: Plants\nsteps:\n  - kind: guess\n    text: Green plants need light.\n"
+    )
+    (tmp_path / "broken.json").write_text('{"title": "B", "steps": []}')
+    (tmp_path / "bias.yaml").write_text(
+        "title: Not the built-in\nsteps: []\n"
+    )  # a built-in's name stays the built-in's
+    assert set(schema.folder_names(tmp_path)) == {"plants", "broken"}
+    lesson = schema.from_value("plants", tmp_path)
+    assert lesson.title == "Plants" and lesson.name == "plants" and lesson.steps[0].context == "Green plants need"
+    assert schema.from_value("bias", tmp_path).title == "Is the model biased?"
+    with pytest.raises(ExplorerError, match=r"broken\.json: Lesson: `steps`"):
+        schema.from_value("broken", tmp_path)
+    for outside in ("../plants", str(tmp_path / "plants.yaml"), "plants.yaml"):
+        with pytest.raises(ExplorerError, match="There is no lesson"):
+            schema.from_value(outside, tmp_path)

@@ -198,7 +198,13 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
     @router.get("/lessons")
     async def lessons(request: Request):
         guard(request)
-        return json_response({"data": [schema.builtin(n).to_dict() for n in schema.BUILTIN]})
+        listed = [schema.builtin(n).to_dict() for n in schema.BUILTIN]
+        for name, path in schema.folder_names(rooms.limits.lessons).items():  # the teacher's own: a broken one says why
+            try:
+                listed.append({**schema.from_path(path, name).to_dict(), "own": True})
+            except ExplorerError as err:
+                listed.append({"name": name, "title": name, "about": err.message, "n_steps": 0, "error": err.message})
+        return json_response({"data": listed})
 
     @router.post("/rooms")
     async def open_room(request: Request):
@@ -211,7 +217,7 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
                 )
             lesson = schema.load(body["lesson_text"])
         elif "lesson" in body:
-            lesson = schema.from_value(body["lesson"])
+            lesson = schema.from_value(body["lesson"], rooms.limits.lessons)
         else:
             raise ExplorerError(
                 f"Give `lesson`: a built-in lesson's name ({', '.join(schema.BUILTIN)}) or a lesson object.",

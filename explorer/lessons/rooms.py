@@ -40,6 +40,7 @@ class RoomLimits:
     answers: int = 1  # answers per student per guess or choose step
     draws: int = 20  # draws per student per sample step
     lifetime_s: float = 3 * 3600.0  # a room ends this long after it started
+    lessons: str = ""  # a folder of the teacher's own lesson files, listed beside the built-ins (EXPLORER_LESSONS)
     idle_s: float = 3600.0  # ... or this long after its last request
 
     @classmethod
@@ -66,6 +67,7 @@ class RoomLimits:
             draws=num("EXPLORER_ROOMS_DRAWS", base.draws),
             lifetime_s=num("EXPLORER_ROOMS_LIFETIME_S", base.lifetime_s, float),
             idle_s=num("EXPLORER_ROOMS_IDLE_S", base.idle_s, float),
+            lessons=os.environ.get("EXPLORER_LESSONS", ""),
         )
 
 

@@ -290,10 +290,37 @@ def load(text: str | bytes, name: str = "") -> Lesson:
     return check(parse(text), name)
 
 
-def from_value(value: Any) -> Lesson:
-    """A lesson named (a built-in), or given whole as a mapping (JSON)."""
+LESSON_FILES = ("*.yaml", "*.yml", "*.json")
+
+
+def folder_names(folder: str | Path | None) -> dict[str, Path]:
+    """The lesson files of a teacher's folder (EXPLORER_LESSONS), by name (the file's stem), built-ins' names aside."""
+    if not folder or not Path(folder).is_dir():
+        return {}
+    files = sorted(f for pattern in LESSON_FILES for f in Path(folder).glob(pattern) if f.is_file())
+    return {f.stem: f for f in files if f.stem not in BUILTIN}
+
+
+def named(name: str, folder: str | Path | None = None) -> Lesson:
+    """A built-in lesson, or one of the folder's files, by its name (never a path a request gives)."""
+    files = folder_names(folder)
+    if name in files:
+        return from_path(files[name], name)
+    if name not in BUILTIN:
+        mine = f", or one of this server's: {', '.join(files)}" if files else ""
+        raise ExplorerError(
+            f"There is no lesson {shown(name)}: choose a built-in ({', '.join(BUILTIN)}){mine}, or give a lesson of "
+            "your own.",
+            param="lesson",
+            code="invalid_value",
+        )
+    return builtin(name)
+
+
+def from_value(value: Any, folder: str | Path | None = None) -> Lesson:
+    """A lesson named (a built-in or a file of the server's folder), or given whole as a mapping (JSON)."""
     if isinstance(value, str):
-        return builtin(value)
+        return named(value, folder)
     if isinstance(value, dict):
         return load(json.dumps(value))
     raise ExplorerError(
@@ -313,8 +340,12 @@ def builtin(name: str) -> Lesson:
     return load(resources.files("explorer.lessons").joinpath(f"builtin/{name}.yaml").read_text("utf-8"), name)
 
 
-def from_path(path: str | Path) -> Lesson:
+def from_path(path: str | Path, name: str = "") -> Lesson:
+    """A lesson file on this machine; a mistake's message names the file."""
     p = Path(path)
     if not p.is_file():
         raise ExplorerError(f"No lesson file at {str(p)!r}.", param="lesson", code="invalid_value")
-    return load(p.read_bytes())
+    try:
+        return load(p.read_bytes(), name or p.stem)
+    except ExplorerError as err:
+        raise ExplorerError(f"{p.name}: {err.message}", param=err.param, code=err.code) from None
