@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast test-vllm test-lmeval lint format bench llama-server setup clean
+.PHONY: run test test-fast test-vllm test-lmeval lint format bench gpu-check llama-server setup clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -52,6 +52,11 @@ format: setup
 
 bench: setup
 	$(PY) bench/run.py --quick
+
+# on a machine with a GPU, first: the engine's numbers on the GPU against the CPU's and bfloat16 against float32, and
+# its speed on a ~0.5B random Llama (figures to bench/results-gpu-DATE.json); without a GPU it says what it skipped
+gpu-check: setup
+	HF_HUB_OFFLINE=1 $(PY) bench/gpu_check.py
 
 # llama.cpp's own server for the bench's gguf group, built from the source llama-cpp-python vendors (minutes)
 llama-server: setup

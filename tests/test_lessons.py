@@ -96,7 +96,7 @@ def test_a_file_too_large_or_not_text_is_refused():
         schema.load(b"title: A\n" + b"#" * 70_000)
     with pytest.raises(ExplorerError, match="UTF-8"):
         schema.load(b"title: \xff\n")
-    with pytest.raises(ExplorerError, match="There is no lesson .no-such-lesson.: choose a built-in"):
+    with pytest.raises(ExplorerError, match=r"There is no lesson .no-such-lesson.: choose a built-in"):
         schema.from_value("no-such-lesson")
 
 
