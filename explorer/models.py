@@ -266,12 +266,8 @@ class Models:
         spec = self.twin(name)
         if spec is None:
             raise ExplorerError(self.without(name, need) or "This view is not available here.", code="not_available")
-        engine = self._pin(spec)
-        try:
+        with self._pinned(spec) as engine:
             yield engine
-        finally:
-            with self._lock:
-                self._pins[spec.name] -= 1
 
     def add(self, engine: AnyEngine) -> None:
         """Register an already-loaded engine under its name (server start-up, tests)."""
@@ -290,7 +286,11 @@ class Models:
     @contextmanager
     def use(self, name: str | None = None) -> Iterator[AnyEngine]:
         """The engine for `name`, pinned (never evicted) until the block ends."""
-        spec = self.resolve(name)
+        with self._pinned(self.resolve(name)) as engine:
+            yield engine
+
+    @contextmanager
+    def _pinned(self, spec: ModelSpec) -> Iterator[AnyEngine]:
         engine = self._pin(spec)
         try:
             yield engine

@@ -103,3 +103,24 @@ def new_result(pg, press) -> None:
     pg.wait_for_timeout(300)  # the views beside the heatmap are filled by the same update
     toast = pg.get_by_test_id("toast-body")
     assert toast.count() == 0, toast.first.inner_text()
+
+
+def screens_dir(tmp_path):
+    """Where screenshots go: `tmp_path`, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
+    from pathlib import Path
+
+    if os.environ.get("EXPLORER_SCREENS") == "1":
+        return Path(__file__).resolve().parents[1] / "assets" / "screens"
+    return tmp_path
+
+
+def serious(page) -> list[str]:
+    """'rule: target' for every serious or critical axe-core violation on the page as it is now."""
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright", reason="pip install axe-playwright-python")
+    res = axe.Axe().run(page)
+    return [
+        f"{v['id']}: {n['target']}"
+        for v in res.response["violations"]
+        if v["impact"] in ("serious", "critical")
+        for n in v["nodes"]
+    ]

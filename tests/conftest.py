@@ -320,6 +320,22 @@ def live(gpt2):
 
 
 @pytest.fixture(scope="session")
+def smollm_live(smollm):
+    """The real app on the default model (the torch engine), for the browser tiers that want a real model."""
+    srv = LiveServer(smollm)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def shots(tmp_path):
+    """Where screenshots go: a temporary folder, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
+    from tests.browser import screens_dir
+
+    return screens_dir(tmp_path)
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium under Playwright, one for the whole session (see tests/browser.py)."""
     from playwright.sync_api import sync_playwright

@@ -5,22 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import require_chromium
+from tests.browser import require_chromium, serious
 
 require_chromium()
 pytestmark = pytest.mark.browser
-axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright", reason="pip install axe-playwright-python")
-
-
-def serious(page) -> list[str]:
-    """'rule: target' for every serious or critical violation on the page as it is now."""
-    res = axe_sync.Axe().run(page)
-    return [
-        f"{v['id']}: {n['target']}"
-        for v in res.response["violations"]
-        if v["impact"] in ("serious", "critical")
-        for n in v["nodes"]
-    ]
+pytest.importorskip("axe_playwright_python.sync_playwright", reason="pip install axe-playwright-python")
 
 
 @pytest.fixture(params=["light", "dark"])

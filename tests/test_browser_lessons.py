@@ -4,43 +4,14 @@ axe-core finds no serious violation on either page, in light or dark."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.browser import SIZES, require_chromium
+from tests.browser import SIZES, require_chromium, serious
 
 require_chromium()
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    """Where screenshots go: a temporary folder, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
-    if os.environ.get("EXPLORER_SCREENS") == "1":
-        return Path(__file__).resolve().parents[1] / "assets" / "screens"
-    return tmp_path
-
-
-@pytest.fixture(scope="module")
-def server(smollm):
-    from tests.conftest import LiveServer
-
-    srv = LiveServer(smollm)
-    yield srv
-    srv.stop()
-
-
-def serious(page) -> list[str]:
-    axe = pytest.importorskip("axe_playwright_python.sync_playwright")
-    res = axe.Axe().run(page)
-    return [
-        f"{v['id']}: {n['target']}"
-        for v in res.response["violations"]
-        if v["impact"] in ("serious", "critical")
-        for n in v["nodes"]
-    ]
 
 
 def join_path(url: str) -> str:
@@ -48,10 +19,10 @@ def join_path(url: str) -> str:
     return "/" + url.split("://", 1)[1].split("/", 1)[1]
 
 
-def test_a_class_guesses_three_words_with_the_teacher_watching(browser, server, shots):
+def test_a_class_guesses_three_words_with_the_teacher_watching(browser, smollm_live, shots):
     teacher_ctx = browser.new_context(viewport=SIZES["wide"], color_scheme="light")
     teacher = teacher_ctx.new_page()
-    teacher.goto(server.url + "/lesson")
+    teacher.goto(smollm_live.url + "/lesson")
     teacher.get_by_role("button", name="Start “Guess the next word”").click()
     teacher.wait_for_url("**/teacher#key=*")
     teacher.get_by_text("0 of 0 students answered").wait_for(timeout=60_000)
@@ -64,7 +35,7 @@ def test_a_class_guesses_three_words_with_the_teacher_watching(browser, server, 
     for size, scheme in [("wide", "light"), ("wide", "dark"), ("phone", "light")]:
         ctx = browser.new_context(viewport=SIZES[size], color_scheme=scheme)
         pg = ctx.new_page()
-        pg.goto(server.url + join_path(join))
+        pg.goto(smollm_live.url + join_path(join))
         pg.get_by_label("Your guess for the next word").wait_for(timeout=60_000)
         students.append(pg)
     phone = students[2]

@@ -6,9 +6,7 @@ the default `make run` offers (llama.cpp) runs without an error badge."""
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,23 +14,6 @@ from tests.browser import SIZES, new_result, require_chromium, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    """Where screenshots go: a temporary folder, or assets/screens/ with EXPLORER_SCREENS=1 (to update them)."""
-    if os.environ.get("EXPLORER_SCREENS") == "1":
-        return Path(__file__).resolve().parents[1] / "assets" / "screens"
-    return tmp_path
-
-
-@pytest.fixture(scope="module")
-def server(smollm):
-    from tests.conftest import LiveServer
-
-    srv = LiveServer(smollm)
-    yield srv
-    srv.stop()
 
 
 def fresh(browser, url, size, scheme):
@@ -48,8 +29,8 @@ def toasts(pg) -> list[str]:
 
 
 @pytest.mark.parametrize(("size", "scheme"), [("wide", "light"), ("phone", "dark")])
-def test_a_teacher_scores_clicks_a_surprise_and_draws_at_a_temperature(browser, server, shots, size, scheme):
-    pg = fresh(browser, server.url, size, scheme)
+def test_a_teacher_scores_clicks_a_surprise_and_draws_at_a_temperature(browser, smollm_live, shots, size, scheme):
+    pg = fresh(browser, smollm_live.url, size, scheme)
     actions = 0
     # 1. an example chip scores at once
     new_result(pg, pg.locator("#score-examples button").filter(has_text="The capital of France").click)
@@ -82,21 +63,21 @@ def test_a_teacher_scores_clicks_a_surprise_and_draws_at_a_temperature(browser, 
     pg.context.close()
 
 
-def test_the_phone_first_screen_holds_the_text_box_and_its_button(browser, server, shots):
-    pg = fresh(browser, server.url, "phone", "light")
+def test_the_phone_first_screen_holds_the_text_box_and_its_button(browser, smollm_live, shots):
+    pg = fresh(browser, smollm_live.url, "phone", "light")
     text = pg.get_by_label("Text", exact=True).bounding_box()
     button = pg.get_by_role("button", name="Score", exact=True).bounding_box()
     height = SIZES["phone"]["height"]
     assert text and button and text["y"] + text["height"] <= height and button["y"] + button["height"] <= height
     pg.screenshot(path=str(shots / "start-light-phone.png"))
     pg.context.close()
-    wide = fresh(browser, server.url, "wide", "light")
+    wide = fresh(browser, smollm_live.url, "wide", "light")
     wide.screenshot(path=str(shots / "start-light-wide.png"))
     wide.context.close()
 
 
-def test_the_keyboard_reaches_the_text_box_at_once_and_a_tab_list_is_one_stop(browser, server):
-    pg = fresh(browser, server.url, "wide", "light")
+def test_the_keyboard_reaches_the_text_box_at_once_and_a_tab_list_is_one_stop(browser, smollm_live):
+    pg = fresh(browser, smollm_live.url, "wide", "light")
     pg.locator(".lx-skip-start").wait_for(state="attached", timeout=30_000)
     pg.keyboard.press("Tab")
     assert pg.evaluate("document.activeElement.textContent") == "Skip to the text box"
@@ -140,8 +121,8 @@ def test_every_view_the_default_run_offers_runs_without_an_error(browser, smollm
         srv.stop()
 
 
-def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(browser, server, shots):
-    pg = fresh(browser, server.url, "wide", "light")
+def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(browser, smollm_live, shots):
+    pg = fresh(browser, smollm_live.url, "wide", "light")
     pg.get_by_role("button", name="Show me how, in 3 steps").click()
     tour = pg.get_by_role("dialog")
     for n, title, target in [(1, "Score a sentence", "#score-examples"), (2, "Click the most surprising token", None),

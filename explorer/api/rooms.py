@@ -195,6 +195,14 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
     def room_of(code: str) -> Room:
         return rooms.get(code)
 
+    async def teachers(code: str, request: Request) -> tuple[Room, dict]:
+        """The room and the request's body, where the request carries the room's teacher key (else a 403)."""
+        guard(request)
+        room = room_of(code)
+        body = await read_json(request, limits.max_body_bytes)
+        _teacher(room, _key(request, body))
+        return room, body
+
     @router.get("/lessons")
     async def lessons(request: Request):
         guard(request)
@@ -312,10 +320,7 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
 
     @router.post("/rooms/{code}/step")
     async def move(code: str, request: Request):
-        guard(request)
-        room = room_of(code)
-        body = await read_json(request, limits.max_body_bytes)
-        _teacher(room, _key(request, body))
+        room, body = await teachers(code, request)
         to = body.get("to", room.current + 1)
         if isinstance(to, bool) or not isinstance(to, int) or not 0 <= to < len(room.steps):
             raise ExplorerError(
@@ -333,10 +338,7 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
 
     @router.post("/rooms/{code}/temperature")
     async def temperature(code: str, request: Request):
-        guard(request)
-        room = room_of(code)
-        body = await read_json(request, limits.max_body_bytes)
-        _teacher(room, _key(request, body))
+        room, body = await teachers(code, request)
         st = room.steps[room.current]
         t = body.get("temperature")
         lo, hi = schema.TEMPERATURE
@@ -360,10 +362,7 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
 
     @router.post("/rooms/{code}/end")
     async def end(code: str, request: Request):
-        guard(request)
-        room = room_of(code)
-        body = await read_json(request, limits.max_body_bytes)
-        _teacher(room, _key(request, body))
+        room, _ = await teachers(code, request)
         rooms.end(room)
         return json_response({"room": room.code, "ended": True})
 
