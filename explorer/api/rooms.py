@@ -34,20 +34,12 @@ from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import Numbers, Room, Rooms, StepState, clean_answer
 from explorer.models import Models
-from explorer.reach import base_url
+from explorer.reach import base_url, qr_code
+from explorer.results.next_token import NextToken
 from explorer.settings import Limits
 
 TOP = 10  # the model's entries shown per step
 CANDIDATES = 40  # next tokens read to find the model's top words
-
-
-def _qr(url: str, kind: str) -> bytes:
-    import segno
-
-    q = segno.make(url, error="m")
-    buf = __import__("io").BytesIO()
-    q.save(buf, kind=kind, scale=10 if kind == "png" else 1, border=2, dark="#000000", light="#ffffff")
-    return buf.getvalue()
 
 
 def _page(name: str) -> HTMLResponse:
@@ -85,13 +77,13 @@ class Classroom:
                     top.append({"answer": c, "logprob": n.logprob, "logprob_word": n.logprob_word})
                 st.model_top = sorted(top, key=lambda e: -e["logprob"])
                 return
-            lp = next_token(engine, st.step.context)  # (V,)
-            st.model_entropy = entropy_of(_tempered(lp, st.temperature if st.step.kind == "sample" else 1.0))
+            nt = next_token(engine, st.step.context)
+            st.model_entropy = nt.entropy(st.temperature if st.step.kind == "sample" else 1.0)
             if st.step.kind == "sample":
-                st.model_top = self.sampler_top(engine.vocab, lp, st.temperature)
-                st.next_logprobs, st.vocab = lp, engine.vocab  # kept for draws
+                st.model_top = self.sampler_top(nt, st.temperature)
+                st.next = nt  # kept for draws
                 return
-            st.model_top = self._word_top(engine, st, lp)
+            st.model_top = self._word_top(engine, st, nt.logprobs)
 
     def numbers(self, engine, st: StepState, answer: str) -> Numbers:
         with st.lock:
@@ -127,35 +119,15 @@ class Classroom:
         return sorted(top, key=best)
 
     @staticmethod
-    def sampler_top(vocab, lp: np.ndarray, t: float) -> list[dict]:
+    def sampler_top(nt: NextToken, t: float) -> list[dict]:
         """The TOP likeliest next tokens at temperature t: their probability under the sampler (softmax(lp / t))."""
-        p = _tempered(lp, t)
-        return [
-            {"answer": vocab[i].decode("utf-8", "replace"), "token_id": i, "logprob": float(np.log(p[i]))}
-            for i in np.argsort(-p)[:TOP].tolist()
-        ]
+        return [{"answer": nt.text_of(i), "token_id": i, "logprob": float(np.log(p))} for i, p in nt.top(t, TOP)]
 
     def draw(self, room: Room, st: StepState) -> tuple[str, float]:
         """One next token drawn at the step's temperature: (its text, its logprob under the sampler)."""
-        assert st.next_logprobs is not None and st.vocab is not None  # prepared before any draw
-        p = _tempered(st.next_logprobs, st.temperature)
-        i = int(np.random.default_rng(secrets.randbits(64)).choice(len(p), p=p))
-        return st.vocab[i].decode("utf-8", "replace"), float(np.log(p[i]))
-
-
-def entropy_of(p: np.ndarray) -> float:
-    """Entropy (nats) of probabilities `p`."""
-    nz = p[p > 0]
-    return float(-(nz * np.log(nz)).sum())
-
-
-def _tempered(lp: np.ndarray, t: float) -> np.ndarray:
-    """(V,) float64 probabilities of softmax(lp / t), summing to 1."""
-    x = lp.astype(np.float64) / t
-    x = np.where(np.isfinite(x), x, -np.inf)
-    x -= x.max()
-    p = np.exp(x)
-    return p / p.sum()
+        assert st.next is not None  # prepared before any draw
+        (i,) = st.next.draw(st.temperature, 1, secrets.randbits(63))
+        return st.next.text_of(i), float(np.log(st.next.probs(st.temperature)[i]))
 
 
 def client_address(request: Request) -> str:
@@ -355,9 +327,9 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
         with room.lock:
             st.temperature = float(t)
             st.answers.clear()  # draws at another temperature are another distribution
-            assert st.next_logprobs is not None and st.vocab is not None  # prepared above
-            st.model_top = room_api.sampler_top(st.vocab, st.next_logprobs, st.temperature)
-            st.model_entropy = entropy_of(_tempered(st.next_logprobs, st.temperature))
+            assert st.next is not None  # prepared above
+            st.model_top = room_api.sampler_top(st.next, st.temperature)
+            st.model_entropy = st.next.entropy(st.temperature)
         return json_response({"temperature": st.temperature})
 
     @router.post("/rooms/{code}/end")
@@ -390,7 +362,7 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
             raise ExplorerError("The QR code comes as qr.svg or qr.png.", param="kind")
         base, _ = _base(request)
         return Response(
-            _qr(f"{base}/lesson/{room.code}", kind), media_type="image/svg+xml" if kind == "svg" else "image/png"
+            qr_code(f"{base}/lesson/{room.code}", kind), media_type="image/svg+xml" if kind == "svg" else "image/png"
         )
 
     @router.get("/lesson")

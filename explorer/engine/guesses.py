@@ -4,7 +4,7 @@
   pass, word_ends.score_words); `logprob` is the sum of the logprobs of the tokens from the end of the context on (as
   /v1/completions with `echo` scores that text), `logprob_word` the same words' corrected logprobs (results/words.py:
   the answer ends where a new word starts), in nats.
-- `next_token(engine, context)`: the full next-token distribution after the context, (V,) float32 logprobs: one
+- `next_token(engine, context)`: the full next-token distribution after the context (a NextToken): one
   pass over the context, the output layer on its last position only (whatif.logits_row), a row of its own.
 """
 
@@ -16,6 +16,7 @@ from explorer.engine.interface import ModelEngine
 from explorer.engine.scoring import text_ids
 from explorer.engine.whatif import logits_row
 from explorer.engine.word_ends import score_words
+from explorer.results.next_token import NextToken
 from explorer.results.words import with_ends, words
 
 
@@ -40,9 +41,10 @@ def continuation(engine: ModelEngine, context: str, answer: str, sep: str = " ")
     return logprob, float(np.sum(corrected))
 
 
-def next_token(engine: ModelEngine, context: str) -> np.ndarray:
-    """(V,) float32 logprobs of the token after `context` (an array of its own: nothing else is kept with it)."""
+def next_token(engine: ModelEngine, context: str) -> NextToken:
+    """The token after `context`: its (V,) float32 logprobs (an array of its own: nothing else is kept with it)."""
     ids, _ = text_ids(engine, context)
     logits = logits_row(engine, [*ids, 0], len(ids)).astype(np.float64)[: engine.vocab_size]  # (V,)
     top = np.max(logits)
-    return (logits - top - np.log(np.sum(np.exp(logits - top)))).astype(np.float32)
+    lp = (logits - top - np.log(np.sum(np.exp(logits - top)))).astype(np.float32)
+    return NextToken(engine.name, context, lp, engine.vocab)

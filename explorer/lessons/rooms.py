@@ -18,13 +18,11 @@ import threading
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.lessons.schema import Lesson, Step, bare, shown
+from explorer.results.next_token import NextToken
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
@@ -96,8 +94,7 @@ class StepState:
     model_top: list[dict] | None = None  # [{"answer", "logprob", "logprob_word"}...], best first
     model_entropy: float | None = None  # nats, of the next token
     temperature: float = 1.0  # sample steps: the temperature draws are made at
-    next_logprobs: np.ndarray | None = None  # (V,) float32, sample steps: the next token's distribution
-    vocab: Sequence[bytes] | None = None  # sample steps: the model's tokens, to name a draw
+    next: NextToken | None = None  # sample steps: the next token's distribution, drawn from
     lock: threading.RLock = field(default_factory=threading.RLock)  # its numbers are computed once
 
     def counts(self) -> Counter:

@@ -14,20 +14,10 @@ def _finite(x) -> bool:
 
 def pct(p) -> str:
     """Probability `p` (0..1): '42.1%', '3.14%', '0.42%', '0.013%'; below 0.01%: '1.3e-6'; '—' when unknown."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return DASH
-    p = float(p)
-    if p <= 0:
-        return "0%"
-    if p < 1e-4:
-        mant, exp = f"{p:.1e}".split("e")
+    if p is not None and not (isinstance(p, float) and math.isnan(p)) and 0 < float(p) < 1e-4:
+        mant, exp = f"{float(p):.1e}".split("e")
         return f"{mant}e-{int(exp[1:])}"
-    x = 100 * p
-    if x >= 10:
-        return f"{x:.1f}%"
-    if x >= 1:
-        return f"{x:.2f}%"
-    return f"{x:.2g}%"
+    return plain_pct(p)  # from 0.01% on the two read alike
 
 
 def plain_pct(p) -> str:

@@ -28,6 +28,12 @@ class NextToken:
         p = np.exp(x)
         return p / p.sum()
 
+    def entropy(self, t: float) -> float:
+        """Entropy (nats) of the distribution at temperature t."""
+        p = self.probs(t)
+        p = p[p > 0]
+        return float(-(p * np.log(p)).sum())
+
     def top(self, t: float, n: int = 10) -> list[tuple[int, float]]:
         """The n likeliest tokens at temperature t: (id, probability), descending."""
         p = self.probs(t)

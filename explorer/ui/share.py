@@ -22,7 +22,7 @@ from explorer.errors import ExplorerError
 from explorer.export.read.documents import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
 from explorer.links import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
 from explorer.models import Models
-from explorer.reach import base_url, qr_svg
+from explorer.reach import base_url, qr_code
 from explorer.render.heatmap import Marks
 from explorer.results.scores import TokenScores
 from explorer.ui.actions import uses_model
@@ -194,7 +194,7 @@ class Share:
         scheme = raw.url.scheme if raw is not None else "http"
         base, warning = base_url(request.headers, scheme, self.models.host, self.models.public_url)
         url = f"{base}/?{QUERY_KEY}={code}"
-        qr = f'<figure class="lx-qr">{qr_svg(url)}<figcaption>Scan to open this view</figcaption></figure>'
+        qr = f'<figure class="lx-qr">{qr_code(url).decode()}<figcaption>Scan to open this view</figcaption></figure>'
         return {self.code: code, self.base: base, self.qr: qr, self.note: note_html(warning) if warning else ""}
 
     def prepare_session(self, values: dict[Any, Any]) -> gr.DownloadButton:

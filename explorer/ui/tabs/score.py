@@ -134,7 +134,7 @@ class ScoreTab:
         if cached is not None and cached.text == text and cached.model == (name or self.models.default):
             return cached
         with user_errors(), self.models.use(name) as engine:
-            return NextToken(engine.name, text, next_token(engine, text), engine.vocab)
+            return next_token(engine, text)
 
     @uses_model
     def redraw(self, name: str, text: str, t: float, cached: NextToken | None) -> tuple[str, NextToken | None]:
