@@ -72,3 +72,14 @@ def test_what_if_follows_the_picked_token_only_while_it_is_shown(ui):
     assert set(out) == set(w.outputs) and all(
         isinstance(v, dict) and v.get("__type__") == "update" for v in out.values()
     )
+
+
+def test_what_comes_next_of_an_empty_text_says_what_to_do(ui):
+    import gradio as gr
+
+    score = ui.tabs["ScoreTab"]
+    assert score.redraw("tiny-gpt2", "   ", 1.0, None) == ("", None)  # a slider moved before any text: nothing drawn
+    with pytest.raises(gr.Error, match="The text is empty"):
+        score.draw_samples("tiny-gpt2", "", 1.0, None)
+    html, nt = score.redraw("tiny-gpt2", "a", 1.0, None)  # one character: the distribution after it
+    assert nt is not None and "The next token would be" in html

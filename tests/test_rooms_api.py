@@ -265,3 +265,12 @@ def test_a_student_sees_nobodys_answers_and_a_bad_answer_joins_nobody(live, room
     assert (after["class"], after["class_answers"], after["model_steps"]) == (1.0, 2, 1)
     results = get(live.url, f"/rooms/{code}/results", headers={"X-Teacher-Key": key})
     assert results["steps"][0]["answers"][0]["nicknames"] == ["Ann"]
+
+
+def test_a_lesson_longer_than_the_models_context_is_refused_at_once(live):
+    """The tiny GPT-2 reads 128 positions: a lesson text past them gets a 400 before a room is left open."""
+    long = " ".join(["word"] * 400)
+    lesson = {"title": "Long", "steps": [{"kind": "sample", "prompt": long}]}
+    before = len(live.app.state.rooms.rooms)
+    err = post(live.url, "/rooms", {"lesson": lesson}, status=400)["error"]
+    assert err["message"] and len(live.app.state.rooms.rooms) == before
