@@ -130,6 +130,7 @@ class Models:
         self.public = public
         self.limits = limits or Limits.from_env(public)  # what one request may cost, on the page and the API
         self.allow_hub = allow_hub and not public  # a public server: the operator's list only
+        self.compile: bool | None = None  # torch.compile the statistics (None: EXPLORER_COMPILE); off on ZeroGPU
         self.engine = engine  # auto | torch | llama.cpp (None: EXPLORER_ENGINE, else auto: engine/select.py) | remote
         self._loader = loader or (
             lambda spec: load_any(
@@ -140,6 +141,7 @@ class Models:
                 engine="torch" if spec.twin_of else self.engine,
                 name=spec.twin_of or spec.name,
                 hub_only=spec.hub_only,
+                compile=self.compile,
             )
         )
         self._engines: OrderedDict[str, AnyEngine] = OrderedDict()  # least recently used first
@@ -159,6 +161,16 @@ class Models:
             engines = list(self._engines.values())
         for engine in engines:
             self._batched(engine)
+
+    def preload_for_zero_gpu(self) -> list[AnyEngine]:
+        """ZeroGPU (explorer/zerogpu.py): every listed model loaded now, while the `spaces` package's patching makes
+        `cuda` placeholders in this process, so that the package packs its weights once at start-up and each GPU
+        worker finds them; never evicted (a model loaded later would load inside a worker, and go with it); never
+        torch.compile'd (kernels compiled and warmed up here would be built on the placeholders, in the process
+        that has no GPU). Returns the engines, default first."""
+        self.compile = False
+        self.max_loaded, self.max_mb = max(self.max_loaded, len(self.specs)), 0
+        return [self.get(name) for name in self.names]
 
     def _batched(self, engine: AnyEngine) -> None:
         if not self.batch_size:

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from explorer import __version__
+from explorer import __version__, zerogpu
 from explorer.errors import ExplorerError
 from explorer.models import Models, is_loopback, is_public
 from explorer.settings import Limits
@@ -152,7 +152,7 @@ def page_app(models: Models, limits: Limits):
     demo = build(models)
     workers = limits.workers
     models.serve_batched(workers)  # the page's generations decode together, with the API's
-    done = bound_events(demo, limits, workers)
+    done = bound_events(demo, limits, workers, models)
     if done["gpu"]:
         print(f"On a Space: {len(done['gpu'])} actions run under spaces.GPU (ZeroGPU).", file=sys.stderr)
     # the model's work: `workers` actions at once, `queue` more waiting (they see their place), then "busy"; the
@@ -277,9 +277,10 @@ def serve(
     """
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     credentials = parse_auth(auth)
+    zero = zerogpu.activate() and not backend  # before any load: the `spaces` package must see the weights move
     registry = deployment(models, device, dtype, host, trust_remote_code, backend, public, engine_kind)
     print(f"Loading {registry.default} ...", file=sys.stderr)
-    engine = registry.get()
+    engine = registry.preload_for_zero_gpu()[0] if zero else registry.get()
     print(
         f"Loaded {engine.name} on {engine.placement()}; serving {', '.join(registry.names)}.",
         file=sys.stderr,
@@ -289,6 +290,8 @@ def serve(
     import uvicorn
 
     app = build_app(registry, credentials, host=host)
+    if zero:  # the weights packed once, now that every model is loaded and every GPU action wrapped
+        zerogpu.start_up()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
     class Server(uvicorn.Server):

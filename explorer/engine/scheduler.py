@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import queue
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -85,6 +87,13 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self.alone = False  # set when the model turned out not to batch (a sliding-window cache)
         self.steps = self.rows = self.widest = 0  # batch steps run, rows decoded in them, the most in one step
+        _SCHEDULERS.add(self)
+
+    def forget_threads(self) -> None:
+        """In a forked child: the parent's batch thread is not there (only the forking thread is copied), its lock
+        may have been held by it, and its tickets are the parent's requests; the child's first generation starts a
+        thread of its own."""
+        self._cond, self._waiting, self._closed, self._thread = threading.Condition(), deque(), [], None
 
     # ---- the request's side ------------------------------------------------------------
     def tokens(self, start: Prefilled, s: SamplerSettings, sample: int, text: _Text) -> Iterator[tuple[Token, View]]:
@@ -204,6 +213,19 @@ class Scheduler:
                 del live[slot]
                 t.out.put(_END)
         return batch
+
+
+_SCHEDULERS: weakref.WeakSet[Scheduler] = weakref.WeakSet()  # every scheduler of this process
+
+
+def _forget() -> None:
+    """After a fork (a ZeroGPU worker runs the page's actions in one): every scheduler starts its thread anew."""
+    for sched in list(_SCHEDULERS):
+        sched.forget_threads()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget)
 
 
 def _sequence_mb(engine: Batching, positions: int) -> float:

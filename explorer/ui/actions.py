@@ -1,32 +1,38 @@
-"""Every page action under the server's limits, and on a ZeroGPU Space the model's work under `spaces.GPU`.
+"""Every page action under the server's limits, and on ZeroGPU the model's work under `spaces.GPU`.
 
 `bound_events(demo, limits)` wraps each event handler of the built page so that it runs `within` a fresh
 `explorer.bounds.Bound` (the engine then refuses over-cap texts and max tokens, and stops work past the deadline).
 Handlers that run the model are marked with `@uses_model`: on a public server they share one queue group of
-`workers` at a time, and on a Space where the `spaces` package is importable (Hugging Face ZeroGPU) they run under `spaces.GPU(duration=...)`
-sized to the time cap. Off ZeroGPU, `spaces.GPU` returns the function as is; off Spaces nothing is wrapped.
-Model loading (the model picker) is not marked: it stays on the CPU until first use, as ZeroGPU requires.
+`workers` at a time, and on Hugging Face ZeroGPU (explorer/zerogpu.py: the `spaces` package says so) each runs
+under `spaces.GPU`, which runs it in a forked worker process holding a GPU and pickles what crosses:
+1. here, before the call: the duration it asks (`asked`: the tokens its arguments hold and ask for, at the rate of
+   the largest model it names), and its event data without the component that fired it (not picklable);
+2. in the worker: the handler within its bound; the components keying its output as their ids (a component of a
+   built page does not pickle), and a torch object in its output refused (only CPU objects come back);
+3. here, after: each output's ids back to the page's components (a streaming handler: every step's).
+Off ZeroGPU nothing is wrapped. Model loading (the model picker) is not marked: on ZeroGPU every listed model is
+loaded at start-up (explorer/models.py `preload_for_zero_gpu`).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import logging
-import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
 from explorer import bounds
 from explorer.settings import Limits
+from explorer.ui.gpu_calls import gpu_wrapper
+
+if TYPE_CHECKING:
+    from explorer.models import Models
 
 log = logging.getLogger(__name__)
 MARK = "_lx_uses_model"
-GPU_MARGIN_S = 15  # spaces.GPU's duration: the time cap plus moving the weights onto the GPU
-GPU_DEFAULT_S = 120  # ... when the server sets no time cap
 
 
 def uses_model(fn: Callable) -> Callable:
@@ -37,19 +43,6 @@ def uses_model(fn: Callable) -> Callable:
 
 def marked(fn: Callable) -> bool:
     return bool(getattr(fn, MARK, False))
-
-
-def zero_gpu(limits: Limits) -> Callable[[Callable], Callable] | None:
-    """`spaces.GPU` with a duration fitting the time cap, on a Space (SPACE_ID) where the `spaces` package is
-    importable; else None."""
-    if not os.environ.get("SPACE_ID"):
-        return None
-    try:
-        spaces = importlib.import_module("spaces")
-    except Exception:  # noqa: BLE001 - not installed, or broken off a Space: no ZeroGPU here
-        return None
-    duration = int(limits.max_seconds + GPU_MARGIN_S) if limits.max_seconds else GPU_DEFAULT_S
-    return lambda fn: spaces.GPU(fn, duration=duration)
 
 
 def bounded(fn: Callable, limits: Limits) -> Callable:
@@ -82,11 +75,11 @@ def bounded(fn: Callable, limits: Limits) -> Callable:
     return once
 
 
-def bound_events(demo: gr.Blocks, limits: Limits, workers: int) -> dict[str, Any]:
+def bound_events(demo: gr.Blocks, limits: Limits, workers: int, models: Models | None = None) -> dict[str, Any]:
     """Wrap every handler of `demo` (see the module's docstring), and on a public server put those that run the
     model in one queue group of `workers` at a time; returns what was done, for the log and tests, and the ids of the
     events that run the model: as a page opens ("opening") and when a visitor asks ("model")."""
-    gpu = zero_gpu(limits)
+    gpu = gpu_wrapper(limits, models, demo.blocks)
     count, on_gpu = 0, []
     lines: dict[str, list[int]] = {"model": [], "opening": []}
     for block_fn in demo.fns.values():
