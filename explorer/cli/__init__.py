@@ -27,6 +27,7 @@ COMMANDS: list[str] = [  # the commands' modules, in the order `--help` lists th
     "explorer.cli.answers",
     "explorer.cli.words",
     "explorer.cli.batch",
+    "explorer.cli.site",
 ]
 
 

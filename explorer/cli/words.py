@@ -3,15 +3,22 @@
 Each word (explorer/results/words.py's segmentation) with its character span, tokens, the usual summed surprisal and
 the corrected one (Pimentel & Meister 2024: the word's probability includes that the next token starts a new word),
 in bits and nats. The body is `explorer.export.words.to_dict` (`--format json`) or `to_csv` (`--format csv`).
+
+`--file STIMULI` (a CSV or JSONL stimulus list, explorer/results/stimuli.py) gives the table of every row, each
+text scored alone, its own columns (item, condition, ...) on every word row (explorer.results.word_table); the
+format follows --out's ending (.csv, .jsonl, .json) unless --format says it, and when the texts mark regions the
+region table goes beside it (`words.csv` -> `words-regions.csv`, or --regions-out).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from explorer.errors import ExplorerError
 
-FORMATS = ("json", "csv")
+FORMATS = ("json", "csv", "jsonl")  # jsonl: with --file only
 
 
 def add_parser(sub) -> None:
@@ -28,6 +35,13 @@ def add_parser(sub) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text")
     src.add_argument("--text-file")
+    src.add_argument(
+        "--file",
+        help="a stimulus list (CSV or JSONL with a `text` column and any others: item, condition, ...; regions as "
+        "[brackets] or a `regions` column): one row per word of every text, its columns carried",
+    )
+    p.add_argument("--text-column", default="text", help="with --file: the column of texts (default: text)")
+    p.add_argument("--regions-out", help="with --file: write the region table here (default: beside --out)")
     p.add_argument(
         "--context-start",
         default="none",
@@ -36,7 +50,9 @@ def add_parser(sub) -> None:
         "the model's special tokens); nothing changes where the tokenizer adds a BOS itself (default: none: the "
         "first word has no score)",
     )
-    p.add_argument("--format", choices=FORMATS, default="json")
+    p.add_argument(
+        "--format", choices=FORMATS, help="json (default; with --file: --out's ending, else csv), csv, jsonl"
+    )
     p.add_argument("--out", help="write the result here instead of stdout")
 
 
@@ -46,17 +62,61 @@ def run(a: argparse.Namespace) -> dict | str:
     from explorer.export.words import to_csv, to_dict
     from explorer.results.words import leading, with_ends, words
 
+    if a.file:
+        return _many(a)
+    if a.format == "jsonl":
+        raise ExplorerError("--format jsonl is for a stimulus list (--file): use json or csv.", param="format")
     a.ids = None  # source_text reads --text / --text-file
     text = source_text(a, "split into words")
     check_out(a.out, "--out")
-    if a.backend:  # refused before any request: a served model gives no distribution after the text
-        raise ExplorerError(
-            "words needs the full next-token distribution at every position and after the text's last token, "
-            "which a served model does not give: use a model loaded here (drop --backend).",
-            param="backend",
-        )
+    _no_backend(a)
     engine = load_engine(a, a.model)
     r, ends = score_text_words(engine, text, k=1, start=a.context_start)
     w = with_ends(words(r), ends)
     lead = leading(ends.special)
     return to_csv(r, w, lead) if a.format == "csv" else to_dict(r, w, lead)
+
+
+def _no_backend(a: argparse.Namespace) -> None:
+    """Refused before any request: a served model gives no distribution after the text."""
+    if a.backend:
+        raise ExplorerError(
+            "words needs the full next-token distribution at every position and after the text's last token, "
+            "which a served model does not give: use a model loaded here (drop --backend).",
+            param="backend",
+        )
+
+
+def _many(a: argparse.Namespace) -> dict | str:
+    """--file: the word table of every text (and the region table written beside it)."""
+    from explorer.cli.args import check_out, load_engine, write
+    from explorer.lm import LM, stimuli_of
+
+    fmt = a.format or _ending(a.out)
+    regions_out = a.regions_out or (_beside(a.out, fmt) if a.out else None)
+    check_out(a.out, "--out")
+    check_out(regions_out, "--regions-out")
+    _no_backend(a)
+    items = stimuli_of(a.file, a.text_column)  # every row checked before the model loads
+    start = None if a.context_start.lower() == "none" else a.context_start
+    table = LM(load_engine(a, a.model)).word_table(items, start or False)
+    if table.regions and fmt != "json":
+        if regions_out is None:
+            print(
+                "words: the texts mark regions; give --out or --regions-out to write the region table.", file=sys.stderr
+            )
+        else:
+            write(table.to_csv(regions=True) if fmt == "csv" else table.to_jsonl(regions=True), regions_out)
+    return table.to_dict() if fmt == "json" else table.to_csv() if fmt == "csv" else table.to_jsonl()
+
+
+def _ending(out: str | None) -> str:
+    """The format --out's ending names (csv without one)."""
+    ext = os.path.splitext(out or "")[1].lower()
+    return {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(ext, "csv")
+
+
+def _beside(out: str, fmt: str) -> str:
+    """words.csv -> words-regions.csv."""
+    stem, ext = os.path.splitext(out)
+    return f"{stem}-regions{ext or '.' + fmt}"

@@ -16,12 +16,16 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.floats import list_to_json, value_from_json
 from explorer.floats import to_json as _num
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "logprob-explorer/answers"
 QUIZ_FORMAT = "logprob-explorer/quiz"
@@ -142,6 +146,12 @@ class Answers:
                 for i, a in enumerate(self.answers)
             ],
         }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per answer: logprob (nats), probability, normalised probability, best, variants (explorer.notebook.frames.answers_frame)."""
+        from explorer.notebook.frames import answers_frame
+
+        return answers_frame(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> Answers:

@@ -13,11 +13,15 @@ import csv
 import io
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.floats import to_json as _num
 from explorer.floats import value_from_json
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "logprob-explorer/attribution"
 FORMAT_VERSION = 1
@@ -144,6 +148,12 @@ class Attribution:
             target_text=d["target"].get("text", ""),
             contrast_text="" if c is None else c.get("text", ""),
         )
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per source unit: token range, text, value, rank by strength, special (explorer.notebook.frames.attribution_frame)."""
+        from explorer.notebook.frames import attribution_frame
+
+        return attribution_frame(self)
 
     def to_csv(self) -> str:
         """One row per source unit: rank (by strength), span, text, value, special."""

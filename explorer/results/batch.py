@@ -18,10 +18,14 @@ import io
 import json
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from explorer.errors import ExplorerError
 from explorer.floats import to_json
 from explorer.results.answers import _quiz_item, json_lines, quiz_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "logprob-explorer/batch"
 FORMAT_VERSION = 1
@@ -127,6 +131,12 @@ class Batch:
         for r in self.rows:
             writer.writerow({k: "" if v is None else _cell(v) for k, v in r.to_dict().items()})
         return out.getvalue()
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per text (COLUMNS, as the CSV), NaN where a figure is unknown (explorer.notebook.frames.batch_frame)."""
+        from explorer.notebook.frames import batch_frame
+
+        return batch_frame(self)
 
     def to_jsonl(self) -> str:
         """One JSON object per text (BatchRow.to_dict), one a line."""

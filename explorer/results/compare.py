@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.floats import from_json, list_to_json
 from explorer.results.scores import TokenScores
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "logprob-explorer/comparison"
 VERSION = 1
@@ -198,6 +202,12 @@ class Comparison:
             "token_spans_b": self.char_b.tolist(),
             "note": SPANS_NOTE,
         }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per paired token (or aligned span): both logprobs and ranks, their difference, KL and JS (nats) (explorer.notebook.frames.comparison_frame)."""
+        from explorer.notebook.frames import comparison_frame
+
+        return comparison_frame(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> Comparison:

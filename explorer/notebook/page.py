@@ -1,0 +1,179 @@
+"""The Score view as one self-contained HTML string: a page to save (`page_html`) or a notebook output (`view_html`).
+
+What it holds, all inline (no CDN, no request when opened, works from file://):
+1. the page's own palette and CSS (explorer/render/heatmap.py's CSS, explorer/ui/static/page.css, read at call time);
+2. the summary line, the legend, the heatmap chips (render.heatmap.heatmap_html) and the card's data blob
+   (render.page_data: the `.lx-data` element the page's script reads);
+3. the result's native JSON, full precision, in `<script type="application/json" id="logprob-data">`;
+4. the page's heatmap script (explorer/ui/static/heatmap.js, read at call time) run by a small host that stands in
+   for Gradio: `element` is this view's heatmap, `trigger('click')` fills this view's detail (every listed
+   alternative of the clicked token, from the native JSON), and `document.getElementById('token-detail')` finds this
+   view's own detail, so several views in one notebook stay apart.
+The standalone page adds a Content-Security-Policy that allows nothing but its inline style and script.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import uuid
+from importlib import resources
+
+from explorer.errors import ExplorerError
+from explorer.export import dumps
+from explorer.export.native import export as native_export
+from explorer.render.heatmap import CSS as PALETTE_CSS
+from explorer.render.heatmap import DEFAULT_METRIC, METRICS, heatmap_html, legend_html
+from explorer.render.page_data import data_html, page_data
+from explorer.results.scores import TokenScores
+
+STATIC = ("ui", "static")  # the page's static files, inside the explorer package
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+# what Gradio's theme gives the page's CSS, for a view outside Gradio (light; the card lives on <body>)
+HOST_CSS = """
+.lx-view, #lx-card { --background-fill-primary: #fff; --background-fill-secondary: #f3f4f6;
+  --border-color-primary: #d1d5db; --body-text-color: #111827; --body-text-color-subdued: #4b5563;
+  --block-background-fill: #fff; }
+.lx-view { font: 14px/1.5 ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111827;
+  background: #fff; padding: 8px; }
+.lx-view .lx-summary { margin: 0 0 6px; }
+.lx-view .lx-cols { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+.lx-view .lx-cols > #heatmap { flex: 3 1 360px; min-width: 0; }
+.lx-view .lx-cols > .lx-side { flex: 2 1 260px; min-width: 0; }
+.lx-view #heatmap .lx { max-height: 70vh; }
+.lx-view .lx-detail:empty::before { content: "Click a token for every listed alternative."; color: #4b5563; }
+"""
+DETAIL_JS = r"""
+const lxHex = (h) => new TextDecoder('utf-8').decode(new Uint8Array((h.match(/../g) || []).map((b) => parseInt(b, 16))));
+const lxShow = (t) => t.replace(/ /g, '·').replace(/\n/g, '↵').replace(/\t/g, '→');
+function lxPct(p) {  // plain words, never e-notation (as the card)
+  if (!(p > 0)) return '0%';
+  const x = 100 * p;
+  if (x < 1e-4) return '< 0.0001%';
+  if (x < 1e-3) return x.toFixed(6).replace(/0+$/, '') + '%';
+  return (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : String(Number(x.toPrecision(2)))) + '%';
+}
+function lxDetail(pos) {  // the clicked token: its numbers and every listed alternative, from the native JSON
+  const d = LX_SCORES, box = document.getElementById('token-detail');
+  if (!d || !box) return;
+  const mk = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+  const td = mk('div', 'td'); td.dataset.pos = String(pos);
+  const title = mk('h3', 'td-title');
+  title.append(mk('code', 'tok', lxShow(d.token_text[pos]) || ' '), mk('span', '', 'position ' + pos + ' · id ' + d.token_ids[pos]));
+  td.append(title);
+  const lp = d.logprobs[pos];
+  if (lp === null) { td.append(mk('p', 'td-note', 'Not scored: nothing before it to predict it from.')); box.replaceChildren(td); return; }
+  const nums = mk('dl', 'td-nums');
+  [['probability', lxPct(Math.exp(lp))], ['logprob', lp.toFixed(4)], ['rank', d.ranks[pos].toLocaleString('en')],
+   ['entropy', d.entropy[pos] === null ? '—' : d.entropy[pos].toFixed(3) + ' nats']].forEach(([k, v]) => {
+    const c = mk('div'); c.append(mk('dt', '', k), mk('dd', '', v)); nums.append(c);
+  });
+  td.append(nums);
+  const ids = d.top_ids[pos] || [], lps = d.top_logprobs[pos] || [];
+  const t = mk('table', 'alts'), body = mk('tbody');
+  t.append(mk('caption', '', ids.filter((i) => i >= 0).length ? 'Listed alternatives (' + d.mode + ')' : 'No alternatives were asked (k = 0)'));
+  const head = mk('tr'); ['rank', 'token', 'probability', 'logprob'].forEach((h) => head.append(mk('th', '', h)));
+  const thead = mk('thead'); thead.append(head); t.append(thead, body);
+  ids.forEach((id, j) => {
+    if (id < 0 || lps[j] === null || lps[j] <= -9999) return;
+    const p = Math.exp(lps[j]), tr = mk('tr', id === d.token_ids[pos] ? 'act' : '');
+    const pb = mk('td', 'pb'), bar = mk('span', 'bar'); bar.style.width = (100 * p).toFixed(1) + '%';
+    pb.append(bar, mk('span', 'pv', lxPct(p)));
+    const tok = mk('td'); tok.append(mk('code', 'tok', lxShow(lxHex(d.pieces[String(id)] || '')) || ' '));
+    tr.append(mk('td', '', String(j + 1)), tok, pb, mk('td', '', lps[j].toFixed(4)));
+    body.append(tr);
+  });
+  td.append(t);
+  box.replaceChildren(td);
+}
+"""
+HOST_JS = """
+(function () {
+  const here = document.currentScript;
+  const view = (here && here.closest('.lx-view')) || [...document.querySelectorAll('.lx-view')].pop();
+  if (!view || view.dataset.lxReady) return;
+  view.dataset.lxReady = '1';
+  const real = window.document, detail = view.querySelector('.lx-detail');
+  const hooks = {};  // the detail function, once the script below has defined it
+  let LX_SCORES = null;
+  try { LX_SCORES = JSON.parse(view.querySelector('script#logprob-data').textContent); } catch (e) { LX_SCORES = null; }
+  const scoped = new Proxy(real, { get(t, p) {  // this view's detail under the page's id; the rest is the document
+    if (p === 'getElementById') return (id) => (id === 'token-detail' ? detail : t.getElementById(id));
+    const v = Reflect.get(t, p);
+    return typeof v === 'function' ? v.bind(t) : v;
+  } });
+  (function (element, props, trigger, watch, document) {
+HEATMAP_JS
+DETAIL_JS
+    hooks.detail = lxDetail;
+  })(view.querySelector('#heatmap'), {}, (name, data) => { if (name === 'click' && hooks.detail) hooks.detail(data.pos); },
+     () => {}, scoped);
+})();
+"""
+
+
+def static(name: str) -> str:
+    """The text of explorer/ui/static/`name`, as installed (read at call time: one source for the page and here)."""
+    return resources.files("explorer").joinpath(*STATIC, name).read_text(encoding="utf-8")
+
+
+def json_script(data: dict, element_id: str) -> str:
+    """`data` as strict JSON in a <script type="application/json">, `<`, `>` and `&` escaped so that no text in it
+    can close the element."""
+    text = dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f'<script type="application/json" id="{element_id}">{text}</script>'
+
+
+def check_metric(metric: str) -> str:
+    """`metric` when the heatmap can colour by it, else an ExplorerError naming the ones it can."""
+    if metric not in METRICS:
+        raise ExplorerError(f"Unknown metric {metric!r}: use one of {', '.join(METRICS)}.", param="metric")
+    return metric
+
+
+def summary_text(r: TokenScores) -> str:
+    """One line on the result: model, tokens, total and mean logprob (nats), perplexity."""
+    scored = int(r.scored.sum())
+    if not scored:
+        return f"{r.model} · {r.n} tokens, none scored (a text's first token has no context)"
+    return (
+        f"{r.model} · {r.n:,} tokens ({scored:,} scored) · total logprob {r.total_logprob:.4f} · "
+        f"mean {r.mean_logprob:.4f} nats/token · perplexity {r.perplexity:.2f}"
+    )
+
+
+def view_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
+    """The interactive view of `r` as one HTML fragment (a notebook output): its CSS, data and script inline."""
+    check_metric(metric)
+    script = HOST_JS.replace("HEATMAP_JS", static("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
+    return (
+        f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
+        f"<style>{PALETTE_CSS}{static('page.css')}{HOST_CSS}</style>"
+        f'<p class="lx-summary">{html.escape(summary_text(r))}</p>{legend_html(metric)}'
+        '<div class="lx-cols"><div id="heatmap"><div class="lx-span" hidden></div>'
+        f"{heatmap_html(r, metric)}{data_html(page_data(r))}</div>"
+        '<div class="lx-side"><div id="token-detail" class="lx-detail"></div></div></div>'
+        f"{json_script(native_export(r), 'logprob-data')}"
+        f"<script>{script}</script></div>"
+    )
+
+
+def page_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
+    """`view_html` as a whole HTML document that opens from a file with no network request (a strict CSP)."""
+    title = html.escape(f"{r.model}: {r.n} tokens (logprob-explorer)")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title></head><body>{view_html(r, metric)}</body></html>\n"
+    )
+
+
+DATA_ELEMENT = '<script type="application/json" id="logprob-data">'  # json_script(..., "logprob-data")
+
+
+def data_of(page: str) -> dict:
+    """The native JSON held by a page or view made here (its `logprob-data` element), parsed."""
+    start = page.index(DATA_ELEMENT)
+    body = page[page.index(">", start) + 1 : page.index("</script>", start)]
+    return json.loads(body)

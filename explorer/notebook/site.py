@@ -1,0 +1,175 @@
+"""A folder of fixed views for a static host (a Hugging Face static Space, GitHub Pages, any web server, or the
+folder opened from disk): `logprob-explorer site OUT_DIR FILE...`.
+
+Steps:
+1. open every input (explorer.notebook.files.open_file: a session file, native JSON, a captured body, an HTML view
+   made by save_html / to_html); the first bad one stops it with an error naming the file, before anything is
+   written;
+2. write, into a fresh hidden folder beside OUT_DIR: one self-contained page per input (page.page_html: inline CSS,
+   script and data, a CSP that allows no request), `index.html` (a plain table of them: title, model, first words,
+   tokens, date; light and dark by prefers-color-scheme; no script) and `README.md` (the front matter of a Hugging
+   Face static Space: `sdk: static`, `app_file: index.html`);
+3. move that folder to OUT_DIR in one rename (an existing OUT_DIR is replaced only when asked), so a failure leaves
+   no half-written site behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from explorer.errors import ExplorerError
+from explorer.notebook.files import open_file
+from explorer.notebook.page import CSP, page_html
+from explorer.results.scores import TokenScores
+
+TITLE = "logprob-explorer views"
+FIRST_WORDS = 12  # words of each text the index shows
+INDEX_CSS = """
+:root { color-scheme: light dark; --bg: #fff; --fg: #111827; --muted: #4b5563; --line: #d1d5db; --link: #1d4ed8; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #111827; --fg: #f3f4f6; --muted: #d1d5db; --line: #374151; --link: #93c5fd; }
+}
+body { background: var(--bg); color: var(--fg); margin: 0 auto; max-width: 72rem; padding: 1.5rem;
+  font: 16px/1.5 ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+a { color: var(--link); }
+a:focus-visible { outline: 3px solid var(--link); outline-offset: 2px; }
+p { color: var(--muted); }
+table { border-collapse: collapse; width: 100%; }
+caption { text-align: left; color: var(--muted); padding-bottom: .5rem; }
+th, td { text-align: left; vertical-align: top; padding: .5rem .75rem; border-bottom: 1px solid var(--line); }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+"""
+
+
+@dataclass(frozen=True)
+class View:
+    """One input as the site lists it."""
+
+    source: str  # the input's path
+    page: str  # its page's file name in the site
+    title: str
+    scores: TokenScores
+    date: str  # the input's modification date, YYYY-MM-DD (UTC)
+
+    @property
+    def first_words(self) -> str:
+        text = "".join(self.scores.token_text[self.scores.context_start :])
+        words = text.split()
+        return " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
+
+
+def build_site(out_dir: str, paths: list[str], title: str = TITLE, overwrite: bool = False) -> list[View]:
+    """Write the site of `paths` to `out_dir` (see the module); the views, in the order given."""
+    if not paths:
+        raise ExplorerError("Give at least one file to put on the site.", param="files")
+    target = os.path.abspath(out_dir)
+    parent = os.path.dirname(target)
+    if not os.path.isdir(parent):
+        raise ExplorerError(f"{out_dir!r}: the folder {parent!r} does not exist; create it first.", param="out_dir")
+    if os.path.exists(target) and not (os.path.isdir(target) and (overwrite or not os.listdir(target))):
+        raise ExplorerError(
+            f"{out_dir!r} exists and is not an empty folder: give a new folder, or replace it (--overwrite).",
+            param="out_dir",
+        )
+    views = _views(paths)  # 1. every input opened before anything is written
+    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.partial-", dir=parent)
+    try:  # 2. the site, in a hidden folder beside the target
+        for v in views:
+            _write(os.path.join(work, v.page), page_html(v.scores))
+        _write(os.path.join(work, "index.html"), index_html(views, title))
+        _write(os.path.join(work, "README.md"), readme(views, title))
+        _replace(work, target)  # 3. one rename
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return views
+
+
+def _views(paths: list[str]) -> list[View]:
+    """Each input opened, with a page name of its own (its file name's stem, made safe and unique)."""
+    views, taken = [], {"index"}
+    for path in paths:
+        scores = open_file(path)
+        stem = os.path.basename(path).split(".")[0]
+        base = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-").lower() or "view"
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name)
+        mtime = dt.datetime.fromtimestamp(os.path.getmtime(path), dt.timezone.utc)
+        views.append(View(path, f"{name}.html", stem or name, scores, mtime.strftime("%Y-%m-%d")))
+    return views
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _replace(work: str, target: str) -> None:
+    """`work` renamed to `target`; an existing `target` is moved aside first and removed once the rename is done."""
+    old = None
+    if os.path.exists(target):
+        old = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.old-", dir=os.path.dirname(target))
+        os.rename(target, os.path.join(old, "site"))
+    try:
+        os.rename(work, target)
+    except OSError:
+        if old is not None:
+            os.rename(os.path.join(old, "site"), target)
+        raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def index_html(views: list[View], title: str = TITLE) -> str:
+    """The site's front page: one table row per view (a link to it, its model, first words, tokens, date)."""
+    e = html.escape
+    rows = "".join(
+        f'<tr><th scope="row"><a href="{e(v.page)}">{e(v.title)}</a></th><td>{e(v.scores.model)}</td>'
+        f'<td>{e(v.first_words)}</td><td class="num">{v.scores.n:,}</td><td>{e(v.date)}</td></tr>\n'
+        for v in views
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{e(title)}</title><style>{INDEX_CSS}</style></head><body><main>"
+        f"<h1>{e(title)}</h1>"
+        f"<p>{len(views)} fixed view{'s' if len(views) != 1 else ''} made with logprob-explorer: each shows every "
+        "token of a text coloured by how likely the model found it; hover or click a token for its alternatives. "
+        "No model runs here.</p>"
+        '<table><caption>The views</caption><thead><tr><th scope="col">Title</th><th scope="col">Model</th>'
+        '<th scope="col">First words</th><th scope="col">Tokens</th><th scope="col">Date</th></tr></thead>'
+        f"<tbody>\n{rows}</tbody></table></main></body></html>\n"
+    )
+
+
+def readme(views: list[View], title: str = TITLE) -> str:
+    """README.md with a Hugging Face static Space's front matter (YAML; each value a JSON string, which YAML
+    reads as it is)."""
+    front = {
+        "title": title[:60],
+        "emoji": "📊",
+        "colorFrom": "blue",
+        "colorTo": "indigo",
+        "sdk": "static",
+        "app_file": "index.html",
+        "pinned": False,
+    }
+    lines = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items())
+    listed = "\n".join(f"- [{v.title}]({v.page}): {v.scores.model}, {v.scores.n:,} tokens" for v in views)
+    return (
+        f"---\n{lines}\n---\n\n# {title}\n\nFixed views made with logprob-explorer (`logprob-explorer site`): open "
+        f"[index.html](index.html). Each page holds its data and script inline and makes no network request; no "
+        f"model runs here.\n\n{listed}\n"
+    )
