@@ -542,6 +542,39 @@ def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
     }
 
 
+def hidden_figures(engine, quick: bool) -> dict:
+    """`return_hidden_states` of every layer (0..L and final_norm, float32) at 16 prompt tokens (the default cap),
+    through the API's handler, over the same request without it: scoring (`echo`, `max_tokens: 0`) and a greedy
+    16-token generation (which then decodes on its own thread, outside the batch); and the scoring's extra peak
+    memory over the states' own bytes."""
+    from explorer.api.handlers import completion_body
+    from explorer.api.schemas import CompletionRequest, parse
+    from explorer.settings import Limits
+
+    ids, limits = ids_of(engine, 16), Limits()
+    spec = {"return_hidden_states": {"layers": [*range(engine.n_layers + 1), "final_norm"]}}
+    score = {"prompt": ids, "max_tokens": 0, "echo": True, "logprobs": 5}
+    gen = {"prompt": ids, "max_tokens": 16, "temperature": 0, "logprobs": 5}
+
+    def call(body: dict):
+        return lambda: completion_body(engine, parse(CompletionRequest, body), limits)
+
+    pairs = 5 if quick else 11
+    s = paired(engine, call({**score, **spec}), call(score), pairs)
+    g = paired(engine, call({**gen, **spec}), call(gen), pairs)
+    states = len(ids) * (engine.n_layers + 2) * engine.hidden_size * 4
+    extra = peak_bytes(engine, call({**score, **spec})) - peak_bytes(engine, call(score))
+    return {
+        "hidden_score_overhead": s["median"],
+        "hidden_score_overhead_min": s["min"],
+        "hidden_gen_overhead": g["median"],
+        "hidden_gen_overhead_min": g["min"],
+        "hidden_score_ms": s["b_s"] * 1000,
+        "hidden_states_bytes": states,
+        "hidden_mem_over_states": max(0, extra) / states,
+    }
+
+
 def paired_plain(a, b, pairs: int) -> dict:
     """Median and min of per-pair time ratios a/b (wall clock), A and B alternating after one warm-up each."""
     a(), b()
@@ -566,8 +599,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--only",
         nargs="*",
-        help="run only these groups: score gen memory chunk full render api lens branch compare why remote gguf "
-        "concurrent",
+        help="run only these groups: score gen memory chunk full render api lens branch compare why hidden remote "
+        "gguf concurrent",
     )
     ap.add_argument(
         "--backend",
@@ -588,6 +621,7 @@ def main(argv=None) -> int:
         "branch": branch_figures,
         "compare": compare_figures,
         "why": why_figures,
+        "hidden": hidden_figures,
         "remote": lambda e, q: remote_figures(e, q, a.backend),
         "gguf": lambda e, q: gguf_figures(e, q, a.model, paired_plain, LiveServer, ids_of, RssPeak),
         "concurrent": lambda e, q: concurrent_figures(e, q, a.model if a.model and os.path.isdir(a.model) else None),

@@ -63,6 +63,10 @@ NOTES = {
     "return_token_ids": "vLLM extension: `token_ids` on each choice and `prompt_token_ids` (per choice on completions, "
     "on the response on chat)",
     "return_tokens_as_token_ids": "vLLM extension: every token string in logprobs is written `token_id:N`",
+    "return_hidden_states": "SGLang's field: `true` or `\"last\"` (SGLang's nested floats), or "
+    "`{layers, positions, dtype, encoding_format}`: the residual stream under each choice "
+    "([Hidden states](#hidden-states-return_hidden_states)); torch engine only; not with `stream` or `n > 1`; "
+    "at most 16 prompt tokens (settable)",
     "text_stats": "this project's extension: `text_stats` on each choice (GLTR, Min-K%, Min-K%++, Fast-DetectGPT: "
     "scores, not verdicts); only with `echo: true, max_tokens: 0`",
     "temperature": "0 = greedy (the argmax of the penalised logits)",

@@ -235,6 +235,18 @@ def _api_name(field_name: str) -> str:
     return {"logprob_ids": "logprob_token_ids"}.get(field_name, field_name)
 
 
+def _env_flag(name: str, default: bool) -> bool:
+    """A yes/no variable: 1/true/yes/on or 0/false/no/off (unset or empty: `default`)."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ExplorerError(f"{name}={raw!r} must be 1 or 0.", param=name)
+
+
 def _env_number(name: str, default: float, kind=int):
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -259,6 +271,9 @@ class Limits:
     max_input_tokens: int = 0  # most tokens one prompt or text may have; 0: the model's context
     max_seconds: float = 300.0  # a request computing longer is stopped (0: no limit)
     full_vocab_max_prompt_tokens: int = 256  # prompt tokens x n for `prompt_logprobs: -1`
+    hidden_states: bool = True  # `return_hidden_states` served (off on a public server unless the operator says)
+    hidden_states_max_tokens: int = 16  # prompt tokens x n of a request with `return_hidden_states`
+    hidden_states_max_bytes: int = 32 * 1024 * 1024  # its states' bytes: positions x layers x hidden x dtype
     queue: int = 32  # model requests waiting beyond the running ones; more get a 429 (the page: "busy")
     workers: int = 8  # model requests computing at once; generations among them decode together (one batch)
     public: bool = False  # a public deployment (--public, EXPLORER_PUBLIC=1, or a Hugging Face Space)
@@ -276,6 +291,9 @@ class Limits:
             full_vocab_max_prompt_tokens=_env_number(
                 "EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", base.full_vocab_max_prompt_tokens
             ),
+            hidden_states=_env_flag("EXPLORER_HIDDEN_STATES", base.hidden_states),
+            hidden_states_max_tokens=_env_number("EXPLORER_HIDDEN_STATES_MAX_TOKENS", base.hidden_states_max_tokens),
+            hidden_states_max_bytes=_env_number("EXPLORER_HIDDEN_STATES_MAX_BYTES", base.hidden_states_max_bytes),
             queue=_env_number("EXPLORER_QUEUE", base.queue),
             workers=max(1, _env_number("EXPLORER_WORKERS", base.workers)),
             public=public,
@@ -317,6 +335,9 @@ class Limits:
             "max_input_tokens": self.max_input_tokens or None,
             "max_seconds": self.max_seconds or None,
             "full_vocab_max_prompt_tokens": self.full_vocab_max_prompt_tokens,
+            "hidden_states": self.hidden_states,
+            "hidden_states_max_tokens": self.hidden_states_max_tokens,
+            "hidden_states_max_bytes": self.hidden_states_max_bytes,
             "queue": self.queue,
             "workers": self.workers,
         }
@@ -340,6 +361,7 @@ PUBLIC_LIMITS = Limits(
     max_input_tokens=2048,
     max_seconds=60.0,
     full_vocab_max_prompt_tokens=32,
+    hidden_states=False,  # EXPLORER_HIDDEN_STATES=1 turns it on (under the same caps)
     queue=16,
     workers=4,
     public=True,

@@ -6,13 +6,17 @@ from __future__ import annotations
 import time
 import uuid
 
+from explorer.api import hidden
 from explorer.api.schemas import ChatRequest, CompletionRequest
 from explorer.engine import generate, score_ids
+from explorer.engine.hidden import generate_states, score_states
 from explorer.engine.listed import listed_width
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
 from explorer.models import Models
+from explorer.results.hidden import HiddenStates
+from explorer.results.scores import TokenScores
 from explorer.results.stats import stats_block
 from explorer.settings import Limits, max_logprobs
 
@@ -109,17 +113,31 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
 
 def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
     prompts, s = completion_setup(engine, req, limits)
-    results = []
-    for ids in prompts:
+    ask = req.hidden_ask()
+    if ask is not None:
+        new = [min(s.max_tokens, max(engine.context - len(ids), 0)) for ids in prompts]
+        captures = hidden.plan(ask, engine, prompts, new, s.n, limits)
+    results: list[TokenScores] = []
+    states: list[HiddenStates] = []
+    for i, ids in enumerate(prompts):
         if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
             k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
-            results += [score_ids(engine, ids, k=k, listed=req.prompt_logprob_token_ids)] * s.n
-        else:
+            if ask is None:
+                results += [score_ids(engine, ids, k=k, listed=req.prompt_logprob_token_ids)] * s.n
+            else:  # the same forward passes give the logprobs and the states
+                r, h = score_states(engine, ids, k, captures[i], listed=req.prompt_logprob_token_ids)
+                results, states = results + [r] * s.n, states + [h] * s.n
+        elif ask is None:
             results += generate(engine, ids, s)
+        else:
+            pairs = generate_states(engine, ids, s, captures[i])
+            results, states = results + [r for r, _ in pairs], states + [h for _, h in pairs]
     body = openai_completion.export(results, options=completion_options(req, s))
     if req.text_stats:  # asked for: each choice's statistics of its scored prompt
         for choice, r in zip(body["choices"], results):
             choice["text_stats"] = stats_block(r)
+    if ask is not None:
+        hidden.attach(body, ask, states)
     return body
 
 
@@ -129,6 +147,13 @@ def full_vocab_npy_body(engine, req, limits: Limits) -> bytes:
         raise ExplorerError(
             "`Accept: application/x-npy` returns full-vocabulary rows: set `prompt_logprobs: -1`.",
             param="prompt_logprobs",
+            code="invalid_value",
+        )
+    if req.hidden_ask() is not None:  # a .npy body has no room for them
+        raise ExplorerError(
+            "`Accept: application/x-npy` answers the prompt's distributions only: drop `return_hidden_states`, or "
+            "ask for JSON.",
+            param="return_hidden_states",
             code="invalid_value",
         )
     if isinstance(req, ChatRequest):
@@ -171,8 +196,15 @@ def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Optio
 
 def chat_body(engine, req: ChatRequest, limits: Limits) -> dict:
     ids, s, messages = chat_setup(engine, req, limits)
-    results = generate(engine, ids, s)
-    return openai_chat.export(results, options=chat_options(req, s, messages))
+    ask = req.hidden_ask()
+    if ask is None:
+        return openai_chat.export(generate(engine, ids, s), options=chat_options(req, s, messages))
+    new = min(s.max_tokens, max(engine.context - len(ids), 0))
+    (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)
+    pairs = generate_states(engine, ids, s, capture)
+    body = openai_chat.export([r for r, _ in pairs], options=chat_options(req, s, messages))
+    hidden.attach(body, ask, [h for _, h in pairs])
+    return body
 
 
 def card(models: Models, limits: Limits, name: str) -> dict:
@@ -195,6 +227,7 @@ def card(models: Models, limits: Limits, name: str) -> dict:
                 limits.full_vocab_max_prompt_tokens,
                 engine.capabilities.full_vocab_max_prompt_tokens if engine else limits.full_vocab_max_prompt_tokens,
             ),
+            **hidden.caps(engine, limits),  # `return_hidden_states`: prompt tokens x n and bytes (0: not served)
             "max_logprobs": within(max_logprobs(), engine.capabilities.max_logprobs if engine else -1),
             "prompt_logprobs": True,
             **(

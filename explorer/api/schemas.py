@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from explorer.api import hidden
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings, check_k
@@ -83,6 +84,8 @@ class _Base(BaseModel):
     logprob_token_ids: list[int] | None = None  # extension (vLLM): these ids' logprobs at each generated position
     return_token_ids: bool | None = None
     return_tokens_as_token_ids: bool | None = None
+    # extension (SGLang's field): true or "last" (SGLang's answer), or {"layers", "positions", "dtype", ...}
+    return_hidden_states: bool | str | dict[str, Any] | None = None
 
     def stops(self) -> tuple[str, ...]:
         if self.stop is None:
@@ -120,6 +123,12 @@ class _Base(BaseModel):
             raise ExplorerError(
                 "`logprob_token_ids` must not be an empty list.", param="logprob_token_ids", code="invalid_value"
             )
+        if hidden.read(self.return_hidden_states) is not None:
+            hidden.check_alone(self.stream, self.n)
+
+    def hidden_ask(self) -> hidden.Ask | None:
+        """What `return_hidden_states` asks (None: nothing); valid once `check` passed."""
+        return hidden.read(self.return_hidden_states)
 
     def settings(self, max_tokens: int, logprobs: int | None, prompt_logprobs: int | None) -> SamplerSettings:
         """The one settings type (validates every sampler field), with a concrete seed."""

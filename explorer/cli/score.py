@@ -48,7 +48,14 @@ def add_parser(sub) -> None:
     sc.add_argument(
         "--min-k", type=float, default=20.0, metavar="PERCENT", help="k of Min-K%% and Min-K%%++ (default 20)"
     )
-    sc.add_argument("--out", help="write the JSON here instead of stdout")
+    sc.add_argument(
+        "--hidden-states",
+        metavar="LAYERS",
+        help="instead of the scores, write the residual stream at every token to --out (an .npz: states "
+        "[tokens, layers, hidden], layers, hook_names, token_ids, positions); LAYERS like 0,6,-1,final_norm "
+        "(Hugging Face's numbering, negative from the end) or all; torch engine only",
+    )
+    sc.add_argument("--out", help="write the JSON here instead of stdout (with --hidden-states: the .npz)")
 
 
 def _check(a: argparse.Namespace) -> str:
@@ -74,10 +81,56 @@ def _check(a: argparse.Namespace) -> str:
         raise ExplorerError(
             "--context-start applies to --text: with --ids, put the start token's id first.", param="context_start"
         )
+    if a.hidden_states is not None:
+        layers_arg(a.hidden_states)
+        if not a.out or not a.out.endswith(".npz"):
+            raise ExplorerError("--hidden-states writes an .npz file: add --out states.npz.", param="out")
+        if a.binary_out or a.lookup or a.stats:
+            raise ExplorerError(
+                "--hidden-states writes the states only: drop --binary-out, --lookup and --stats.",
+                param="hidden_states",
+            )
     return source_text(a, "score")
 
 
-def run(a: argparse.Namespace) -> dict:
+def layers_arg(value: str) -> list | None:
+    """--hidden-states LAYERS: "0,6,-1,final_norm" -> [0, 6, -1, "final_norm"]; "all" -> None (every layer)."""
+    if value.strip().lower() == "all":
+        return None
+    out: list = []
+    for part in value.split(","):
+        x = part.strip()
+        if x == "final_norm":
+            out.append(x)
+        elif x.lstrip("-").isdigit():
+            out.append(int(x))
+        else:
+            raise ExplorerError(
+                f"--hidden-states {value!r}: give layer numbers and final_norm, comma-separated, like "
+                "0,6,-1,final_norm (or all).",
+                param="hidden_states",
+            )
+    return out
+
+
+def write_states(a: argparse.Namespace, engine, text: str) -> int:
+    """--hidden-states: the states of the text (or ids) to --out as an .npz; the exit status."""
+    import sys
+
+    from explorer.engine.hidden import local_engine, read_states
+    from explorer.engine.scoring import text_ids
+    from explorer.export.hidden_states import npz
+
+    here = local_engine(engine, "hidden_states")
+    ids = a.ids if a.ids is not None else text_ids(here, text, a.context_start)[0]
+    h = read_states(here, ids, layers_arg(a.hidden_states), param="hidden_states")
+    with open(a.out, "wb") as f:
+        f.write(npz(h))
+    print(f"wrote {a.out}: states {list(h.shape)} ({', '.join(h.hook_names)})", file=sys.stderr)
+    return 0
+
+
+def run(a: argparse.Namespace) -> dict | int:
     # 1. check everything that needs no model, before it loads
     text = _check(a)
     from explorer.engine import score_ids, score_text
@@ -86,6 +139,8 @@ def run(a: argparse.Namespace) -> dict:
 
     # 2. load it and score
     engine = load_engine(a, a.model)
+    if a.hidden_states is not None:
+        return write_states(a, engine, text)
     r = (
         score_ids(engine, a.ids, a.logprobs)
         if a.ids is not None

@@ -107,6 +107,36 @@ class Engine(ForwardEngine):
             out = self.compute(self.model, input_ids=ids, **(self.last_only if last else {}), **kw)
             return out.logits[0, rows], getattr(out, self._cache_arg)
 
+    def body_states(
+        self, ids: torch.Tensor, norm: torch.nn.Module, past=None, cache: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor], Any]:
+        """`body(ids, past, cache)` (every row) and, from the same forward pass, the residual stream: L+2 tensors
+        (T, H), HF's entries 0..L-1 (the embeddings' output, then after each block), the input of the final norm
+        `norm` (after L blocks) and its output. transformers reports the norm's output as its entry L, so the
+        norm's input is read by a hook, registered under the lock: no other forward pass can run through it."""
+        kw = {self._cache_arg: past, "use_cache": cache or past is not None, "output_hidden_states": True}
+        seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+        with self.lock:
+            hook = norm.register_forward_hook(lambda mod, args, out: seen.append((args[0], out)))
+            try:
+                out = self.compute(self.model.base_model if self.split_head else self.model, input_ids=ids, **kw)
+            finally:
+                hook.remove()
+        before, after = seen[-1]  # the body applies its final norm last (lens.find_final_norm checks it)
+        states = [h[0] for h in out.hidden_states[:-1]] + [before[0], after[0]]
+        rows = out.last_hidden_state[0] if self.split_head else out.logits[0]
+        return rows, states, getattr(out, self._cache_arg)
+
+    @property
+    def n_layers(self) -> int:
+        """L, the model's blocks: its residual stream has L+1 entries (the embeddings' output, then each block's)."""
+        return int(self._text_config().num_hidden_layers)
+
+    @property
+    def hidden_size(self) -> int:
+        """H, the width of the residual stream."""
+        return int(self._text_config().hidden_size)
+
     def body_rows(self, ids: torch.Tensor, past, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """ids (B, 1), row b the next token of row b of the left-padded KV cache `past` (grown in place);
         `mask` (B, L + 1): 1 on real positions, this one included; `positions` (B, 1): each row's own position
