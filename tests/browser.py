@@ -54,14 +54,27 @@ def open_page(browser, url, size="wide", shown=True, **ctx):
     return pg
 
 
+GROUPS = {  # a grouped tab -> the tab of the top row holding it (explorer/ui/layout.py's LAYOUT)
+    **dict.fromkeys(("What-if", "Why", "Words", "Branch", "Logit lens"), "Read a result"),
+    **dict.fromkeys(("Compare", "Answers", "Batch"), "Compare and many"),
+}
+
+
 def pick_tab(page, name: str) -> None:
-    """Click a tab, through the "More tabs" menu where a narrow page folds it away."""
+    """Click a tab (its group's first where it is grouped), through the "More tabs" menu where a narrow page folds a
+    tab of the top row away."""
+    if name in GROUPS:
+        _click_tab(page, GROUPS[name])
+    _click_tab(page, name)
+
+
+def _click_tab(page, name: str) -> None:
     tab = page.get_by_role("tab", name=name, exact=True)
     if tab.count():
         tab.click()
         return
-    page.get_by_role("button", name="More tabs").click()
-    page.locator(".overflow-dropdown button", has_text=name).click()
+    page.get_by_role("button", name="More tabs").first.click()
+    page.locator(".overflow-dropdown button", has_text=name).first.click()
 
 
 def score(page, text, done=True):
@@ -124,3 +137,22 @@ def serious(page) -> list[str]:
         if v["impact"] in ("serious", "critical")
         for n in v["nodes"]
     ]
+
+
+def offline_page(browser, allowed):
+    """A new page on which every request but those `allowed(url)` is refused and counted: (page, requests refused,
+    page errors: uncaught exceptions and console errors). Close it with `page.context.close()`."""
+    page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+    page.refused, page.errors = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+
+    def block(route):
+        if allowed(route.request.url):
+            route.continue_()
+        else:
+            page.refused.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", block)
+    return page

@@ -162,6 +162,12 @@ def test_generated_token_shows_raw_and_processed_side_by_side(browser, live, siz
     width = pg.viewport_size["width"]  # on a phone too, nothing of the detail is off-screen
     assert pg.evaluate("document.documentElement.scrollWidth") <= width
     assert all(t.bounding_box()["x"] + t.bounding_box()["width"] <= width + 1 for t in detail.locator("table").all())
+    right = detail.bounding_box()["x"] + detail.bounding_box()["width"]  # both tables inside the detail's column
+    assert all(t.bounding_box()["x"] + t.bounding_box()["width"] <= right + 1 for t in detail.locator("table").all())
+    assert pg.evaluate(  # and no heading cut ("After the sampler" over "probabil")
+        "[...document.querySelectorAll('#token-detail .sbs th, #token-detail .sbs caption')]"
+        ".every(c => c.scrollWidth <= c.clientWidth + 1)"
+    )
     pg.locator("#heatmap [data-pos='1']").click()
     wait_detail(pg, 1)
     assert "raw numbers" in detail.inner_text()  # a prompt token: raw, whatever the mode
@@ -172,7 +178,7 @@ def test_one_click_downloads_with_descriptive_names(page, size):
     if size == "phone":
         pytest.skip("the same buttons; once is enough")
     score(page, "fox jumps, over\nthe dog")
-    button = page.get_by_role("button", name="Download vLLM JSON")
+    button = page.get_by_role("button", name="Download as vLLM's API answers (JSON)")
     page.locator("#dl-vllm:not([disabled])").wait_for(timeout=30_000)
     with page.expect_download() as dl:
         button.click()
@@ -182,7 +188,7 @@ def test_one_click_downloads_with_descriptive_names(page, size):
     assert body["choices"][0]["prompt_logprobs"][0] is None
     assert len(body["choices"][0]["prompt_token_ids"]) == page.locator("#heatmap [data-pos]").count()
     with page.expect_download() as dl:
-        page.get_by_role("button", name="Download CSV").click()
+        page.get_by_role("button", name="Download a table for a spreadsheet (CSV)").click()
     import csv
     import io
 
@@ -190,7 +196,18 @@ def test_one_click_downloads_with_descriptive_names(page, size):
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert dl.value.suggested_filename.endswith(".tokens.csv") and "·" not in text and "↵" not in text
     assert "".join(r["token"] for r in rows) == "fox jumps, over\nthe dog"  # the real token text
-    assert page.get_by_role("button", name="Download OpenAI Chat JSON").is_disabled()
+    assert page.get_by_role("button", name="Download as OpenAI's Chat API answers (JSON)").is_disabled()
+    with page.expect_download() as dl:  # the view as one HTML file, which opens here again
+        page.get_by_role("button", name="Download this view, to open anywhere (HTML)").click()
+    assert re.fullmatch(r"tiny-gpt2-raw-\d{8}-\d{6}\.view\.html", dl.value.suggested_filename)
+    saved = Path(dl.value.path()).read_text(encoding="utf-8")
+    assert 'id="logprob-data"' in saved and "<script src" not in saved and "http://" not in saved.split("</head>")[0]
+    copy = Path(dl.value.path()).with_suffix(".html")
+    copy.write_text(saved, encoding="utf-8")
+    page.get_by_label("Text", exact=True).fill("")
+    page.locator("#open-session input[type=file]").set_input_files(str(copy))
+    page.locator("#share-note").filter(has_text="without running a model").wait_for(timeout=30_000)
+    assert page.locator("#heatmap [data-pos]").count() == len(body["choices"][0]["prompt_token_ids"])
 
 
 def test_markup_is_shown_as_text(page, size):

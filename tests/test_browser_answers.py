@@ -10,7 +10,7 @@ import pytest
 
 from explorer.engine.answers import run_quiz
 from explorer.results.answers import read_quiz
-from tests.browser import open_page, require_chromium
+from tests.browser import open_page, pick_tab, require_chromium
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -23,7 +23,7 @@ def test_quiz_reliability_diagram(browser, live, gpt2, tmp_path):
     path.write_text(text, encoding="utf-8")
     want = run_quiz(gpt2, read_quiz(text))
     pg = open_page(browser, live.url)
-    pg.get_by_role("tab", name="Answers").click()
+    pick_tab(pg, "Answers")
     pg.locator("#answers-quiz-file input[type=file]").set_input_files(str(path))
     pg.get_by_role("button", name="Run the quiz").click()
     pg.locator("#answers-quiz-summary").filter(has_text="ECE").wait_for(timeout=60_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import BLOB, new_result, open_page, require_chromium, score
+from tests.browser import BLOB, new_result, open_page, pick_tab, require_chromium, score
 from tests.conftest import ServerProcess
 
 require_chromium()
@@ -39,7 +39,7 @@ def listed(pg) -> list[int]:
 
 
 def run_tab(pg, tab: str, box: str, text: str, button: str) -> None:
-    pg.get_by_role("tab", name=tab).click()
+    pick_tab(pg, tab)
     pg.get_by_label(box, exact=True).fill(text)
     new_result(pg, pg.get_by_role("button", name=button, exact=True).click)
 

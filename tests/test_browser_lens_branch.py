@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import require_chromium
+from tests.browser import pick_tab, require_chromium
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -18,7 +18,7 @@ def page(browser, live):
     ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
     pg = ctx.new_page()
     pg.goto(live.url)
-    pg.get_by_role("tab", name="Branch", exact=True).wait_for(timeout=60_000)
+    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
     yield pg
     ctx.close()
 
@@ -32,7 +32,7 @@ def test_branch_twice_then_three_leaves(page):
     page.get_by_role("tab", name="Generate", exact=True).click()
     page.get_by_label("Prompt", exact=True).fill("The lazy")
     page.get_by_role("button", name="Generate", exact=True).click()
-    page.get_by_role("tab", name="Branch", exact=True).click()
+    pick_tab(page, "Branch")
     page.get_by_text("of the current result").wait_for(timeout=60_000)  # the generation is done: a token is selected
     pos = page.locator("#heatmap [data-pos]").count() - 2
     page.locator(f"#heatmap [data-pos='{pos}']").click()  # the inspector (below every tab) picks where to branch
@@ -65,7 +65,7 @@ def test_lens_heatmap_and_cell_top_k(page):
     page.get_by_role("button", name="Score", exact=True).click()
     page.locator("#heatmap [data-pos='3']").wait_for(timeout=30_000)
 
-    page.get_by_role("tab", name="Logit lens", exact=True).click()
+    pick_tab(page, "Logit lens")
     page.get_by_role("button", name="Run the logit lens").click()
     cell = page.locator("#lens-grid tr[data-l='1'] td").nth(3)  # layer 1, position 3
     cell.wait_for(timeout=60_000)

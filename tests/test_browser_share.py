@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.links import Base, ViewState, encode
-from tests.browser import SIZES, open_page, require_chromium, score, wait_detail
+from tests.browser import SIZES, open_page, pick_tab, require_chromium, score, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -271,7 +271,7 @@ def chips_of(pg, where: str) -> list[tuple[str | None, str | None, str]]:
 
 def test_a_compare_link_reopens_the_same_comparison_and_token(browser, live, gpt2, screens):
     pg = open_page(browser, live.url)
-    pg.get_by_role("tab", name="Compare").click()
+    pick_tab(pg, "Compare")
     pg.get_by_label("Text to compare").fill(TEXT)
     pg.get_by_role("button", name="Compare", exact=True).click()
     pg.locator("#compare-heatmap [data-pos='4']").click()
@@ -300,7 +300,7 @@ def test_a_whatif_link_reopens_the_same_position_and_sliders(browser, live, gpt2
     score(pg, TEXT)
     pg.locator("#heatmap [data-pos='5']").click()
     wait_detail(pg, 5)
-    pg.get_by_role("tab", name="What-if").click()
+    pick_tab(pg, "What-if")
     pg.get_by_role("spinbutton", name="Top-k (0 = off)").fill("7")
     pg.get_by_role("spinbutton", name="Top-k (0 = off)").press("Enter")
     pg.get_by_role("button", name="What if? (at the selected token)").click()
@@ -322,7 +322,7 @@ def test_a_whatif_link_reopens_the_same_position_and_sliders(browser, live, gpt2
 def test_a_lens_link_reopens_the_same_grid_and_cell(browser, live, gpt2, screens):
     pg = open_page(browser, live.url)
     score(pg, TEXT)
-    pg.get_by_role("tab", name="Logit lens", exact=True).click()
+    pick_tab(pg, "Logit lens")
     pg.get_by_role("button", name="Run the logit lens").click()
     cell = pg.locator("#lens-grid tr[data-l='1'] td").nth(3)  # layer 1, position 3
     cell.wait_for(timeout=60_000)
@@ -396,7 +396,7 @@ def test_a_lookup_link_reopens_the_same_queries_and_numbers(browser, live, gpt2)
 def test_a_words_link_reopens_the_same_word(browser, live, gpt2):
     pg = open_page(browser, live.url)
     score(pg, TEXT)
-    pg.get_by_role("tab", name="Words").click()
+    pick_tab(pg, "Words")
     pg.get_by_role("button", name="Show words").click()
     pg.locator("#words-heatmap [data-pos='4']").click()
     detail = pg.get_by_text("Word 4", exact=False).first
@@ -433,7 +433,7 @@ def test_a_branch_link_reopens_the_same_position_and_alternatives(browser, live,
     score(pg, TEXT)
     pg.locator("#heatmap [data-pos='5']").click()
     wait_detail(pg, 5)
-    pg.get_by_role("tab", name="Branch", exact=True).click()
+    pick_tab(pg, "Branch")
     at = pg.get_by_role("spinbutton", name="Branch at position")
     at.fill("3")  # a position of the Branch tab's own, not the inspector's
     at.press("Enter")
@@ -460,7 +460,7 @@ def test_an_answers_link_reopens_the_same_prompt_answers_and_bars(browser, live,
 
     prompt, answers = "The capital of Italy is", " Rome| rome\n Paris\n Milan"
     pg = open_page(browser, live.url)
-    pg.get_by_role("tab", name="Answers").click()
+    pick_tab(pg, "Answers")
     pg.get_by_label("Prompt", exact=True).filter(visible=True).fill(prompt)
     pg.get_by_label("Answers (one a line, variants separated by |)").fill(answers)
     pg.get_by_role("button", name="Score the answers").click()
@@ -508,7 +508,7 @@ def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code
         )
         url = pg.get_by_label("Link", exact=True).input_value()
         assert url.startswith(f"http://{lan}:{srv.port}/?view=")
-        assert "names this computer only" not in pg.locator("#share-note").inner_text()
+        assert "names this computer only" not in pg.locator("#link-note").inner_text()
         qr = pg.locator("#share-qr svg")
         qr.wait_for(timeout=30_000)
         qr.scroll_into_view_if_needed()
@@ -532,6 +532,10 @@ def test_a_loopback_link_says_it_cannot_reach_other_devices(browser, live):
     pg = open_page(browser, live.url)
     score(pg, TEXT)
     pg.get_by_role("button", name="Copy link").click()
-    expect(pg.locator("#share-note")).to_contain_text("names this computer only", timeout=30_000)
-    assert "--host 0.0.0.0" in pg.locator("#share-note").inner_text()
+    expect(pg.locator("#link-note")).to_contain_text("names this computer only", timeout=30_000)
+    assert "--host 0.0.0.0" in pg.locator("#link-note").inner_text()
+    # beside the result it shares: Copy link between the Score tab's buttons and the text's tokens, not at the foot
+    link, heat = pg.locator("#copy-link").bounding_box(), pg.locator("#heatmap").bounding_box()
+    button = pg.get_by_role("button", name="Score", exact=True).bounding_box()
+    assert link and heat and button and button["y"] < link["y"] < heat["y"]
     pg.context.close()

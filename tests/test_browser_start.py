@@ -71,9 +71,10 @@ def test_the_phone_first_screen_holds_the_text_box_and_its_button(browser, smoll
     assert text and button and text["y"] + text["height"] <= height and button["y"] + button["height"] <= height
     pg.screenshot(path=str(shots / "start-light-phone.png"))
     pg.context.close()
-    wide = fresh(browser, smollm_live.url, "wide", "light")
-    wide.screenshot(path=str(shots / "start-light-wide.png"))
-    wide.context.close()
+    for scheme in ("light", "dark"):
+        wide = fresh(browser, smollm_live.url, "wide", scheme)
+        wide.screenshot(path=str(shots / f"start-{scheme}-wide.png"))
+        wide.context.close()
 
 
 def test_the_keyboard_reaches_the_text_box_at_once_and_a_tab_list_is_one_stop(browser, smollm_live):
@@ -83,10 +84,11 @@ def test_the_keyboard_reaches_the_text_box_at_once_and_a_tab_list_is_one_stop(br
     assert pg.evaluate("document.activeElement.textContent") == "Skip to the text box"
     pg.keyboard.press("Enter")
     assert pg.evaluate("document.activeElement.closest('#score-text') !== null")
-    stops = pg.evaluate(
-        "[...document.querySelectorAll('[role=tablist] [role=tab]')].filter(t => t.tabIndex >= 0).length"
+    stops = pg.evaluate(  # per tab list (the top row, each group's row)
+        "[...document.querySelectorAll('[role=tablist]')]"
+        ".map(l => [...l.querySelectorAll('[role=tab]')].filter(t => t.tabIndex >= 0).length)"
     )
-    assert stops == 1
+    assert stops and set(stops) == {1}
     pg.get_by_role("tab", name="Score").focus()
     pg.keyboard.press("ArrowRight")
     assert pg.evaluate("document.activeElement.textContent.trim()") == "Generate"
@@ -121,8 +123,9 @@ def test_every_view_the_default_run_offers_runs_without_an_error(browser, smollm
         srv.stop()
 
 
-def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(browser, smollm_live, shots):
-    pg = fresh(browser, smollm_live.url, "wide", "light")
+@pytest.mark.parametrize(("size", "scheme"), [("wide", "light"), ("phone", "dark")])
+def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(browser, smollm_live, shots, size, scheme):
+    pg = fresh(browser, smollm_live.url, size, scheme)
     pg.get_by_role("button", name="Show me how, in 3 steps").click()
     tour = pg.get_by_role("dialog")
     for n, title, target in [(1, "Score a sentence", "#score-examples"), (2, "Click the most surprising token", None),
@@ -131,11 +134,46 @@ def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(brows
         if target:
             assert "lx-tour-target" in (pg.locator(target).get_attribute("class") or "")
         if n == 1:
-            pg.screenshot(path=str(shots / "start-walkthrough-light-wide.png"))
+            pg.screenshot(path=str(shots / f"start-walkthrough-{scheme}-{size}.png"))
+            card = tour.bounding_box()  # the card on the screen, whole, on a phone too
+            assert card and card["x"] >= 0 and card["x"] + card["width"] <= SIZES[size]["width"] + 1
         tour.get_by_role("button", name="Done" if n == 3 else "Next").click()
     assert tour.is_hidden() and pg.locator(".lx-tour-target").count() == 0
     pg.get_by_role("button", name="Show me how, in 3 steps").click()  # a teacher replays it
     assert "Step 1 of 3" in tour.inner_text()
     pg.keyboard.press("Escape")
     assert tour.is_hidden()
+    pg.context.close()
+
+
+def test_the_expert_views_are_grouped_and_a_group_reopens_at_the_view_last_used(browser, smollm_live):
+    """Score, Generate and Chat first, the expert views in groups one click away; the browser remembers the view
+    last opened in a group, and *Copy link* describes the view a group shows."""
+    from tests.browser import pick_tab
+
+    pg = fresh(browser, smollm_live.url, "wide", "light")
+    top = [t.inner_text() for t in pg.get_by_role("tab").all()]
+    assert top[:3] == ["Score", "Generate", "Chat"] and {"Read a result", "Compare and many"} <= set(top)
+    assert "Logit lens" not in top  # grouped: shown once its group is opened
+    stored = "() => localStorage.getItem('logprob-explorer-groups')"
+    before = pg.evaluate(stored)
+    pick_tab(pg, "Logit lens")
+    pg.get_by_role("button", name="Run the logit lens").wait_for(timeout=30_000)
+    pg.wait_for_function(f"before => ({stored})() !== before", arg=before, timeout=30_000)  # the browser remembers
+    pg.reload()
+    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+    assert pg.get_by_role("tab", name="Score", exact=True).get_attribute("aria-selected") == "true"  # lands on Score
+    pg.get_by_role("tab", name="Read a result", exact=True).click()
+    lens = pg.get_by_role("tab", name="Logit lens", exact=True)
+    pg.wait_for_function("() => [...document.querySelectorAll('[role=tab]')].some(t => "
+                         "t.textContent.trim() === 'Logit lens' && t.getAttribute('aria-selected') === 'true')")  # fmt: skip
+    assert (
+        lens.get_attribute("aria-selected") == "true"
+        and pg.get_by_role("button", name="Run the logit lens").is_visible()
+    )
+    pg.get_by_role("tab", name="Score", exact=True).click()
+    new_result(pg, pg.locator("#score-examples button").first.click)
+    pg.get_by_role("tab", name="Read a result", exact=True).click()  # the group opens at the lens: Copy link says so
+    pg.get_by_role("button", name="Copy link").click()
+    pg.locator("#link-note").filter(has_text="Run the logit lens first").wait_for(timeout=30_000)
     pg.context.close()

@@ -14,7 +14,7 @@ from explorer.engine.lookup import lookup
 from explorer.engine.whatif import logits_row, whatif
 from explorer.results.words import words
 from explorer.settings import SamplerSettings
-from tests.browser import require_chromium
+from tests.browser import pick_tab, require_chromium, score, wait_detail
 from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 
 require_chromium()
@@ -50,7 +50,7 @@ def scored(page, text=TEXT):
 
 
 def test_compare_view(page, gpt2, gpt2_b):
-    page.get_by_role("tab", name="Compare").click()
+    pick_tab(page, "Compare")
     page.get_by_label("Text to compare").fill(TEXT)
     page.get_by_role("button", name="Compare", exact=True).click()
     chip = page.locator("#compare-heatmap [data-pos='4']")
@@ -75,7 +75,7 @@ def test_whatif_view(page, gpt2):
     scored(page)
     page.locator("#heatmap [data-pos='5']").click()  # the inspector's selected token
     page.get_by_text("Position 5", exact=False).first.wait_for(timeout=15_000)
-    page.get_by_role("tab", name="What-if").click()
+    pick_tab(page, "What-if")
     page.get_by_role("button", name="What if? (at the selected token)").click()
     summary = page.get_by_text("Position 5, actual token", exact=False).first
     summary.wait_for(timeout=30_000)
@@ -90,7 +90,7 @@ def test_whatif_follows_a_typed_temperature_and_the_picked_token(page, gpt2):
     scored(page)
     page.locator("#heatmap [data-pos='5']").click()
     page.get_by_text("Position 5", exact=False).first.wait_for(timeout=15_000)
-    page.get_by_role("tab", name="What-if").click()
+    pick_tab(page, "What-if")
     page.get_by_role("button", name="What if? (at the selected token)").click()
     page.get_by_text("Position 5, actual token", exact=False).first.wait_for(timeout=30_000)
     ids = gpt2.encode(TEXT)
@@ -101,6 +101,38 @@ def test_whatif_follows_a_typed_temperature_and_the_picked_token(page, gpt2):
     page.get_by_text(f"{w.processed.entropy:.3f}", exact=False).first.wait_for(timeout=30_000)
     page.locator("#heatmap [data-pos='3']").click()  # another token picked while What-if is shown
     page.get_by_text("Position 3, actual token", exact=False).first.wait_for(timeout=30_000)
+
+
+def test_whatif_on_a_phone_keeps_its_titles_apart_and_describes_its_chart(browser, server, gpt2):
+    """At 420 px the two charts' titles overlap neither each other nor Plotly's toolbar; the chart's text
+    alternative reads its numbers (the raw chart's top probability among them)."""
+    pg = browser.new_page(viewport={"width": 420, "height": 900})
+    pg.goto(server.url)
+    score(pg, TEXT)
+    pg.locator("#heatmap [data-pos='5']").click()
+    wait_detail(pg, 5)
+    pick_tab(pg, "What-if")
+    pg.get_by_role("button", name="What if? (at the selected token)").click()
+    pg.get_by_text("Position 5, actual token", exact=False).first.wait_for(timeout=30_000)
+    plot = pg.locator(".js-plotly-plot").filter(has_text="processed: what the sampler draws from")
+    plot.wait_for(timeout=15_000)
+    plot.scroll_into_view_if_needed()
+    plot.hover()  # Plotly's toolbar shows on hover
+    boxes = [t.bounding_box() for t in plot.locator("g.annotation").all()]
+    bar = plot.locator(".modebar").bounding_box()
+
+    def apart(a, b) -> bool:
+        return a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"] or a["y"] + a["height"] <= b["y"] or \
+            b["y"] + b["height"] <= a["y"]  # fmt: skip
+
+    assert len(boxes) == 2 and apart(boxes[0], boxes[1]) and (bar is None or all(apart(b, bar) for b in boxes))
+    alt = plot.get_by_role("img").first.get_attribute("aria-label") or ""
+    assert "raw: the model's distribution" in alt
+    ids = gpt2.encode(TEXT)
+    w = whatif(logits_row(gpt2, ids, 5), SamplerSettings(), ids[:5], [], ids[5], 15)
+    top = float(np.exp(w.raw_logprobs[0]))
+    assert alt.startswith("Chart of") and f"{top:.3f}".rstrip("0").rstrip(".") in alt
+    pg.close()
 
 
 def test_lookup_view(page, gpt2):
@@ -120,7 +152,7 @@ def test_lookup_view(page, gpt2):
 def test_words_view(page, gpt2):
     text = "Grüße aus München! 東京 is big. 👋"
     scored(page, text)
-    page.get_by_role("tab", name="Words").click()
+    pick_tab(page, "Words")
     page.get_by_role("button", name="Show words").click()
     page.locator("#words-heatmap [data-pos='2']").wait_for(timeout=30_000)
     w = words(score_ids(gpt2, gpt2.encode(text), k=1))
@@ -138,7 +170,7 @@ def test_words_view(page, gpt2):
 def test_compare_two_prompts_view(page, gpt2):
     from explorer.engine.compare import compare_prompt_texts
 
-    page.get_by_role("tab", name="Compare").click()
+    pick_tab(page, "Compare")
     page.get_by_label("One model, two prompts").check()
     page.get_by_label("Prompt A").wait_for(timeout=15_000)
     model_b = page.get_by_label("Model B", exact=True)

@@ -8,7 +8,6 @@ under $EXPLORER_SCREENS (when set) for a person to look at.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -41,15 +40,8 @@ def _why(pg, pos: int, contrast: str) -> None:
     pg.locator("#why-summary").filter(has_text="rather than").wait_for(timeout=90_000)  # this run's summary
 
 
-def _shot(pg, name: str) -> None:
-    folder = os.environ.get("EXPLORER_SCREENS")
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-        pg.screenshot(path=os.path.join(folder, name), full_page=True)
-
-
 @pytest.mark.parametrize("size", ["wide", "phone"])
-def test_why_paris_rather_than_london(browser, server, smollm, size):
+def test_why_paris_rather_than_london(browser, server, smollm, shots, size):
     pg = open_page(browser, server.url, size)
     pg.get_by_label("Text", exact=True).fill(TEXT)
     pg.get_by_role("button", name="Score", exact=True).click()
@@ -78,7 +70,7 @@ def test_why_paris_rather_than_london(browser, server, smollm, size):
     assert ("raises" if a.values[u] > 0 else "lowers") in (chips.nth(u).get_attribute("title") or "")
     summary = pg.locator("#why-summary").inner_text()
     assert f"{a.f:.4f}" in summary and "Occlusion" in summary
-    _shot(pg, f"why-{size}.png")
+    pg.screenshot(path=str(shots / f"why-paris-{size}.png"), full_page=True)  # tests/browser.py screens_dir
     # the link reopens the same view
     pg.get_by_role("button", name="Copy link").click()
     link = pg.get_by_label("Link")

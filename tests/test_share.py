@@ -332,13 +332,13 @@ def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):
     )
     assert (
         out[p.share.code] == ""
-        and "too long for a link" in out[p.share.note]
-        and "Download session" in out[p.share.note]
+        and "too long for a link" in out[p.share.link_note]
+        and "Download session" in out[p.share.link_note]
     )
     nothing = p.share.copy_link(
         page_values(p, [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []])
     )
-    assert "Score a text, generate or chat first" in nothing[p.share.note]
+    assert "Score a text, generate or chat first" in nothing[p.share.link_note]
 
 
 def test_a_full_vocabulary_prompt_logprobs_entry_gives_its_entropy():

@@ -12,7 +12,7 @@ from explorer.errors import ExplorerError
 from explorer.links import MAX_TEXT_CHARS, decode, encode
 from explorer.results.answers import read_quiz
 from explorer.ui.tabs.answers import AnswersLink
-from tests.helpers.share import SCRIPT, built, last, note_of, pack, page_values, restore, view  # noqa: F401
+from tests.helpers.share import SCRIPT, built, last, note_of, pack, page_values, restore, shown_tab, view  # noqa: F401
 
 PROMPT = "The capital of France is"
 ANSWERS = " Paris| paris\n London\n\n Rome"
@@ -43,14 +43,14 @@ def test_an_answers_link_reopens_the_same_prompt_answers_and_numbers(built, gpt2
     a = p.tabs["AnswersTab"]
     own = a.run("tiny-gpt2", PROMPT, ANSWERS)
     out = _copied(p, {a.prompt: PROMPT, a.answers: ANSWERS})
-    assert out[p.share.note] == ""
+    assert out[p.share.link_note] == ""
     v = decode(out[p.share.code])
     assert v.tab == "answers" and v.base.tab == "" and v.base.model == "tiny-gpt2"
     assert (v.tool.answers_prompt, v.tool.answers) == (PROMPT, ANSWERS)
     outs = restore(built, encode(v))
     assert "Opened a shared link: answers" in note_of(p, outs) and calls == []
     assert last(outs, a.prompt) == PROMPT and last(outs, a.answers) == ANSWERS
-    assert last(outs, p.share.tab_block).selected == "answers" and last(outs, p.share.current) == "answers"
+    assert shown_tab(p, outs) == "answers" and last(outs, p.share.current) == "answers"
     assert last(outs, a.summary) == own[a.summary] and "prefers" in own[a.summary]
     assert last(outs, a.plot).to_dict() == own[a.plot].to_dict()
     assert last(outs, a.table).equals(own[a.table])
@@ -89,7 +89,7 @@ def test_nothing_or_too_much_to_score_makes_no_link(built, answers, words):
     p = built[0]
     a = p.tabs["AnswersTab"]
     out = _copied(p, {a.prompt: PROMPT, a.answers: answers})
-    assert out[p.share.code] == "" and words in out[p.share.note]
+    assert out[p.share.code] == "" and words in out[p.share.link_note]
 
 
 BAD = {

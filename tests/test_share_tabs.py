@@ -21,16 +21,17 @@ from explorer.ui.tabs.lens import LensLink
 from explorer.ui.tabs.lookup import LookupLink
 from explorer.ui.tabs.whatif import WhatIfLink
 from explorer.ui.tabs.words import WordsLink
-from tests.helpers.share import (  # noqa: F401 - `built`: fixture
+from tests.helpers.share import (
     JSON,
     SCRIPT,
     STATES,
-    built,
+    built,  # noqa: F401 - `built`: fixture
     last,
     note_of,
     pack,
     page_values,
     restore,
+    shown_tab,
     view,
 )  # fmt: skip
 
@@ -151,7 +152,7 @@ def test_compare_restores_the_same_numbers_and_token(built):
     outs = restore(built, encode(v))
     assert last(outs, c.detail) == own[c.detail] and last(outs, c.pos) == 3 and calls == []
     assert last(outs, c.summary) == own[c.summary] and 'data-pos="3"' in last(outs, c.heatmap)
-    assert last(outs, p.share.tab_block).selected == "compare" and last(outs, p.share.current) == "compare"
+    assert shown_tab(p, outs) == "compare" and last(outs, p.share.current) == "compare"
 
 
 def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(built):
@@ -215,7 +216,7 @@ def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2
     assert v.tab == tab and v.base.tab == "score" and v.base.text == TEXT and v.base.selected == 5
     outs = restore(built, encode(v))
     assert "lx-note" not in note_of(p, outs[1:]) and calls == []
-    assert last(outs, p.inspector.selected) == 5 and last(outs, p.share.tab_block).selected == tab
+    assert last(outs, p.inspector.selected) == 5 and shown_tab(p, outs) == tab
     for component, value in own.items():
         if component not in (getattr(t, "cache", None), getattr(t, "state", None)):
             assert _same(last(outs, component), value), component

@@ -353,3 +353,19 @@ def test_greedy_detail_says_nothing_is_drawn(ui, v, gpt2):
     d = v.detail_of([greedy], greedy.n_prompt, 5)[v.detail]
     assert "Greedy decoding" in d and "◀ actual" in d
     assert "Raw: the model" not in d and d.count("<table") == 1  # nothing changed: one table, not two alike
+
+
+def test_a_token_clicked_while_a_run_comes_in_is_a_note_not_an_error(ui, v):
+    """Tokens stream in before the result exists: a click then says to wait, never "score a text first"."""
+    click = next(f.fn for f in ui.demo.fns.values() if getattr(f.fn, "__name__", "") == "on_click")
+    infos: list = []
+    gr_info, gr.Info = gr.Info, lambda message, *a, **kw: infos.append(message)  # type: ignore[assignment]
+    try:
+        out = click([], 5, None, gr.EventData(None, {"pos": 2}))
+    finally:
+        gr.Info = gr_info  # type: ignore[assignment,misc]
+    assert set(out) == {v.detail, v.selected} and all(isinstance(x, type(gr.skip())) for x in out.values())
+    assert infos and "when the run finishes" in infos[0]
+    r = score(ui, "The quick brown fox")[v.result][0]  # with a result, the click shows the token as before
+    shown = click([r], 5, None, gr.EventData(None, {"pos": 2}))
+    assert shown[v.selected] == 2 and 'data-pos="2"' in shown[v.detail]

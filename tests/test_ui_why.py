@@ -18,7 +18,7 @@ from explorer.render.why import LOWERS, RAISES, why_html
 from explorer.results.attribution import Attribution
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_id, run_beside
 from tests.helpers.page import chat, gen, make_page, path_of, score
-from tests.helpers.share import built, last, note_of, pack, page_values, restore, view  # noqa: F401 - `built`: fixture
+from tests.helpers.share import built, last, note_of, pack, page_values, restore, shown_tab, view  # noqa: F401 - `built`: fixture
 
 TEXT = "The quick brown fox jumps over the lazy dog"
 
@@ -196,7 +196,7 @@ def test_a_why_link_restores_what_the_tab_showed(built):
     )
     outs = restore(built, encode(v))
     assert "lx-note" not in note_of(p, outs[1:])
-    assert last(outs, p.share.tab_block).selected == "why" and last(outs, p.inspector.selected) == 5
+    assert shown_tab(p, outs) == "why" and last(outs, p.inspector.selected) == 5
     for c in (t.summary, t.text, t.legend):
         assert last(outs, c) == own[c], c
     assert last(outs, t.table).equals(own[t.table])

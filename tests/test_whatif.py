@@ -172,3 +172,22 @@ def test_whatif_tab_errors(tab, gpt2, call, needle):
 
     with pytest.raises(gr.Error, match=needle):
         call(tab, score_ids(gpt2, gpt2.encode("The quick brown"), k=2))
+
+
+def test_the_draws_are_what_the_sampler_would_take(gpt2):
+    """Ten draws from the processed row: only tokens the sampler keeps (top-k 3 here: the three likeliest raw ones,
+    by plain torch), the same again with the same seed, the top each time at temperature 0, named in the summary."""
+    from explorer.render.whatif import whatif_markdown
+
+    ids = gpt2.encode("The quick brown fox jumps over the lazy dog")
+    row = logits_row(gpt2, ids, 5)
+    top3 = set(torch.from_numpy(row).topk(3).indices.tolist())
+    w = whatif(row, SamplerSettings(top_k=3, seed=11), ids[:5], [], ids[5], 10, 5, gpt2.vocab)
+    assert len(w.draws) == 10 and set(w.draws.tolist()) <= top3
+    again = whatif(row, SamplerSettings(top_k=3, seed=11), ids[:5], [], ids[5], 10, 5, gpt2.vocab)
+    assert again.draws.tolist() == w.draws.tolist()
+    many = [whatif(row, SamplerSettings(temperature=2.0), ids[:5], [], ids[5]).draws for _ in range(5)]
+    assert len({tuple(d.tolist()) for d in many}) > 1  # no seed: new draws each time
+    greedy = whatif(row, SamplerSettings(temperature=0.0), ids[:5], [], ids[5])
+    assert set(greedy.draws.tolist()) == {int(np.argmax(row))}
+    assert "Drawn 10 times" in whatif_markdown(w) and w.to_dict()["draws"] == w.draws.tolist()

@@ -27,6 +27,7 @@ from explorer.results.whatif import STEPS, Side, WhatIf
 from explorer.settings import SamplerSettings
 
 MAX_SHOWN = 50  # most entries drawn per side
+DRAWS = 10  # tokens drawn from the processed row: which word the sampler would take, ten times
 
 
 @torch.inference_mode()
@@ -94,8 +95,9 @@ def whatif(
     proc_side, proc_ids, proc_lp = _side(proc, actual, n)
     which, counts = (torch.zeros(v, dtype=torch.long), {}) if s.greedy else _cuts(raw, s, prompt, output)
     lp_proc = proc.log_softmax(-1)[0]  # (V,)
+    draws = _draws(lp_proc, s)
     names = ("",) + STEPS
-    shown = {int(actual_id), *raw_ids.tolist(), *proc_ids.tolist()}
+    shown = {int(actual_id), *raw_ids.tolist(), *proc_ids.tolist(), *draws.tolist()}
     return WhatIf(
         pos,
         int(actual_id),
@@ -112,4 +114,14 @@ def whatif(
         counts,
         s.greedy,
         {i: vocab[i] for i in shown} if vocab is not None else {},
+        draws,
     )
+
+
+def _draws(lp: torch.Tensor, s: SamplerSettings) -> np.ndarray:
+    """DRAWS tokens drawn from the processed log-probabilities `lp` (V,), as the sampler draws one: greedy takes the
+    top each time; a set seed draws the same tokens again, none draws new ones on every call."""
+    if s.greedy:
+        return np.full(DRAWS, int(lp.argmax()), np.int64)
+    p = lp.double().exp().numpy()
+    return np.random.default_rng(s.seed).choice(p.shape[0], DRAWS, p=p / p.sum()).astype(np.int64)

@@ -27,15 +27,16 @@ def _probs(lps: np.ndarray) -> np.ndarray:
 
 
 def whatif_figure(w: WhatIf) -> go.Figure:
-    """Left: the raw top-N (grey: cut by the sampler, with the filter's name); right: the processed top-N."""
+    """Above: the raw top-N (grey: cut by the sampler, with the filter's name); below: the processed top-N. Stacked,
+    not side by side: each chart keeps the page's width and its title stays clear of the other's on a phone."""
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        horizontal_spacing=0.18,
+        rows=2,
+        cols=1,
+        vertical_spacing=0.14,
         subplot_titles=("raw: the model's distribution", "processed: what the sampler draws from"),
     )
     keep = np.isfinite(w.processed_logprobs)
-    for col, ids, lps, cut in (
+    for row, ids, lps, cut in (
         (1, w.raw_ids, w.raw_logprobs, w.cut_by),
         (2, w.processed_ids[keep], w.processed_logprobs[keep], [""] * int(keep.sum())),
     ):
@@ -54,15 +55,15 @@ def whatif_figure(w: WhatIf) -> go.Figure:
                 textposition="auto",
                 hovertemplate="%{y}<br>p %{x:.4f}<br>%{text}<extra></extra>",
             ),
-            row=1,
-            col=col,
+            row=row,
+            col=1,
         )
-        fig.update_yaxes(autorange="reversed", row=1, col=col)
+        fig.update_yaxes(autorange="reversed", row=row, col=1)
     fig.update_xaxes(title_text="probability", range=[0, 1])
     fig.update_layout(
-        height=max(260, 22 * len(w.raw_ids) + 90),
+        height=max(420, 2 * 22 * len(w.raw_ids) + 150),
         showlegend=False,
-        margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        margin={"l": 10, "r": 10, "t": 56, "b": 30},  # the first title under Plotly's toolbar, not beneath it
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(128,128,128,0.12)",
         font={"color": "#888"},
@@ -79,9 +80,11 @@ def whatif_markdown(w: WhatIf) -> str:
     )
     cuts = ", ".join(f"{name} {n:,}" for name, n in w.cut_counts.items() if n) or "nothing"
     greedy = " · temperature 0 is greedy: the sampler takes the top processed entry" if w.greedy else ""
+    drawn = " ".join(f"<code>{escape(_label(w, int(i)))}</code>" for i in w.draws)
+    draws = f"\n\n**Drawn {len(w.draws)} times at these settings:** {drawn}" if len(w.draws) else ""
     return (
         f"**Position {w.pos}**, actual token <code>{actual}</code>: {fate} · entropy **{w.raw.entropy:.3f}** → "
-        f"**{p.entropy:.3f}** nats · entries left **{w.kept:,}** · cut: {cuts}{greedy}"
+        f"**{p.entropy:.3f}** nats · entries left **{w.kept:,}** · cut: {cuts}{greedy}{draws}"
     )
 
 

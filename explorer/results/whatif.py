@@ -55,6 +55,7 @@ class WhatIf:
     cut_counts: dict = field(default_factory=dict)  # filter -> entries of the whole vocabulary it cut
     greedy: bool = False  # temperature 0: the sampler takes the top processed entry
     pieces: dict = field(default_factory=dict)  # raw bytes of the ids above (and the actual one), when known
+    draws: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (D,) tokens drawn at these settings
 
     @property
     def vocab_cut(self) -> int:
@@ -79,4 +80,5 @@ class WhatIf:
             "kept": self.kept,
             "cut_counts": dict(self.cut_counts),
             "greedy": self.greedy,
+            "draws": self.draws.tolist(),
         }

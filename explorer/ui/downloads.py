@@ -17,23 +17,28 @@ from functools import cache
 import gradio as gr
 
 from explorer.export import FORMATS, dumps, export, names
+from explorer.notebook.page import page_html
+from explorer.render.heatmap import DEFAULT_METRIC
 from explorer.render.tables import token_csv
 from explorer.results.scores import TokenScores
 from explorer.ui.errors import error, warning
 
-LABELS = {
-    "vllm": "vLLM JSON",
-    "openai-completion": "OpenAI Completions JSON",
-    "openai-chat": "OpenAI Chat JSON",
-    "vllm-offline": "vLLM offline JSON",
-    "native": "native JSON",
-    "csv": "CSV",
+LABELS = {  # what each file is for, in words; the API's name only where it is the point
+    "csv": "a table for a spreadsheet (CSV)",
+    "native": "every number (JSON)",
+    "html": "this view, to open anywhere (HTML)",
+    "vllm": "as vLLM's API answers (JSON)",
+    "openai-completion": "as OpenAI's Completions API answers (JSON)",
+    "openai-chat": "as OpenAI's Chat API answers (JSON)",
+    "vllm-offline": "as vLLM's Python LLM.generate returns it (JSON)",
 }
-FORMATS_SHOWN = [*names(), "csv"]  # every exporter's shape, then the per-token table
+# the table, ours and the view as one file, then the APIs' shapes
+FORMATS_SHOWN = ["csv", "native", "html", *(n for n in names() if n != "native")]
+SUFFIX = {"csv": "tokens.csv", "html": "view.html"}  # the others: <format>.json
 
 
 def label(fmt: str) -> str:
-    return "Download " + LABELS.get(fmt, f"{fmt} JSON")
+    return "Download " + LABELS.get(fmt, f"{fmt} (JSON)")
 
 
 def safe_name(model: str) -> str:
@@ -42,16 +47,20 @@ def safe_name(model: str) -> str:
 
 
 def file_name(r: TokenScores, fmt: str, when: float | None = None) -> str:
-    """`<model>-<mode>-<date>.<format>.json` (CSV: `.tokens.csv`); the model's name made safe for a file name."""
+    """`<model>-<mode>-<date>.<format>.json` (CSV: `.tokens.csv`, the view: `.view.html`); the model's name made
+    safe for a file name."""
     model = safe_name(r.model)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
-    return f"{model}-{r.mode}-{stamp}." + ("tokens.csv" if fmt == "csv" else f"{fmt}.json")
+    return f"{model}-{r.mode}-{stamp}." + SUFFIX.get(fmt, f"{fmt}.json")
 
 
 def write(results: list[TokenScores], fmt: str, folder: str) -> str:
     """Write `results` in shape `fmt` into `folder`; the file's path."""
     r = results[0]
-    data = token_csv(r) if fmt == "csv" else dumps(export(fmt, results))
+    if fmt in ("csv", "html"):  # the table, and the heatmap with its card and detail in one self-contained page
+        data = token_csv(r) if fmt == "csv" else page_html(r, DEFAULT_METRIC)
+    else:
+        data = dumps(export(fmt, results))
     path = os.path.join(folder, file_name(r, fmt))
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(data)
@@ -107,7 +116,7 @@ def cleared(outputs: list) -> dict:
 
 
 def usable(r: TokenScores, fmt: str) -> bool:
-    return fmt == "csv" or not FORMATS[fmt].needs_generation or r.output_k is not None
+    return fmt in SUFFIX or not FORMATS[fmt].needs_generation or r.output_k is not None
 
 
 class Downloads:

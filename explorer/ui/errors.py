@@ -25,6 +25,11 @@ def warning(message: str) -> None:
     gr.Warning(html.escape(str(message), quote=True))
 
 
+def info(message: str) -> None:
+    """A passing note (gr.Info: nothing went wrong) whose message shows as plain text."""
+    gr.Info(html.escape(str(message), quote=True))
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn the engine's or the registry's ExplorerError (bad input, unusable model) into a pop-up."""

@@ -35,7 +35,7 @@ from explorer.results.stats import text_stats
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import Downloads
-from explorer.ui.errors import error
+from explorer.ui.errors import error, info
 from explorer.ui.theme import HEATMAP_JS, JUMP_JS, PRESENT_JS
 
 DEFAULT_THRESHOLDS_TEXT = ", ".join(map(str, DEFAULT_THRESHOLDS))
@@ -133,18 +133,18 @@ class Inspector:
         with gr.Row(equal_height=False, elem_classes=["lx-main"]):
             with gr.Column(scale=3, min_width=320, elem_classes=["lx-left"]):
                 self.summary = gr.Markdown(elem_id="summary")
-                with gr.Accordion(
+                self.legend = gr.HTML(legend_html(DEFAULT_METRIC), js_on_load=None, elem_id="legend")
+                self.heatmap = gr.HTML("", js_on_load=HEATMAP_JS, elem_id="heatmap")
+                self.surprising = gr.HTML(
+                    "", js_on_load=JUMP_JS, elem_id="surprising", elem_classes=["lx-hide-present"]
+                )
+                with gr.Accordion(  # a researcher's figures, under the text they are about
                     "Text statistics (GLTR, Min-K%, Min-K%++, Fast-DetectGPT): scores, not verdicts",
                     open=False,
                     elem_id="text-stats",
                     elem_classes=["lx-hide-present"],
                 ):
                     self.text_stats = gr.Markdown(elem_id="text-stats-table")
-                self.legend = gr.HTML(legend_html(DEFAULT_METRIC), js_on_load=None, elem_id="legend")
-                self.heatmap = gr.HTML("", js_on_load=HEATMAP_JS, elem_id="heatmap")
-                self.surprising = gr.HTML(
-                    "", js_on_load=JUMP_JS, elem_id="surprising", elem_classes=["lx-hide-present"]
-                )
             with gr.Column(scale=2, min_width=300, elem_classes=["lx-side"]):
                 self.detail = gr.HTML("", js_on_load=None, elem_id="token-detail")
                 self.selected = gr.Number(
@@ -193,6 +193,9 @@ class Inspector:
 
         @uses_model
         def on_click(state, k, view, evt: gr.EventData):
+            if not state:  # tokens shown and no result yet: a run is still coming in
+                info("The numbers come when the run finishes: click the token again then.")
+                return {c: gr.skip() for c in detail_out}
             return self.detail_of(state, evt._data.get("pos", 0), k, view)
 
         self.heatmap.click(on_click, [self.result, self.k, self.view], detail_out, api_visibility="private")

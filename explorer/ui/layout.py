@@ -1,6 +1,6 @@
 """The Gradio page, top to bottom: intro, model picker, the tabs, then the token inspector they all fill.
 
-A new tab is a module in explorer/ui/tabs/ plus one line in TABS.
+A new tab is a module in explorer/ui/tabs/ plus one line in LAYOUT (in a group, or in the top row).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from explorer.ui.errors import error
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
 from explorer.ui.share import Share
+from explorer.ui.tab_bar import Group, TabBar
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.answers import AnswersTab
 from explorer.ui.tabs.batch import BatchTab
@@ -43,20 +44,14 @@ weighed there. In the text, **·** is a space and **↵** a new line."""
 
 CACHE_S = 3600  # Gradio's cache: files older than this go, checked as often
 
-TABS = [  # each: Shared -> its tab, laid out and wired
+LAYOUT = (  # each: Shared -> its tab, laid out and wired; the expert views grouped under the first three
     ScoreTab,
     GenerateTab,
     ChatTab,
-    CompareTab,
-    WhatIfTab,
-    WhyTab,
+    Group("read", "Read a result", (WhatIfTab, WhyTab, WordsTab, BranchTab, LensTab)),
+    Group("many", "Compare and many", (CompareTab, AnswersTab, BatchTab)),
     LookupTab,
-    WordsTab,
-    BranchTab,
-    LensTab,
-    AnswersTab,
-    BatchTab,
-]
+)
 
 
 @dataclass(frozen=True)
@@ -83,28 +78,31 @@ def page(models: Models) -> Page:
         inspector = Inspector(models)  # made unrendered: the tabs send outputs to it, it is placed below them
         note = gr.HTML("", elem_id="share-note", js_on_load=None)  # what a link or an opened file says
         shared = Shared(models, picker.name, inspector)
-        with gr.Tabs(elem_classes=["lx-hide-present"]) as tab_block:
-            tabs = {make.__name__: make(shared) for make in TABS}
+        bar = TabBar(shared, LAYOUT)
+        tabs = bar.built
+        # Copy link, the session and the QR code: under the tab's own result (Compare, Answers ...), right above
+        # the heatmap's (filled by ui/share.py; shown with or without a result in the views below)
+        slot = gr.Column(elem_id="share-slot", elem_classes=["lx-hide-present"])
         inspector.render()
-        share = Share(demo, models, picker, inspector, tabs, tab_block, note)
+        share = Share(demo, models, picker, inspector, bar, note, slot)
         why = cast(WhyTab, tabs["WhyTab"])
         asked = inspector.why.click(
-            lambda: (gr.Tabs(selected="why"), "why"), None, [tab_block, share.current], api_visibility="private",
-            queue=False,
+            lambda: {**bar.show("why"), bar.current: "why"}, None, [*bar.blocks, bar.current],
+            api_visibility="private", queue=False,
         ).then(why.run, why.inputs, why.outputs, api_visibility="private", show_progress_on=[why.summary])  # fmt: skip
         why.stop_events([asked])
         asked.then(  # the result comes in the Why tab, above the token clicked: bring it into view
             None, js="() => { const s = document.querySelector('#why-summary'); "
             "if (s) s.scrollIntoView({block: 'start', behavior: 'instant'}); }", api_visibility="private", queue=False,
         )  # fmt: skip
-        _open_in_score(cast(BatchTab, tabs["BatchTab"]), cast(ScoreTab, tabs["ScoreTab"]), tab_block, share)
+        _open_in_score(cast(BatchTab, tabs["BatchTab"]), cast(ScoreTab, tabs["ScoreTab"]), bar.block, share)
         whatif = cast(WhatIfTab, tabs["WhatIfTab"])
         inspector.selected.change(  # another token picked while What-if is shown: it follows
             whatif.follow, [share.current, *whatif.inputs], whatif.outputs, api_visibility="private",
             trigger_mode="always_last",
         )  # fmt: skip
         _continue_in_generate(shared, cast(ScoreTab, tabs["ScoreTab"]), cast(GenerateTab, tabs["GenerateTab"]),
-                              tab_block, share)  # fmt: skip
+                              bar.block, share)  # fmt: skip
     return Page(demo, picker, inspector, tabs, share)
 
 

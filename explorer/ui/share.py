@@ -22,6 +22,7 @@ from explorer.errors import ExplorerError
 from explorer.export.read.documents import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
 from explorer.links import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
 from explorer.models import Models
+from explorer.notebook.files import document_bytes
 from explorer.reach import base_url, qr_code
 from explorer.render.heatmap import Marks
 from explorer.results.scores import TokenScores
@@ -30,9 +31,11 @@ from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
 from explorer.ui.model_picker import status_lines
 from explorer.ui.sampler import MODE_CHOICES, RunOptions
+from explorer.ui.tab_bar import TabBar
 from explorer.ui.tabs.score import start_menu
 
 COPY_JS = """(code, base) => {
+  document.body.classList.toggle("lx-has-link", !!code);  // the Link box and QR code show once there is a link
   if (!code) return "";
   const url = (base || window.location.origin) + window.location.pathname + "?KEY=" + code;
   try { navigator.clipboard.writeText(url).catch(() => {}); } catch (e) {}
@@ -81,31 +84,33 @@ def controls_of(v: ViewState) -> list:
 class Share:
     """The share row under the results, the note above the tabs, and the page-load restore of a link."""
 
-    def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, tabs: dict, tab_block, note):
-        self.models, self.picker, self.inspector, self.note, self.tab_block = models, picker, inspector, note, tab_block
+    def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, bar: TabBar, note, slot):
+        self.models, self.picker, self.inspector, self.note, self.bar = models, picker, inspector, note, bar
+        self.tab_block, tabs = bar.block, bar.built
         self.score, self.gen, self.chat = tabs["ScoreTab"], tabs["GenerateTab"], tabs["ChatTab"]
         self.tabs = tabs
         self.by_id = {t.tab.id: t for t in tabs.values()}  # tab id -> the tab's object (its link: LINKS[id])
-        self.current = gr.State("score")  # the tab shown (Copy link describes that one)
+        self.current = bar.current  # the tab shown (Copy link describes that one)
         self._blobs: dict[str, str] = {}  # run id -> its results' JSON, so a new selection rewrites the file cheaply
+        with slot:  # beside the result it shares
+            with gr.Row(elem_id="share-bar"):
+                self.copy = gr.Button("Copy link", size="sm", scale=0, min_width=120, elem_id="copy-link")
+                self.session = gr.DownloadButton(
+                    "Download session", value=None, interactive=False, size="sm", scale=0, min_width=170,
+                    elem_id="dl-session",
+                )  # fmt: skip
+            self.link_note = gr.HTML("", elem_id="link-note", js_on_load=None)  # why a link cannot be made, or reach
+            with gr.Row(equal_height=False):
+                self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=3, scale=3)
+                self.qr = gr.HTML("", elem_id="share-qr", js_on_load=None, min_width=160)
+            self.code = gr.Textbox(visible=False)
+            self.base = gr.Textbox(visible=False)  # the address other devices reach this page at
         with gr.Row(elem_id="share", elem_classes=["lx-share", "lx-hide-present"]):
-            with gr.Column(scale=3, min_width=280):
-                with gr.Row():
-                    self.copy = gr.Button("Copy link", size="sm", scale=0, min_width=120, elem_id="copy-link")
-                    self.session = gr.DownloadButton(
-                        "Download session", value=None, interactive=False, size="sm", scale=0, min_width=170,
-                        elem_id="dl-session",
-                    )  # fmt: skip
-                self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=2)
-                self.code = gr.Textbox(visible=False)
-                self.base = gr.Textbox(visible=False)  # the address other devices reach this page at
-                self.qr = gr.HTML("", elem_id="share-qr", js_on_load=None)
             self.upload = gr.File(
-                label="Open a session (a session file, or a captured vLLM / OpenAI response)",
-                file_types=[".json", ".txt", ".sse", ".gz"],
+                label="Open a session (a session file, a view saved as HTML, or a captured vLLM / OpenAI response)",
+                file_types=[".json", ".txt", ".sse", ".gz", ".html"],
                 type="filepath",
                 height=150,
-                scale=2,
                 min_width=260,
                 elem_id="open-session",
             )
@@ -187,15 +192,15 @@ class Share:
         try:
             code = encode(self.state_of(values))
         except ExplorerError as err:
-            return {self.code: "", self.base: "", self.qr: "", self.link: "", self.note: note_html(err.message)}
+            return {self.code: "", self.base: "", self.qr: "", self.link: "", self.link_note: note_html(err.message)}
         if request is None:  # called directly (tests): the page's own origin
-            return {self.code: code, self.base: "", self.qr: "", self.note: ""}
+            return {self.code: code, self.base: "", self.qr: "", self.link_note: ""}
         raw = getattr(request, "request", None)  # Starlette's request, where Gradio has one
         scheme = raw.url.scheme if raw is not None else "http"
         base, warning = base_url(request.headers, scheme, self.models.host, self.models.public_url)
         url = f"{base}/?{QUERY_KEY}={code}"
         qr = f'<figure class="lx-qr">{qr_code(url).decode()}<figcaption>Scan to open this view</figcaption></figure>'
-        return {self.code: code, self.base: base, self.qr: qr, self.note: note_html(warning) if warning else ""}
+        return {self.code: code, self.base: base, self.qr: qr, self.link_note: note_html(warning) if warning else ""}
 
     def prepare_session(self, values: dict[Any, Any]) -> gr.DownloadButton:
         """The session file of the current result: its inputs, settings and selected token (where known) and the
@@ -235,7 +240,7 @@ class Share:
             if os.path.getsize(path) > MAX_FILE_BYTES:
                 raise ExplorerError(f"This file could not be opened: it is larger than {MAX_FILE_BYTES >> 20} MB.")
             with open(path, "rb") as f:
-                opened = open_document(f.read())
+                opened = open_document(document_bytes(f.read()))  # an HTML view downloaded here: its data
         except ExplorerError as err:
             return {self.note: note_html(str(err), "The page is as it was.")}
         except OSError:  # its message would show a path
@@ -277,7 +282,7 @@ class Share:
         """The base's inputs of `v` into the page's controls (the tab switched to its own)."""
         b, controls = v.base, controls_of(v)
         out: dict[Any, Any] = {
-            self.tab_block: gr.Tabs(selected=v.tab),
+            **self.bar.show(v.tab),
             self.inspector.metric: b.metric,
             self.inspector.thresholds: gr.Textbox(", ".join(map(str, b.thresholds)), visible=b.metric == "rank"),
             self.inspector.k: shown_k(b.k),  # a link made under a higher cap shows what this one allows
@@ -365,7 +370,7 @@ class Share:
     def _wire(self, demo: gr.Blocks) -> None:
         ins, look = self.inspector, self.inspector.look
         copy = self.copy.click(
-            self.copy_link, self.copy_inputs, [self.code, self.base, self.qr, self.link, self.note],
+            self.copy_link, self.copy_inputs, [self.code, self.base, self.qr, self.link, self.link_note],
             api_visibility="private",
         )  # fmt: skip
         copy.then(None, [self.code, self.base], [self.link], js=COPY_JS, api_visibility="private")
@@ -378,16 +383,17 @@ class Share:
             show_progress="hidden",
             trigger_mode="always_last",
         )
-        for tab in self.tabs.values():  # which tab is shown: Copy link describes that one
-            tab.tab.select(lambda t=tab.tab.id: t, None, [self.current], api_visibility="private", queue=False)
         self.upload.upload(
             self.open_file,
             [self.upload, self.picker.name, *look],
             [*ins.outputs, *self.restorable, self.note],
             api_visibility="private",
         )
-        for button in (self.score.button, self.gen.button, self.chat.button):  # a new run: the old note goes
-            button.click(lambda: "", None, [self.note], api_visibility="private", show_progress="hidden")
+        for button in (self.score.button, self.gen.button, self.chat.button):  # a new run: the old note and link go
+            button.click(
+                lambda: ("",) * 4, None, [self.note, self.link_note, self.link, self.qr], api_visibility="private",
+                show_progress="hidden",
+            )  # fmt: skip
         outputs = [
             *ins.outputs,
             *self.restorable,
@@ -402,6 +408,7 @@ class Share:
             self.current,
             *(c for cls, tab in self.links.values() for c in cls.outputs(tab)),
         ]
+        self.bar.wire(demo)  # which tab is shown, and each group's remembered tab (but on a link)
         demo.load(
             self.restore,
             None,
@@ -414,5 +421,5 @@ class Share:
     def restorable(self) -> list:
         """Every control a link or session sets."""
         sc, g, ch, ins = self.score, self.gen, self.chat, self.inspector
-        return [self.tab_block, ins.metric, ins.thresholds, ins.k, sc.text, sc.from_start, g.prompt, *g.controls,
+        return [*self.bar.blocks, ins.metric, ins.thresholds, ins.k, sc.text, sc.from_start, g.prompt, *g.controls,
                 ch.system, ch.history, ch.message, *ch.controls]  # fmt: skip

@@ -61,11 +61,13 @@ def launch_options() -> dict:
     return {"theme": theme(), "css": PALETTE_CSS + static("page.css"), "js": PAGE_JS}
 
 
-# Gradio's empty plot/file placeholders carry an aria-label on a plain div (an ARIA error): give them a role.
+# Gradio's empty plot/file placeholders carry an aria-label on a plain div (an ARIA error): give them a role. Each
+# chart gets its text alternative: its titles and every series' numbers in words, read by a screen reader.
 # The keyboard: a skip link first on the page (to the Score tab's text box), and each tab list one tab stop, its
 # tabs reached with the arrow keys, Home and End (the WAI-ARIA tabs pattern).
 PAGE_JS = """() => {
   TOUR
+  CHART_ALT
   const roving = () => document.querySelectorAll('[role=tablist]').forEach((list) => {
     const tabs = [...list.querySelectorAll('[role=tab]')];
     if (!tabs.length) return;
@@ -86,6 +88,7 @@ PAGE_JS = """() => {
   });
   const fix = () => {
     document.querySelectorAll('div.empty[aria-label]:not([role])').forEach((d) => d.setAttribute('role', 'img'));
+    document.querySelectorAll('.js-plotly-plot').forEach(describe);
     roving();
   };
   new MutationObserver(fix).observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['aria-selected'] });
@@ -100,7 +103,7 @@ PAGE_JS = """() => {
     });
     document.body.prepend(a);
   }
-}""".replace("TOUR", static("tour.js"))
+}""".replace("TOUR", static("tour.js")).replace("CHART_ALT", static("chart_alt.js"))
 
 
 HEATMAP_JS = static("heatmap.js")

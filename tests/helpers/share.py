@@ -93,6 +93,12 @@ def last(outs: list[dict], component):
     return [o[component] for o in outs if component in o][-1]
 
 
+def shown_tab(p, outs: list[dict]) -> str:
+    """The tab the restore shows: the top row's, or in a group (ui/tab_bar.py) the group's row's."""
+    top = last(outs, p.share.bar.block).selected
+    return last(outs, p.share.bar.rows[top]).selected if top in p.share.bar.rows else top
+
+
 def note_of(p, outs) -> str:
     return "".join(o.get(p.share.note, "") for o in outs)
 
