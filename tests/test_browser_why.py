@@ -2,8 +2,8 @@
 
 Scored "The capital of France is Paris", the inspector's " Paris" selected, Why? with " London" as the contrast:
 " France" is among the strongest contributors; the chips' colours and the ranked list agree with the engine's values;
-Copy link's URL reopens the same view. Screenshots of the tab at a teacher's wide screen and a phone are saved
-under $EXPLORER_SCREENS (when set) for a person to look at.
+Copy link's URL reopens the same view. Screenshots of the tab at a teacher's wide screen and a phone go where
+the others do (assets/screens/ with EXPLORER_SCREENS=1), for a person to look at.
 """
 
 from __future__ import annotations
