@@ -9,7 +9,9 @@ Where no CUDA device is found it says so, lists what it would have run, and exit
 3. a random Llama of about 0.5B parameters in bfloat16 (no weights come from the hub on such a machine: the
    default model's tokenizer where it is installed, else the tests' tiny one): scoring 512 tokens and generating 64
    through the engine against a bare transformers forward / greedy loop in the same run (the engine's overhead as a
-   ratio, as bench/run.py measures it on the CPU).
+   ratio, as bench/run.py measures it on the CPU);
+4. on CUDA, the ZeroGPU tier (`pytest -m zerogpu`) with the real device behind it (tests/test_zerogpu.py: the worker
+   test that skips on a CPU runs here).
 
 It writes its figures to bench/results-gpu-<date>.json (or --out) for bench/RESULTS.md. `--device cpu --small` runs
 the same steps on the CPU with small sizes: a dry run of this script, not a GPU figure.
@@ -36,7 +38,29 @@ PLAN = [
     "float32 on the GPU against the CPU on a tiny random Llama (logprobs within 1e-4 nats, ranks equal)",
     "bfloat16 against float32 on the GPU (within 0.1 nats)",
     "a ~0.5B random Llama in bfloat16: scoring 512 tokens and generating 64, the engine against bare transformers",
+    "the ZeroGPU tier (pytest -m zerogpu) with the real CUDA device behind it: its worker test runs instead of skipping",
 ]
+ZEROGPU_S = 240  # the tier's own limit within the check's 8 minutes
+
+
+def zerogpu_tier() -> dict:
+    """`pytest -m zerogpu` as a subprocess (the `spaces` package's fork wants a fresh process): its summary line, exit
+    status and whether the test that needs a CUDA device ran rather than skipped."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rs", "-m", "zerogpu", "-p", "no:cacheprovider", "tests"]
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=ZEROGPU_S)
+    except subprocess.TimeoutExpired:
+        return {"returncode": None, "summary": f"stopped after {ZEROGPU_S} s", "cuda_test_ran": False}
+    lines = done.stdout.strip().splitlines()
+    return {
+        "returncode": done.returncode,
+        "summary": lines[-1] if lines else done.stderr.strip()[-300:],
+        "cuda_test_ran": "needs a real CUDA device" not in done.stdout,
+    }
 
 
 def tokenizer():
@@ -188,8 +212,11 @@ def main(argv=None) -> int:
         big = saved(random_llama(tok, hidden, layers), tok, Path(tmp) / "big")
         figures["speed"] = speed(big, device, 64 if a.small else 512, 8 if a.small else 64, 2 if a.small else 5)
         figures["speed"]["model"] = f"a random Llama, hidden {hidden}, {layers} layers, {which}, bfloat16"
-        figures["seconds"] = round(time.perf_counter() - t, 1)
+    if device.startswith("cuda"):  # on the CPU dry run the tier is CI's own (make test)
+        figures["zerogpu"] = zerogpu_tier()
+    figures["seconds"] = round(time.perf_counter() - t, 1)
     ok = figures["parity"]["f32_device_vs_cpu_max_abs"] <= 1e-4 and figures["parity"]["bf16_vs_f32_max_abs"] <= 0.1
+    ok = ok and figures.get("zerogpu", {}).get("returncode", 0) == 0
     figures["within_bounds"] = ok
     out = Path(a.out or ROOT / "bench" / f"results-gpu-{date.today()}.json")
     out.write_text(json.dumps(figures, indent=2) + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 import sys
 import time
@@ -49,10 +50,15 @@ def remote_models(backend: tuple[str, str | None, str | None], names: list[str] 
 
 
 def build_app(
-    models: Models, auth: tuple[str, str] | None = None, limits: Limits | None = None, host: str | None = None
+    models: Models,
+    auth: tuple[str, str] | None = None,
+    limits: Limits | None = None,
+    host: str | None = None,
+    zero: bool | None = None,
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
-    Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0)."""
+    Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
+    `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where /v1 and the lessons answer `ZERO_GPU_MESSAGE`."""
     import gradio as gr
 
     from explorer.api.framing import error_of
@@ -72,8 +78,11 @@ def build_app(
     api = build_api(models, limits, auth=auth)
     app.state.gate = api.state.gate
     models.host = host
-    app.include_router(lesson_rooms(models, limits, auth, app.state))  # /lessons, /rooms, /lesson pages
-    app.mount("/v1", api)
+    if zerogpu.active() if zero is None else zero:  # said on every route of theirs, never a failure mid-request
+        app.include_router(not_on_zero_gpu())
+    else:
+        app.include_router(lesson_rooms(models, limits, auth, app.state))  # /lessons, /rooms, /lesson pages
+        app.mount("/v1", api)
     demo = page_app(models, limits)
     if limits.public:
         app.add_middleware(BodyCap, limit=limits.max_body_bytes)
@@ -91,6 +100,46 @@ def build_app(
     demo.has_launched = True
     app.state.demo = demo
     return app
+
+
+ZERO_GPU_MESSAGE = (
+    "On ZeroGPU the model runs only inside the page's own actions (each one a GPU call), so the HTTP API and the "
+    "lessons, which run it in this process, are not available on this Space. Run the app on a computer (`make run`; "
+    "`--host 0.0.0.0` for a classroom), or on a Space with CPU or GPU hardware, for them."
+)
+
+
+def not_on_zero_gpu():
+    """/v1, /rooms, /lessons and the /lesson pages on ZeroGPU: a 503 saying why (JSON; a page for /lesson)."""
+    from fastapi import APIRouter
+    from fastapi.responses import HTMLResponse
+
+    from explorer.api.framing import error
+
+    router = APIRouter()
+    methods = ["GET", "POST", "PUT", "DELETE"]
+
+    @router.api_route("/v1/{rest:path}", methods=methods, include_in_schema=False)
+    @router.api_route("/rooms", methods=methods, include_in_schema=False)
+    @router.api_route("/rooms/{rest:path}", methods=methods, include_in_schema=False)
+    @router.api_route("/lessons", methods=methods, include_in_schema=False)
+    def refused(rest: str = ""):
+        return error(503, ZERO_GPU_MESSAGE, None, "not_on_zerogpu", kind="unavailable")
+
+    @router.get("/lesson", include_in_schema=False)
+    @router.get("/lesson/{rest:path}", include_in_schema=False)
+    def page(rest: str = ""):
+        body = html.escape(ZERO_GPU_MESSAGE).replace("`", "")
+        return HTMLResponse(
+            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Lessons: not on ZeroGPU</title>'
+            '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+            f'<body style="font: 18px/1.5 system-ui; max-width: 40em; margin: 2em auto; padding: 0 1em">'
+            f'<h1>Lessons are not available on this Space</h1><p>{body}</p><p><a href="/">Back to the page</a></p>'
+            "</body></html>",
+            status_code=503,
+        )
+
+    return router
 
 
 def lesson_rooms(models: Models, limits: Limits, auth: tuple[str, str] | None, state):

@@ -138,3 +138,25 @@ def test_the_worker_computes_on_the_gpu(gpt2_dir, device_api, tmp_path):
         assert "data-pos=" in scored[0]
     finally:
         srv.stop()
+
+
+def test_on_zerogpu_the_api_and_the_lessons_say_why_they_are_not_there(gpt2):
+    """/v1 and the rooms run the model in the server's process, which on ZeroGPU has no GPU: each of their routes
+    answers 503 with the reason (JSON, or a page for /lesson), never a failure mid-request; the page stays."""
+    from fastapi.testclient import TestClient
+
+    from explorer.models import Models
+    from explorer.server import ZERO_GPU_MESSAGE, build_app
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    with TestClient(build_app(models, zero=True)) as client:
+        for method, path in [("GET", "/v1/models"), ("POST", "/v1/completions"), ("POST", "/rooms"),
+                             ("GET", "/lessons"), ("GET", "/rooms/ABCDE")]:  # fmt: skip
+            r = client.request(method, path, json={"model": gpt2.name, "prompt": "Hi"})
+            assert r.status_code == 503 and r.json()["error"]["message"] == ZERO_GPU_MESSAGE, (path, r.text)
+        page = client.get("/lesson")
+        assert page.status_code == 503 and "not available on this Space" in page.text and "make run" in page.text
+        assert client.get("/").status_code == 200
+    with TestClient(build_app(models, zero=False)) as client:  # elsewhere both are there
+        assert client.get("/v1/models").status_code == 200 and client.get("/lessons").status_code == 200
