@@ -397,3 +397,33 @@ def test_the_app_runs_on_a_remote_engine(browser, remote):
     want = score_ids(remote, remote.encode(text), k=1)
     assert data["ids"] == want.token_ids.tolist() and chips == want.n > 2
     np.testing.assert_allclose(data["lp"][1:], want.logprobs[1:], atol=1e-5)
+
+
+def test_hidden_states_go_whole_to_a_backend_that_announces_them(backend, gpt2_dir):
+    """A request asking for hidden states is sent on to a backend whose card announces them (ours) and answered as
+    that backend answers it, under this server's model name; a backend that does not announce them: a 400 in words."""
+    import httpx
+
+    from tests.conftest import LiveServer, ServerProcess
+
+    body = {"prompt": "The quick brown fox", "max_tokens": 0, "echo": True, "logprobs": 1,
+            "return_hidden_states": {"layers": [0, -1, "final_norm"]}}  # fmt: skip
+    engine = RemoteEngine(backend, tokenizer=gpt2_dir, name="front")
+    front = LiveServer(engine)
+    try:
+        via = httpx.post(front.url + "/v1/completions", json={**body, "model": "front"}, timeout=60).json()
+        direct = httpx.post(backend + "/completions", json={**body, "model": engine.model_id}, timeout=60).json()
+        assert via["model"] == "front" and via["choices"][0]["hidden_states"] == direct["choices"][0]["hidden_states"]
+        assert via["choices"][0]["hidden_states"]["hook_names"][-1] == "ln_final.hook_normalized"
+        caps = httpx.get(front.url + "/v1/models", timeout=30).json()["data"][0]["capabilities"]
+        assert caps["hidden_states_max_tokens"] == engine.backend_hidden_states[0] > 0
+    finally:
+        front.stop()
+    off = ServerProcess(gpt2_dir, env={"EXPLORER_HIDDEN_STATES": "0"})
+    front = LiveServer(RemoteEngine(off.url + "/v1", tokenizer=gpt2_dir, name="front"))
+    try:
+        r = httpx.post(front.url + "/v1/completions", json={**body, "model": "front"}, timeout=60)
+        assert r.status_code == 400 and "only the torch engine gives" in r.json()["error"]["message"]
+    finally:
+        front.stop()
+        off.stop()

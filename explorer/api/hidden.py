@@ -126,13 +126,7 @@ def plan(ask: Ask, engine, prompts: list[list[int]], new: list[int], n: int, lim
     capture served here (`limits.hidden_states`), the engine's, prompt tokens x n within
     `hidden_states_max_tokens` and the states' bytes (positions x layers x hidden x dtype) within
     `hidden_states_max_bytes`."""
-    if not limits.hidden_states:
-        raise ExplorerError(
-            f"`{PARAM}` is off on this {'public ' if limits.public else ''}server: its operator can turn it on "
-            "with EXPLORER_HIDDEN_STATES=1 (under the same caps).",
-            param=PARAM,
-            code="hidden_states_off",
-        )
+    check_on(limits)
     here = local_engine(engine)
     layers = resolve_layers(list(ask.layers), here.n_layers, f"{PARAM}.layers") if ask.form == "object" else []
     captures, positions = [], 0
@@ -158,13 +152,32 @@ def plan(ask: Ask, engine, prompts: list[list[int]], new: list[int], n: int, lim
     return captures
 
 
+def check_on(limits: Limits) -> None:
+    """The ExplorerError (400) of a server where the operator left capture off."""
+    if not limits.hidden_states:
+        raise ExplorerError(
+            f"`{PARAM}` is off on this {'public ' if limits.public else ''}server: its operator can turn it on "
+            "with EXPLORER_HIDDEN_STATES=1 (under the same caps).",
+            param=PARAM,
+            code="hidden_states_off",
+        )
+
+
+def forwarded(engine) -> bool:
+    """Whether `engine` sends a request asking for hidden states on to its backend whole (a remote engine whose
+    backend's card announces them: explorer/engine/remote.py)."""
+    return bool(getattr(engine, "backend_hidden_states", (0, 0))[0])
+
+
 def caps(engine, limits: Limits) -> dict:
     """A model card's `return_hidden_states` caps: prompt tokens x n and bytes per request, both 0 where it is not
-    served (off here, or an engine without hidden states; an engine not loaded yet: the server's)."""
-    on = limits.hidden_states and (engine is None or engine.capabilities.hidden_states)
+    served (off here, or an engine without hidden states; an engine not loaded yet: the server's); a remote engine
+    that forwards them: the smaller of ours and its backend's."""
+    on = limits.hidden_states and (engine is None or engine.capabilities.hidden_states or forwarded(engine))
+    tokens, size = getattr(engine, "backend_hidden_states", (0, 0)) if forwarded(engine) else (0, 0)
     return {
-        "hidden_states_max_tokens": limits.hidden_states_max_tokens if on else 0,
-        "hidden_states_max_bytes": limits.hidden_states_max_bytes if on else 0,
+        "hidden_states_max_tokens": min(limits.hidden_states_max_tokens, tokens or 2**62) if on else 0,
+        "hidden_states_max_bytes": min(limits.hidden_states_max_bytes, size or 2**62) if on else 0,
     }
 
 

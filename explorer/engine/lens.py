@@ -1,9 +1,9 @@
 """The plain logit lens: the residual stream after each layer read through the model's final norm and output layer.
 
 Steps, for ids (T,):
-1. one forward pass of the body with `output_hidden_states`: L+1 hidden states (T, H), the
-   embeddings first. Row l < L is the residual stream after l blocks; row L is the body's
-   own output (already through the final norm), so the last row equals scoring.
+1. one forward pass of the body with `output_hidden_states` (Engine.body_states, the path of the API's
+   `return_hidden_states`): L+1 hidden states (T, H), the embeddings first. Row l < L is the residual stream after
+   l blocks; row L is the body's own output (already through the final norm), so the last row equals scoring.
 2. the rows (layer, position) of positions 0..T-2, layer-major, in blocks of
    `engine.chunk_size` rows, and never more rows than the text has positions (or 64): the
    final norm (rows of layers < L), the output layer, then `engine.stats` for the actual
@@ -80,13 +80,11 @@ def find_final_norm(model) -> torch.nn.Module:
     return norm
 
 
-def _hidden_states(engine: Engine, x: torch.Tensor) -> list[torch.Tensor]:
-    """L+1 hidden states (T, H): the embeddings, after each block, and the body's output (final norm applied)."""
-    with engine.lock:
-        out = engine.compute(engine.model.base_model, input_ids=x, output_hidden_states=True, use_cache=False)
-    hs = [h[0] for h in out.hidden_states]
-    hs[-1] = out.last_hidden_state[0]  # the model's own output, whatever the architecture reports last
-    return hs
+def _hidden_states(engine: Engine, norm: torch.nn.Module, x: torch.Tensor) -> list[torch.Tensor]:
+    """L+1 hidden states (T, H): the embeddings, after each block, and the body's output (final norm applied), read
+    as the API's `return_hidden_states` reads them (`Engine.body_states`: one pass, the norm's input and output)."""
+    _, states, _ = engine.body_states(x, norm)
+    return [*states[:-2], states[-1]]  # L+2 there: the norm's input (after L blocks) is not a lens row
 
 
 def _block(norm, hs: list[torch.Tensor], a: int, b: int) -> torch.Tensor:
@@ -166,7 +164,7 @@ def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5) -> LensGrid:
         raise _unsupported(here, "its output layer is followed by more (soft-capping or scaling)")
     norm = final_norm(here)
     x = torch.tensor([ids], device=here.device)  # (1, T)
-    hs = _hidden_states(here, x)
+    hs = _hidden_states(here, norm, x)
     if len(ids) == 1:
         return _grid(here, ids, len(hs), None, k)
     rows = _layer_rows(here, norm, [h[:-1] for h in hs], x[0, 1:], k)

@@ -65,6 +65,11 @@ class RemoteEngine:
         self.weights_mb = 0.0
         self.tokenizer = self._tokenizer(tokenizer, card.get("root"))
         vocab, max_lp, full_cap = self._vocabulary_and_caps(card)
+        caps = card.get("capabilities") or {}  # a backend that announces `return_hidden_states` (ours): its caps
+        self.backend_hidden_states = (
+            int(caps.get("hidden_states_max_tokens") or 0),
+            int(caps.get("hidden_states_max_bytes") or 0),
+        )
         self._capabilities = Capabilities.remote(max_logprobs=max_lp, full_vocab_max_prompt_tokens=full_cap)
         if self.tokenizer is not None:
             self.vocab_size = max(len(self.tokenizer), vocab)  # the head may be padded past the tokenizer
@@ -77,6 +82,12 @@ class RemoteEngine:
         eos = getattr(self.tokenizer, "eos_token_id", None)
         self.eos_ids = {eos} if eos is not None else set()  # without a tokenizer: learnt from the texts that end
         self.special_ids = set(getattr(self.tokenizer, "all_special_ids", []) or []) | self.eos_ids
+
+    def forward(self, route: str, body: dict) -> dict:
+        """`body` sent whole to the backend's `route` (its model named), the answer under this engine's name: a request
+        for what no forward pass here can give (`return_hidden_states`, where the backend announces it)."""
+        out = self.backend.post(route, {**body, "model": self.model_id})
+        return {**out, "model": self.name}
 
     # ---- connecting ----------------------------------------------------------------------
     def _card(self, model: str | None) -> dict:
