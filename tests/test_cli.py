@@ -127,3 +127,24 @@ def test_not_a_causal_lm(tmp_path):
     p = run("score", "--model", str(tmp_path), "--text", "hi")
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert "is not a causal language model" in p.stderr
+
+
+def test_html_writes_the_view_beside_the_json(gpt2_dir, tmp_path):
+    """--html: the view as one self-contained page holding the very result the JSON describes (its native JSON),
+    for score and for generate; a folder that does not exist is refused before the model loads."""
+    from explorer.notebook.files import open_file
+
+    page = tmp_path / "fox.html"
+    p = run("score", "--model", gpt2_dir, "--text", "The quick brown fox", "--format", "native", "--html", str(page))
+    assert p.returncode == 0, p.stderr
+    shown, body = open_file(page), json.loads(p.stdout)
+    assert shown.token_ids.tolist() == body["token_ids"] and "<script src" not in page.read_text(encoding="utf-8")
+    assert [round(x, 5) for x in shown.logprobs[1:].tolist()] == [round(x, 5) for x in body["logprobs"][1:]]
+    gen = tmp_path / "gen.html"
+    args = ["generate", "--model", gpt2_dir, "--prompt", "Once upon", "--max-tokens", "5", "--temperature", "0"]
+    p = run(*args, "--format", "vllm", "--html", str(gen))
+    assert p.returncode == 0, p.stderr
+    choice = json.loads(p.stdout)["choices"][0]
+    assert open_file(gen).token_ids.tolist()[-len(choice["token_ids"]) :] == choice["token_ids"]
+    p = run("score", "--model", gpt2_dir, "--text", "x", "--html", str(tmp_path / "no" / "x.html"))
+    assert p.returncode != 0 and "--html" in p.stderr and "does not exist" in p.stderr

@@ -120,6 +120,24 @@ def check_text(text: str, flag: str) -> str:
     return text
 
 
+def html_arg(parser) -> None:
+    """`--html FILE`: the result's view (the heatmap, its card and detail) as one self-contained page."""
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the view as one self-contained HTML page here (no server needed to open it; "
+        "the first sample where there are several)",
+    )
+
+
+def write_html(path: str | None, r) -> None:
+    """The view of `r` (a TokenScores) written to `path` where --html asked for it (explorer.notebook.files)."""
+    if path:
+        from explorer.notebook.files import save_html
+
+        save_html(r, path)
+
+
 def check_out(path: str | None, flag: str) -> None:
     if path:
         folder = os.path.dirname(os.path.abspath(path))

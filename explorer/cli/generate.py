@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.args import check_out, check_text, k_arg, load_engine, model_args
+from explorer.cli.args import check_out, check_text, html_arg, k_arg, load_engine, model_args, write_html
 from explorer.errors import ExplorerError
 from explorer.export import names as export_names
 
@@ -43,6 +43,7 @@ def add_parser(sub) -> None:
     g.add_argument("--branch-token", type=int, metavar="ID", help="the token id put at --branch-at")
     g.add_argument("--format", choices=FORMATS, default="openai-completion")
     g.add_argument("--out")
+    html_arg(g)
 
 
 def _check(a: argparse.Namespace):
@@ -57,6 +58,7 @@ def _check(a: argparse.Namespace):
     if a.system:
         check_text(a.system, "--system")
     check_out(a.out, "--out")
+    check_out(a.html, "--html")
     if (a.branch_at is None) != (a.branch_token is None):
         raise ExplorerError(
             "--branch-at and --branch-token go together: give a position and a token id.", param="branch_at"
@@ -97,5 +99,8 @@ def run(a: argparse.Namespace) -> dict:
     if a.branch_at is not None:
         from explorer.engine.branch import generate_then_branch
 
-        return export(a.format, [generate_then_branch(engine, ids, s, a.branch_at, a.branch_token)[1]])
-    return export(a.format, generate(engine, ids, s))
+        results = [generate_then_branch(engine, ids, s, a.branch_at, a.branch_token)[1]]
+    else:
+        results = generate(engine, ids, s)
+    write_html(a.html, results[0])
+    return export(a.format, results)

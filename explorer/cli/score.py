@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.args import check_out, ids_arg, k_arg, load_engine, model_args, source_text
+from explorer.cli.args import check_out, html_arg, ids_arg, k_arg, load_engine, model_args, source_text, write_html
 from explorer.errors import ExplorerError
 from explorer.export import names as export_names
 
@@ -56,6 +56,7 @@ def add_parser(sub) -> None:
         "(Hugging Face's numbering, negative from the end) or all; torch engine only",
     )
     sc.add_argument("--out", help="write the JSON here instead of stdout (with --hidden-states: the .npz)")
+    html_arg(sc)
 
 
 def _check(a: argparse.Namespace) -> str:
@@ -67,6 +68,7 @@ def _check(a: argparse.Namespace) -> str:
         raise ExplorerError("--binary-out writes full-vocabulary rows: add --logprobs -1.", param="binary_out")
     check_out(a.out, "--out")
     check_out(a.binary_out, "--binary-out")
+    check_out(a.html, "--html")
     if a.lookup:
         from explorer.results.lookup import check_queries
 
@@ -146,7 +148,8 @@ def run(a: argparse.Namespace) -> dict | int:
         if a.ids is not None
         else score_text(engine, text, a.logprobs, start=a.context_start)
     )
-    # 3. the full distributions, the body, and the looked-up tokens
+    # 3. the view, the full distributions, the body, and the looked-up tokens
+    write_html(a.html, r)
     if a.binary_out:
         with open(a.binary_out, "wb") as f:
             f.write(full_vocab_npy(r))
