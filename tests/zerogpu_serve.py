@@ -26,11 +26,33 @@ if torch.version.cuda is None:  # torch's CPU wheel: name what the package reads
 
 from explorer import zerogpu  # noqa: E402 - after the version above: serve imports `spaces`
 from explorer.cli import main  # noqa: E402
+from explorer.models import Models  # noqa: E402
 
 _start_up = zerogpu.start_up
+_preload = Models.preload_for_zero_gpu
+LOADED: list = []  # the engines serve preloaded
+
+
+def preload(self: Models) -> list:
+    LOADED[:] = _preload(self)
+    return LOADED
+
+
+def warm_thread() -> None:
+    """ZEROGPU_TEST_WARM_THREAD=1: one generation in the server's own process, so the default model's batch thread
+    runs here before any worker forks (nothing of the served app generates here on ZeroGPU: /v1 and the lessons
+    answer 503), as a thread started in the main process would."""
+    from explorer.engine import generate
+    from explorer.settings import SamplerSettings
+
+    engine = LOADED[0]
+    generate(engine, engine.encode("the fox"), SamplerSettings(max_tokens=3, temperature=0.0))
+    assert getattr(engine, "scheduler", None) is not None and engine.scheduler._thread is not None
 
 
 def start_up() -> None:
+    if os.environ.get("ZEROGPU_TEST_WARM_THREAD") == "1":
+        warm_thread()
     _start_up()
     from spaces.zero import torch as zero_torch
 
@@ -42,6 +64,7 @@ def start_up() -> None:
 
 
 zerogpu.start_up = start_up
+Models.preload_for_zero_gpu = preload  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.exit(main(["serve", *sys.argv[1:]]))
