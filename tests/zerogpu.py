@@ -3,8 +3,10 @@ and `serve` under the real package in ZeroGPU mode against it (tests/zerogpu_ser
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -88,7 +90,9 @@ class ZeroGpuServer:
         flags = [a for m in models for a in ("--model", m)]
         cmd = [sys.executable, "-m", "tests.zerogpu_serve", *flags, "--port", str(port), "--host", "127.0.0.1", *args]
         self.log = open(tmp / "server.log", "w")  # noqa: SIM115 - open while the server runs
-        self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(  # a session of its own: stop() ends the package's forked workers with it
+            cmd, env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = tmp / "server.log"
         for _ in range(1200):
@@ -107,7 +111,7 @@ class ZeroGpuServer:
         return json.loads(self.report_path.read_text())
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        with contextlib.suppress(ProcessLookupError):  # the server and every worker it forked
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
         self.log.close()
