@@ -417,6 +417,17 @@ def test_hidden_states_go_whole_to_a_backend_that_announces_them(backend, gpt2_d
         assert via["choices"][0]["hidden_states"]["hook_names"][-1] == "ln_final.hook_normalized"
         caps = httpx.get(front.url + "/v1/models", timeout=30).json()["data"][0]["capabilities"]
         assert caps["hidden_states_max_tokens"] == engine.backend_hidden_states[0] > 0
+        assert caps["hidden_states_max_bytes"] == engine.backend_hidden_states[1] > 0
+    finally:
+        front.stop()
+    from explorer.settings import Limits
+
+    front = LiveServer(engine, limits=Limits(hidden_states_max_tokens=2))  # this server's own cap, checked here too
+    try:
+        r = httpx.post(front.url + "/v1/completions", json={**body, "model": "front"}, timeout=60)
+        assert r.status_code == 400 and "max is 2" in r.json()["error"]["message"]
+        caps = httpx.get(front.url + "/v1/models", timeout=30).json()["data"][0]["capabilities"]
+        assert caps["hidden_states_max_tokens"] == 2
     finally:
         front.stop()
     off = ServerProcess(gpt2_dir, env={"EXPLORER_HIDDEN_STATES": "0"})

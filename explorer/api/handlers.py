@@ -115,7 +115,7 @@ def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
     prompts, s = completion_setup(engine, req, limits)
     ask = req.hidden_ask()
     if ask is not None and hidden.forwarded(engine):  # a backend that computes them: the request goes there whole
-        hidden.check_on(limits)
+        hidden.check_forwarded(prompts, s.n, limits)
         return engine.forward("/v1/completions", req.model_dump(exclude_unset=True, by_alias=True))
     if ask is not None:
         new = [min(s.max_tokens, max(engine.context - len(ids), 0)) for ids in prompts]
@@ -203,7 +203,7 @@ def chat_body(engine, req: ChatRequest, limits: Limits) -> dict:
     if ask is None:
         return openai_chat.export(generate(engine, ids, s), options=chat_options(req, s, messages))
     if hidden.forwarded(engine):  # as completion_body
-        hidden.check_on(limits)
+        hidden.check_forwarded([ids], s.n, limits)
         return engine.forward("/v1/chat/completions", req.model_dump(exclude_unset=True, by_alias=True))
     new = min(s.max_tokens, max(engine.context - len(ids), 0))
     (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)

@@ -163,6 +163,20 @@ def check_on(limits: Limits) -> None:
         )
 
 
+def check_forwarded(prompts: list[list[int]], n: int, limits: Limits) -> None:
+    """A request a remote engine sends on (`forwarded`): capture on here and prompt tokens x n within this server's
+    `hidden_states_max_tokens`; its bytes are the backend's to bound (it knows the layers' width)."""
+    check_on(limits)
+    tokens = sum(len(ids) for ids in prompts) * n
+    if tokens > limits.hidden_states_max_tokens:
+        raise ExplorerError(
+            f"Text too long for hidden states: {tokens} tokens, max is {limits.hidden_states_max_tokens} (prompt "
+            "tokens x n, EXPLORER_HIDDEN_STATES_MAX_TOKENS). Shorten the text.",
+            param=PARAM,
+            code="hidden_states_too_long",
+        )
+
+
 def forwarded(engine) -> bool:
     """Whether `engine` sends a request asking for hidden states on to its backend whole (a remote engine whose
     backend's card announces them: explorer/engine/remote.py)."""
@@ -172,12 +186,18 @@ def forwarded(engine) -> bool:
 def caps(engine, limits: Limits) -> dict:
     """A model card's `return_hidden_states` caps: prompt tokens x n and bytes per request, both 0 where it is not
     served (off here, or an engine without hidden states; an engine not loaded yet: the server's); a remote engine
-    that forwards them: the smaller of ours and its backend's."""
-    on = limits.hidden_states and (engine is None or engine.capabilities.hidden_states or forwarded(engine))
-    tokens, size = getattr(engine, "backend_hidden_states", (0, 0)) if forwarded(engine) else (0, 0)
+    that forwards them: the smaller token cap (both servers check theirs) and its backend's bytes (which it checks)."""
+    if not (limits.hidden_states and (engine is None or engine.capabilities.hidden_states or forwarded(engine))):
+        return {"hidden_states_max_tokens": 0, "hidden_states_max_bytes": 0}
+    if forwarded(engine):
+        tokens, size = engine.backend_hidden_states
+        return {
+            "hidden_states_max_tokens": min(limits.hidden_states_max_tokens, tokens),
+            "hidden_states_max_bytes": size,
+        }
     return {
-        "hidden_states_max_tokens": min(limits.hidden_states_max_tokens, tokens or 2**62) if on else 0,
-        "hidden_states_max_bytes": min(limits.hidden_states_max_bytes, size or 2**62) if on else 0,
+        "hidden_states_max_tokens": limits.hidden_states_max_tokens,
+        "hidden_states_max_bytes": limits.hidden_states_max_bytes,
     }
 
 

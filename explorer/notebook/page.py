@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import uuid
+from functools import cache
 from importlib import resources
 
 from explorer.errors import ExplorerError
@@ -112,8 +113,10 @@ DETAIL_JS
 """
 
 
+@cache
 def static(name: str) -> str:
-    """The text of explorer/ui/static/`name`, as installed (read at call time: one source for the page and here)."""
+    """The text of explorer/ui/static/`name`, as installed, read once (one source for the page and here: ui/theme.py
+    reads the page's files through it too)."""
     return resources.files("explorer").joinpath(*STATIC, name).read_text(encoding="utf-8")
 
 

@@ -4,19 +4,14 @@ the heatmap's script, read once from explorer/ui/static/."""
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import gradio as gr
 
+from explorer.notebook.page import static  # explorer/ui/static/'s files, read once for the page and the HTML views
 from explorer.render.heatmap import CSS as PALETTE_CSS
 
-STATIC = Path(__file__).parent / "static"
 FONTS = ["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"]
 MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"]
-
-
-def static(name: str) -> str:
-    return (STATIC / name).read_text(encoding="utf-8")
 
 
 @cache
