@@ -100,9 +100,8 @@ class Share:
                     elem_id="dl-session",
                 )  # fmt: skip
             self.link_note = gr.HTML("", elem_id="link-note", js_on_load=None)  # why a link cannot be made, or reach
-            with gr.Row(equal_height=False):
-                self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=3, scale=3)
-                self.qr = gr.HTML("", elem_id="share-qr", js_on_load=None, min_width=160)
+            self.link = gr.Textbox(label="Link", interactive=False, elem_id="share-link", max_lines=3)
+            self.qr = gr.HTML("", elem_id="share-qr", js_on_load=None)  # under the link: full size on a phone too
             self.code = gr.Textbox(visible=False)
             self.base = gr.Textbox(visible=False)  # the address other devices reach this page at
         with gr.Row(elem_id="share", elem_classes=["lx-share", "lx-hide-present"]):
