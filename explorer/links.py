@@ -1,13 +1,14 @@
 """A view as a link: the inputs and settings that make a result, packed into one URL-safe string and read back.
 
-A `ViewState` is `{version, tab, base, tool}`: `base` (a `Base`) is what made the inspector's result (Score, Generate
-or Chat: their inputs, the colour settings and the selected token); `tool` is the shown tab's own part when that tab
-works beside the result (Compare, What-if, Why, ...): a `TabLink`, one small class in that tab's own module
-(explorer/ui/tabs/<tab>.py) holding its fields, their checks, the ranges its sliders are built from, and how its tab
-reads, sets and reruns them. Defining such a class registers it in `LINKS`: a new tab's link is that one class.
+A `ViewState` is `{version, tab, base, tool, source}`: `base` (a `Base`) is what every view of the inspector's result
+shares (its model, the colour settings, the selected token); `tool` is the shown tab's own part and `source` the part
+of the tab that made the result (Score, Generate or Chat: its inputs and settings). Each part is a `TabLink`, one
+small class in its tab's own module (explorer/ui/tabs/<tab>.py) holding its fields, their checks, the ranges its
+sliders are built from, and how its tab reads, sets and reruns them (a `ResultLink` for the three tabs that make a
+result). Defining such a class registers it in `LINKS`: a new tab's link is that one class.
 
-On the wire a link is one flat JSON object (the base's fields, `base`, then the tool's fields; fields left at their
-defaults omitted), raw-deflated and written as URL-safe base64 without padding after a version prefix (`2.`; links
+On the wire a link is one flat JSON object (the base's fields and the result's inputs in WIRE_ORDER, `base`, then the
+tool's fields; fields left at their defaults omitted), raw-deflated and written as URL-safe base64 without padding after a version prefix (`2.`; links
 of version `1.` still open, and every `2.` link made before the per-tab link states opens to the same state).
 `decode(s)` reads anything a visitor can paste: it is strict and bounded (the encoded length, the decompressed size,
 every type and range, every registered tab's fields whichever the tab: a link is one whole; the sampler's rules are
@@ -32,7 +33,7 @@ from typing import Any, ClassVar
 
 from explorer.errors import ExplorerError
 from explorer.render.heatmap import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRICS
-from explorer.settings import MAX_K, SamplerSettings
+from explorer.settings import MAX_K
 
 VERSION = "2"
 VERSIONS = ("1", "2")  # a version 1 link (Score, Generate, Chat only) reads as the same view
@@ -43,46 +44,35 @@ MAX_TEXT_CHARS = 100_000
 MAX_MESSAGES = 64
 MAX_POSITION = 1_000_000
 MAX_TOKEN_CHARS = 200
-TABS = ("score", "generate", "chat")  # the tabs that make the inspector's result (a link's `base`)
+TABS = ("score", "generate", "chat")  # the tabs that make the inspector's result (their link: a `ResultLink`)
 ROLES = ("user", "assistant")
-# the page's sampler controls (explorer/ui/sampler.py builds its sliders from these): name -> (low, high)
-CONTROL_BOUNDS = {"max_tokens": (1, 512), "temperature": (0.0, 2.0), "top_p": (0.01, 1.0), "top_k": (0, 200)}
-SAMPLER_KEYS = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode")
-DEFAULT_SAMPLER: dict[str, Any] = {
-    "max_tokens": 48,
-    "temperature": 0.7,
-    "top_p": 1.0,
-    "top_k": 0,
-    "seed": None,
-    "stop": [],
-    "mode": "raw",
-}
+# the order links have always written their first keys in (the base's, then the result's inputs): a view's link
+# keeps its bytes whichever class now holds a field; the other keys follow in their classes' order
+WIRE_ORDER = ("tab", "model", "text", "system", "messages", "metric", "thresholds", "k", "sampler", "score_prompt",
+              "from_start", "start", "selected", "base")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Base:
-    """What made the inspector's result: the tab (one of TABS; '' = none), its inputs, the colour settings and the
-    selected token. A tab beside the result may use these fields for its own (Compare: `model` is model A, `text`
-    the compared text, `selected` the compared token; Branch: `selected` is its position)."""
+    """What every view of a result shares: the tab that made it (one of TABS; '' = none), its model, the colour
+    settings and the selected token. The inputs that made it are that tab's `ResultLink`. (Compare, which works on
+    no result, keeps its model A and its compared token here.)"""
 
     tab: str = ""
     model: str = ""  # the model's public name ('' = the page's default)
-    text: str = ""  # Score: the text; Generate: the prompt
-    system: str = ""  # Chat: the system message
-    messages: tuple[tuple[str, str], ...] = ()  # Chat: (role, content) up to and including the last user message
     metric: str = DEFAULT_METRIC
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
     k: int = 10
-    sampler: dict = field(default_factory=lambda: dict(DEFAULT_SAMPLER))  # SAMPLER_KEYS (seed set: it replays)
-    score_prompt: bool = True
-    from_start: bool = False  # Score: put a document-start token first
-    start: str = "eos"  # that token's menu value
     selected: int = 0  # the inspector's token
+
+    @property
+    def thresholds_text(self) -> str:
+        """The thresholds as the page's box writes them."""
+        return ", ".join(map(str, self.thresholds))
 
     def to_dict(self) -> dict:
         """The link's base fields (flat), `base` naming the tab, after them."""
         d = asdict(self)
-        d["messages"] = [list(m) for m in self.messages]
         d["thresholds"] = list(self.thresholds)
         return {**{k: v for k, v in d.items() if k != "tab"}, "base": self.tab}
 
@@ -95,16 +85,9 @@ class Base:
         return cls(
             tab=tab,
             model=text(d, "model", 200),
-            text=text(d, "text"),
-            system=text(d, "system"),
-            messages=_messages(d.get("messages", [])),
             metric=metric,
             thresholds=_thresholds(d.get("thresholds", list(DEFAULT_THRESHOLDS))),
             k=whole(d, "k", 1, MAX_K, 10),
-            sampler=_sampler(d.get("sampler", {})),
-            score_prompt=flag(d, "score_prompt", True),
-            from_start=flag(d, "from_start", False),
-            start=text(d, "start", 64) or "eos",
             selected=whole(d, "selected", 0, MAX_POSITION, 0),
         )
 
@@ -180,31 +163,72 @@ class TabLink:
         """Every control `apply` and `rerun` set."""
         return []
 
+    def check(self) -> None:
+        """The rules this part keeps when it is used (the tab shown, or the result's maker): ExplorerError if not."""
+
+
+@dataclass(frozen=True)
+class ResultLink(TabLink):
+    """The part of a link made by a tab that makes the inspector's result (Score, Generate, Chat: one of TABS): the
+    inputs and settings that made it. Besides TabLink's page side: `of_result` (the part of a result shown, from
+    the tab's controls and the result itself), `empty` and `run` (the tab's own run, filling the inspector)."""
+
+    @classmethod
+    def of_result(cls, tab: Any, values: Mapping, r: Any) -> ResultLink:
+        """This tab's part of the link of result `r` (a TokenScores), its inputs read from `values` by component."""
+        return cls()
+
+    def empty(self) -> bool:
+        """Whether it holds no input (a result opened from a file, with its inputs not on the page)."""
+        return False
+
+    def run(self, tab: Any, name: str, base: Base) -> Iterator[dict]:
+        """The tab's run of these inputs with model `name` at `base`'s look: the inspector's outputs, streamed."""
+        return iter(())
+
 
 @dataclass(frozen=True)
 class ViewState:
-    """Everything that makes a view: the tab shown, the result's `base`, the tab's own `tool` part (None for the tabs
-    that make the result), and the link format's version it was read from."""
+    """Everything that makes a view: the tab shown, the result's `base`, the shown tab's own part `tool` and the
+    part of the tab that made the result, `source` (the same object when that tab is shown; None: no result), and
+    the link format's version it was read from."""
 
     version: str = field(default=VERSION, compare=False)
     tab: str = "score"
     base: Base = field(default_factory=Base)
     tool: TabLink | None = None
+    source: ResultLink | None = None
 
     def __post_init__(self):
-        if self.tab in TABS and self.base.tab != self.tab:  # a tab that makes the result is its own base
+        if self.tool is None and self.tab in LINKS:  # a tab's part left out: its defaults
+            object.__setattr__(self, "tool", LINKS[self.tab]())
+        if self.tab in TABS:  # a tab that makes the result is its own base
             object.__setattr__(self, "base", replace(self.base, tab=self.tab))
-        if self.tool is not None and not self.tool.on_result and self.base.tab:
+            object.__setattr__(self, "source", self.tool)
+        elif self.tool is not None and not self.tool.on_result:
             object.__setattr__(self, "base", replace(self.base, tab=""))
+            object.__setattr__(self, "source", None)
+        elif self.source is None and self.base.tab in LINKS:
+            object.__setattr__(self, "source", LINKS[self.base.tab]())
+
+    def parts(self) -> list[TabLink]:
+        """The result's maker's part, then the shown tab's (once each)."""
+        parts = [self.source] if self.source is not None else []
+        return parts + ([self.tool] if self.tool is not None and self.tool is not self.source else [])
 
     def to_dict(self) -> dict:
-        """The flat object a link carries: tab, the base's fields, then the tab's own."""
-        return {"tab": self.tab, **self.base.to_dict(), **(self.tool.to_dict() if self.tool else {})}
+        """The flat object a link carries: tab, the base's fields and the result's inputs (in WIRE_ORDER), then the
+        tab's own."""
+        d = {"tab": self.tab, **self.base.to_dict()}
+        for part in self.parts():
+            d.update(part.to_dict())
+        return wire_ordered(d)
 
     def compact(self) -> dict:
         """`to_dict` less the fields left at their defaults (tab and base kept): what a link carries."""
-        tool = type(self.tool)().to_dict() if self.tool else {}
-        default = {"tab": self.tab, **Base().to_dict(), **tool}
+        default = {"tab": self.tab, **Base().to_dict()}
+        for part in self.parts():
+            default.update(type(part)().to_dict())
         return {k: v for k, v in self.to_dict().items() if k in ("tab", "base") or v != default[k]}
 
     @classmethod
@@ -213,10 +237,15 @@ class ViewState:
         return _checked(d)
 
 
+def wire_ordered(d: dict) -> dict:
+    """`d` with WIRE_ORDER's keys first, in that order."""
+    first = {k: d[k] for k in WIRE_ORDER if k in d}
+    return {**first, **{k: v for k, v in d.items() if k not in first}}
+
+
 def link_fields() -> list[str]:
     """Every key a link may carry (the base's, then each registered tab's)."""
-    keys = ["tab", *Base().to_dict()]
-    return keys + [f.name for cls in LINKS.values() for f in fields(cls)]
+    return list(dict.fromkeys(["tab", *Base().to_dict(), *(f.name for cls in LINKS.values() for f in fields(cls))]))
 
 
 def damaged(why: str) -> ExplorerError:
@@ -332,7 +361,7 @@ def _thresholds(v: object) -> tuple[int, ...]:
     return t
 
 
-def _messages(v: object) -> tuple[tuple[str, str], ...]:
+def messages(v: object) -> tuple[tuple[str, str], ...]:
     if not isinstance(v, list) or len(v) > MAX_MESSAGES:
         raise damaged(f"`messages` must be a list of at most {MAX_MESSAGES} [role, text] pairs")
     out = []
@@ -347,42 +376,23 @@ def _messages(v: object) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _sampler(v: object) -> dict:
-    """The link's sampler settings: SamplerSettings' rules, then the page controls' ranges."""
-    if not isinstance(v, dict):
-        raise damaged("`sampler` must be an object")
-    s = {**DEFAULT_SAMPLER, **{k: v[k] for k in SAMPLER_KEYS if k in v}}
-    if not isinstance(s["stop"], list):
-        raise damaged("`sampler.stop` must be a list of strings")
-    try:
-        checked = SamplerSettings.from_dict({**s, "logprobs": None}).to_dict()
-    except ExplorerError as err:
-        raise damaged(f"its sampler settings are out of range: {err.message}") from None
-    except TypeError:
-        raise damaged("its sampler settings have the wrong types") from None
-    out = {k: checked[k] for k in SAMPLER_KEYS}
-    for key, (lo, hi) in CONTROL_BOUNDS.items():
-        if not lo <= out[key] <= hi:
-            raise damaged(f"`{key}` (={out[key]}) is outside the page's range {lo} to {hi}")
-    return out
-
-
 def _checked(d: object) -> ViewState:
     """1. the tab; 2. the base (which tab made it, then its fields); 3. every registered tab's fields (a link is
-    one whole), the shown tab's kept; 4. the rules between them."""
+    one whole), the shown tab's and the result's maker's kept; 4. the rules between them."""
     if not isinstance(d, dict):
         raise damaged("its content is not an object")
-    tab = choice(d, "tab", TABS + tuple(LINKS), "score")
+    tab = choice(d, "tab", tuple(dict.fromkeys((*TABS, *LINKS))), "score")
     link = LINKS.get(tab)
-    made_by = tab if link is None else _choice_base(d) if link.on_result else ""
+    made_by = tab if tab in TABS else _choice_base(d) if link is None or link.on_result else ""
     base = Base.read(d, made_by)
-    tools = {name: cls.read(d) for name, cls in LINKS.items()}
-    tool = tools.get(tab)
+    parts = {name: cls.read(d) for name, cls in LINKS.items()}
+    tool, source = parts.get(tab), parts.get(made_by)
     if not made_by and tool is not None and tool.needs_result():
         raise damaged(f"a {tab} link must carry the result it works on (`base`)")
-    if made_by == "chat" and (not base.messages or base.messages[-1][0] != "user"):
-        raise damaged("a chat link must end with the user's message")
-    return ViewState(tab=tab, base=base, tool=tool)
+    for part in (source, tool):
+        if part is not None:
+            part.check()
+    return ViewState(tab=tab, base=base, tool=tool, source=source if isinstance(source, ResultLink) else None)
 
 
 def _choice_base(d: dict) -> str:

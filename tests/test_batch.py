@@ -297,7 +297,7 @@ def _last(gen) -> dict:
 
 
 def test_tab_scores_the_file_and_offers_both_files(ui, gpt2, tmp_path):
-    tab = ui.tabs["BatchTab"]
+    tab = ui.tabs["batch"]
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps({"text": t}) for t in TEXTS), encoding="utf-8")
     out = _last(tab.run(GPT2, str(path), False, progress=lambda *a, **k: None))
@@ -316,7 +316,7 @@ def test_tab_scores_the_file_and_offers_both_files(ui, gpt2, tmp_path):
 
 
 def test_tab_bad_input_and_stop(ui, tmp_path):
-    tab = ui.tabs["BatchTab"]
+    tab = ui.tabs["batch"]
     with pytest.raises(gr.Error, match="Upload a file first"):
         _last(tab.run(GPT2, None, False, progress=lambda *a, **k: None))
     bad = tmp_path / "t.csv"
@@ -349,7 +349,7 @@ def test_out_that_is_a_folder_is_refused_before_any_work(tmp_path):
 def test_tab_time_cap_keeps_the_rows_and_the_next_run_goes_on(ui, gpt2, tmp_path):
     from explorer.settings import Limits
 
-    tab = ui.tabs["BatchTab"]
+    tab = ui.tabs["batch"]
     path = tmp_path / "t.txt"
     texts = [f"sentence number {i} is here" for i in range(7)]
     path.write_text("\n".join(texts), encoding="utf-8")

@@ -249,8 +249,9 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
 
     from explorer.ui.tabs.branch import SOURCES
 
-    tab = make_page([gpt2, llama]).tabs["BranchTab"]
-    controls = (5, 0.9, 1.0, 0, 3, "", "raw: the model's own distribution", True)
+    tab = make_page([gpt2, llama]).tabs["branch"]
+    controls = dict(max_tokens=5, temperature=0.9, top_p=1.0, top_k=0, seed=3, stop="",
+                    mode="raw: the model's own distribution", score_prompt=True)  # fmt: skip
     r = generate(
         gpt2,
         gpt2.encode("The capital of"),
@@ -260,7 +261,7 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     picked = tab.pick_position([r], at)
     alts = [v for _, v in picked[tab.alts].choices]
     assert picked[tab.at] == at and picked[tab.node] == -1 and len(alts) == 20
-    out = tab.branch("tiny-gpt2", [r], None, None, -1, at, alts[1:3], SOURCES[0], *controls)
+    out = tab.branch("tiny-gpt2", [r], None, None, -1, at, alts[1:3], SOURCES[0], **controls)
     tree, prefixes = out[tab.tree], out[tab.prefixes]
     assert tree.seed_ids() == r.token_ids.tolist() and len(tree.leaves()) == 3
     assert (
@@ -272,7 +273,7 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     picked = tab.pick_node(tree, node)
     assert picked[tab.node] == node and picked[tab.at] == tree.depth(node) and " sel" in picked[tab.tree_view]
     again = tab.branch(
-        "tiny-gpt2", [r], tree, prefixes, node, picked[tab.at], [picked[tab.alts].choices[3][1]], SOURCES[1], *controls
+        "tiny-gpt2", [r], tree, prefixes, node, picked[tab.at], [picked[tab.alts].choices[3][1]], SOURCES[1], **controls
     )
     grown = again[tab.tree]
     assert len(grown.leaves()) == 4 and grown.branches[3]["from"] == node - 1
@@ -283,10 +284,10 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     with open(path, encoding="utf-8") as f:
         assert BranchTree.from_dict(json.load(f)).to_dict() == grown.to_dict()
     for call, needle in [
-        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, at, [], SOURCES[0], *controls), "Tick at least"),
-        (lambda: tab.branch("tiny-gpt2", [], None, None, -1, at, ["5"], SOURCES[0], *controls), "first"),
-        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, 0, ["5"], SOURCES[0], *controls), "from 1"),
-        (lambda: tab.branch("tiny-llama", [r], None, None, -1, at, ["5"], SOURCES[0], *controls), "comes from"),
+        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, at, [], SOURCES[0], **controls), "Tick at least"),
+        (lambda: tab.branch("tiny-gpt2", [], None, None, -1, at, ["5"], SOURCES[0], **controls), "first"),
+        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, 0, ["5"], SOURCES[0], **controls), "from 1"),
+        (lambda: tab.branch("tiny-llama", [r], None, None, -1, at, ["5"], SOURCES[0], **controls), "comes from"),
         (lambda: tab.pick_position([r], r.n + 3), "outside the current result"),
         (lambda: tab.pick_node(grown, 10**4), "not in this tree"),
         (lambda: tab.compare(grown, a, 0), "Pick two leaves"),

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.links import Base, ViewState, encode
+from explorer.links import encode
 from explorer.settings import PUBLIC_LIMITS
 from tests.browser import SIZES, open_page, require_chromium
 from tests.conftest import LiveServer, before_each_pass
+from tests.helpers.share import view
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -85,7 +86,7 @@ def test_a_page_opened_while_the_line_is_full_opens_and_its_link_restores(browse
         start_generating(second)
         second.get_by_text("queue", exact=False).filter(visible=True).first.wait_for(timeout=20_000)  # the line: full
         text = "the quick brown fox jumps over the lazy dog"
-        third = open_page(browser, f"{slow_public.url}/?view={encode(ViewState(base=Base(text=text)))}", shown=False)
+        third = open_page(browser, f"{slow_public.url}/?view={encode(view(text=text))}", shown=False)
         third.wait_for_timeout(2000)
         assert third.get_by_text("busy", exact=False).filter(visible=True).count() == 0
         start_generating(third, 8)  # its own action is the model's work: refused while the line is full

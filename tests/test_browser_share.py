@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from explorer.links import Base, ViewState, encode
+from explorer.links import encode
 from tests.browser import SIZES, open_page, pick_tab, require_chromium, score, wait_detail
+from tests.helpers.share import view
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -83,9 +84,9 @@ def test_a_link_reopens_the_same_view_in_a_fresh_browser(browser, live, gpt2, sc
 
 
 def test_a_seeded_generation_link_replays_its_tokens(browser, live, gpt2):
-    state = ViewState(tab="generate", base=Base(text="The capital of France is",
-                      sampler={"max_tokens": 12, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "seed": 1234,
-                               "stop": [], "mode": "raw"}, selected=7))  # fmt: skip
+    state = view("generate", text="The capital of France is",
+                 sampler={"max_tokens": 12, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "seed": 1234,
+                          "stop": [], "mode": "raw"}, selected=7)  # fmt: skip
     url = f"{live.url}/?view={encode(state)}"
     texts = []
     for _ in range(2):
@@ -95,12 +96,12 @@ def test_a_seeded_generation_link_replays_its_tokens(browser, live, gpt2):
         texts.append(json.loads(pg.locator("#heatmap .lx-data").text_content())["ids"])
         assert pg.get_by_label("Seed").input_value() == "1234"
         pg.context.close()
-    assert texts[0] == texts[1] and len(texts[0]) > len(gpt2.encode(state.base.text))
+    assert texts[0] == texts[1] and len(texts[0]) > len(gpt2.encode(state.source.text))
 
 
-def session_file(tmp_path, r, model: str, **view) -> str:
+def session_file(tmp_path, r, model: str, **fields) -> str:
     doc = {"format": "logprob-explorer/session", "version": 1,
-           "view": ViewState(base=Base(model=model, **view)).to_dict(), "results": [{**r.to_dict(), "model": model}]}  # fmt: skip
+           "view": view(model=model, **fields).to_dict(), "results": [{**r.to_dict(), "model": model}]}  # fmt: skip
     path = tmp_path / "s.session.json"
     path.write_text(json.dumps(doc))
     return str(path)
@@ -227,12 +228,12 @@ def test_on_a_public_server_a_link_keeps_to_the_caps_and_the_allowlist(browser, 
 
     srv = LiveServer(gpt2, limits=replace(PUBLIC_LIMITS, max_input_tokens=16), public=True)
     try:
-        long = encode(ViewState(base=Base(text="the quick brown fox jumps over the lazy dog " * 10)))
+        long = encode(view(text="the quick brown fox jumps over the lazy dog " * 10))
         pg = open_link(browser, f"{srv.url}/?view={long}")
         pg.locator("#share-note").filter(has_text="16").wait_for(timeout=30_000)
         assert pg.locator("#heatmap [data-pos]").count() == 0  # refused before any scoring, the cap named
         pg.context.close()
-        hub = open_link(browser, f"{srv.url}/?view={encode(ViewState(base=Base(model='gpt2', text='hi')))}")
+        hub = open_link(browser, f"{srv.url}/?view={encode(view(model='gpt2', text='hi'))}")
         hub.locator("#share-note").filter(has_text="not available here").wait_for(timeout=30_000)
         assert srv.models.loaded("tiny-gpt2") is not None and srv.models.names == ["tiny-gpt2"]
         hub.context.close()
@@ -350,7 +351,7 @@ def test_a_lens_link_reopens_the_same_grid_and_cell(browser, live, gpt2, screens
 
 
 def test_a_link_restores_the_document_start_token_and_the_status_line(browser, live, gpt2):
-    state = ViewState(base=Base(model="tiny-gpt2", text=TEXT, from_start=True, start="<|system|>", selected=2))
+    state = view(model="tiny-gpt2", text=TEXT, from_start=True, start="<|system|>", selected=2)
     pg = open_link(browser, f"{live.url}/?view={encode(state)}")
     wait_result(pg)
     wait_detail(pg, 2)

@@ -271,7 +271,7 @@ def test_lens_tab_handlers(gpt2, llama, monkeypatch):
     from explorer.ui.tabs import lens as lens_tab
     from tests.helpers.page import make_page
 
-    tab = make_page([gpt2, llama]).tabs["LensTab"]
+    tab = make_page([gpt2, llama]).tabs["lens"]
     out = tab.run("tiny-gpt2", "The quick brown fox", [], "entropy")
     g = out[tab.state]
     assert g.token_ids.tolist() == gpt2.encode("The quick brown fox") and out[tab.grid].count("<tr data-l=") == 3

@@ -22,9 +22,9 @@ def headers(table) -> list[str]:
 
 def test_empty_tables_name_their_columns(ui):
     t = ui.tabs
-    assert headers(t["WhatIfTab"].table) == WHATIF_COLUMNS
-    assert headers(t["CompareTab"].table_a) == headers(t["CompareTab"].table_b) == TOPK_COLUMNS
-    assert headers(t["BranchTab"].node_df) == headers(t["LensTab"].cell_df) == ALT_COLUMNS
+    assert headers(t["whatif"].table) == WHATIF_COLUMNS
+    assert headers(t["compare"].table_a) == headers(t["compare"].table_b) == TOPK_COLUMNS
+    assert headers(t["branch"].node_df) == headers(t["lens"].cell_df) == ALT_COLUMNS
 
 
 def test_the_named_columns_are_the_tables_own(gpt2):
@@ -36,7 +36,7 @@ def test_the_named_columns_are_the_tables_own(gpt2):
 
 
 def test_the_simple_start_is_there(ui):
-    score = ui.tabs["ScoreTab"]
+    score = ui.tabs["score"]
     assert score.cont.value == "Continue" and len(score.chips) >= 3 and score.draw.value == "Draw 10 samples"
     assert score.temperature.minimum == 0 and score.temperature.maximum == 2
 
@@ -50,7 +50,7 @@ def test_what_comes_next_is_the_models_distribution_at_the_temperature(ui, gpt2)
     from tests.reference import ref_logprobs
 
     text = "the quick brown"
-    score = ui.tabs["ScoreTab"]
+    score = ui.tabs["score"]
     html, nt = score.redraw("tiny-gpt2", text, 0.5, None)
     ref = ref_logprobs(gpt2.model, [*gpt2.encode(text), 0])[-1].double()  # the row after the text's last token
     want = torch.softmax(ref / 0.5, -1).numpy()
@@ -67,7 +67,7 @@ def test_what_comes_next_is_the_models_distribution_at_the_temperature(ui, gpt2)
 def test_what_if_follows_the_picked_token_only_while_it_is_shown(ui):
     """Picking a token on another tab leaves What-if as it is: one skip per output (an empty answer is a Gradio
     error in every browser session)."""
-    w = ui.tabs["WhatIfTab"]
+    w = ui.tabs["whatif"]
     out = w.follow("score", [], 3, 1.0, 0, 1.0, 0.0, 1.0, 15, None)
     assert set(out) == set(w.outputs) and all(
         isinstance(v, dict) and v.get("__type__") == "update" for v in out.values()
@@ -77,7 +77,7 @@ def test_what_if_follows_the_picked_token_only_while_it_is_shown(ui):
 def test_what_comes_next_of_an_empty_text_says_what_to_do(ui):
     import gradio as gr
 
-    score = ui.tabs["ScoreTab"]
+    score = ui.tabs["score"]
     assert score.redraw("tiny-gpt2", "   ", 1.0, None) == ("", None)  # a slider moved before any text: nothing drawn
     with pytest.raises(gr.Error, match="The text is empty"):
         score.draw_samples("tiny-gpt2", "", 1.0, None)

@@ -19,7 +19,12 @@ from tests.views import whole_page
 T = "1, 10, 100, 1000"
 GPT2 = "tiny-gpt2"
 TEXT = "The quick brown fox jumps over the lazy dog."
-CONTROLS = (6, 0.9, 1.0, 0, 5, "", "processed: after", True)  # max tokens .. score the prompt, as the page sends them
+CONTROLS = dict(max_tokens=6, temperature=0.9, top_p=1.0, top_k=0, seed=5, stop="", mode="processed: after",
+                score_prompt=True)  # fmt: skip  # as the page sends them, by name
+
+
+def opts(metric: str) -> RunOptions:
+    return RunOptions.from_values({**CONTROLS, "metric": metric, "thresholds_text": T, "k": 20})
 
 
 def listed(detail: str) -> list[int]:
@@ -51,7 +56,7 @@ def capped(request, gpt2, monkeypatch):
 
 
 def score(p, text=TEXT, k=20):
-    return list(p.tabs["ScoreTab"].score(GPT2, text, "logprob", T, k, progress=lambda *a, **kw: None))[-1]
+    return list(p.tabs["score"].score(GPT2, text, "logprob", T, k, progress=lambda *a, **kw: None))[-1]
 
 
 def test_score_generate_and_chat_ask_at_most_the_cap(capped):
@@ -62,12 +67,12 @@ def test_score_generate_and_chat_ask_at_most_the_cap(capped):
     assert r.prompt_k == cap and r.rows.top_ids.shape[1] == cap and r.scored[1:].all()
     assert listed(out[v.detail]) == [cap] and blob_k(out[v.heatmap]) == cap
     assert "<dt>rank</dt>" in out[v.detail] and "<dt>logprob</dt>" in out[v.detail]  # the token's own numbers
-    gen = list(p.tabs["GenerateTab"].continue_prompt(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1]
+    gen = list(p.tabs["generate"].continue_prompt(GPT2, "Once upon", opts("rank")))[-1]
     g = gen[v.result][0]
     assert g.output_k == cap and g.prompt_k == cap and g.n > g.n_prompt
     assert blob_k(gen[v.heatmap]) == cap and listed(v.detail_of([g], 2, 20)[v.detail]) == [cap]  # a prompt token
     assert all(n <= cap + 1 for n in listed(gen[v.detail]))  # a generated one, raw beside processed (+ the actual)
-    chat = list(p.tabs["ChatTab"].reply(GPT2, [], "Be brief.", "Hi", RunOptions(*CONTROLS, "logprob", T, 20)))[-1]
+    chat = list(p.tabs["chat"].reply(GPT2, [], "Be brief.", "Hi", opts("logprob")))[-1]
     c = chat[v.result][0]
     assert c.output_k == cap and c.n > c.n_prompt and blob_k(chat[v.heatmap]) == cap
 
@@ -89,25 +94,23 @@ def test_the_k_slider_tops_out_at_the_cap(capped):
 def test_the_view_tabs_run_under_the_cap(capped):
     p, cap = capped
     r = score(p)[p.inspector.result][0]
-    lens = p.tabs["LensTab"]
+    lens = p.tabs["lens"]
     g = lens.run(GPT2, TEXT, [], "rank")[lens.state]
     assert g.top_ids.shape[-1] == min(10, cap)
-    cmp = p.tabs["CompareTab"]
+    cmp = p.tabs["compare"]
     for mode, a, b in [("Two models, one text", "", ""), ("One model, two prompts", "Say:", "Write:")]:
         c = cmp.compare(mode, GPT2, GPT2, TEXT, a, b, "Jensen-Shannon")[cmp.state]
         assert c.a.rows.top_ids.shape[1] == c.b.rows.top_ids.shape[1] == min(10, cap)
-    assert "fox" in p.tabs["LookupTab"].run([r], " fox")[p.tabs["LookupTab"].notes]
-    assert p.tabs["WordsTab"].show([r], "probability")[p.tabs["WordsTab"].word] == 0
-    w = p.tabs["WhatIfTab"]
+    assert "fox" in p.tabs["lookup"].run([r], " fox")[p.tabs["lookup"].notes]
+    assert p.tabs["words"].show([r], "probability")[p.tabs["words"].word] == 0
+    w = p.tabs["whatif"]
     assert w.run([r], 3, 0.7, 5, 0.9, 0.0, 1.0, 15, None)[w.summary]
 
 
 def test_branch_under_the_cap(capped):
     p, cap = capped
-    b = p.tabs["BranchTab"]
-    r = list(p.tabs["GenerateTab"].continue_prompt(GPT2, "Once upon", RunOptions(*CONTROLS, "rank", T, 20)))[-1][
-        p.inspector.result
-    ][0]
+    b = p.tabs["branch"]
+    r = list(p.tabs["generate"].continue_prompt(GPT2, "Once upon", opts("rank")))[-1][p.inspector.result][0]
     at = r.n_prompt + 1
     picked = b.pick_position([r], at)
     alts = [x for _, x in picked[b.alts].choices]
@@ -115,7 +118,7 @@ def test_branch_under_the_cap(capped):
     if not cap:
         assert "--max-logprobs 0" in picked[b.node_md]
         return
-    tree = b.branch(GPT2, [r], None, None, -1, at, alts[1:2], "the settings that made the text", *CONTROLS)[b.tree]
+    tree = b.branch(GPT2, [r], None, None, -1, at, alts[1:2], "the settings that made the text", **CONTROLS)[b.tree]
     assert tree.k == cap and len(tree.leaves()) == 2
 
 

@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from explorer.errors import ExplorerError
 from explorer.export.read.documents import open_document
 from explorer.links import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
+from explorer.ui.sampler import Sampler
 from tests.helpers.share import (  # noqa: F401 - `built`: fixture
     GEN,
     JSON,
@@ -42,12 +44,13 @@ def test_every_tab_round_trips(tab):
     code = encode(s)
     assert code.startswith("2.") and len(code) < 400 and "=" not in code and "+" not in code and "/" not in code
     assert decode(code) == s
-    assert decode(encode(with_base(s, text=SCRIPT, system=SCRIPT))).base.text == SCRIPT
+    src = decode(encode(with_base(s, text=SCRIPT, system=SCRIPT))).source  # its texts: the prompt's, the system's
+    assert [getattr(src, f) for f in ("text", "system") if hasattr(src, f)] == [SCRIPT]
 
 
 def test_a_few_pages_fit_and_a_longer_text_says_use_the_session_file():
     pages = " ".join(f"Sentence {i} of a long essay about the weather and the sea." for i in range(120))
-    assert decode(encode(view(text=pages))).base.text == pages  # ~7,000 characters of text
+    assert decode(encode(view(text=pages))).source.text == pages  # ~7,000 characters of text
     import random
 
     rnd = random.Random(0)
@@ -98,7 +101,7 @@ def test_hostile_links_are_one_clear_message(name):
 
 def test_unknown_keys_are_ignored_and_script_is_only_text():
     v = decode(pack({"text": SCRIPT, "model": SCRIPT, "evil": {"__proto__": 1}, "start": SCRIPT[:60]}))
-    assert v.base.text == SCRIPT and v.base.model == SCRIPT and v.tab == "score"
+    assert v.source.text == SCRIPT and v.base.model == SCRIPT and v.tab == "score"
 
 
 # ---- the page's handlers: links never load a model outside the allowed set, files never load one -------------------
@@ -115,7 +118,7 @@ def test_a_link_reruns_and_selects_its_token(built, gpt2):
     p, _, calls = built
     outs = restore(built, encode(view(model="tiny-gpt2", text="The quick brown fox", selected=2, k=3)))
     assert last(outs, p.inspector.selected) == 2 and 'data-pos="2"' in last(outs, p.inspector.detail)
-    assert outs[0][p.share.score.text] == "The quick brown fox" and calls == []
+    assert outs[0][p.tabs["score"].text] == "The quick brown fox" and calls == []
 
 
 def test_a_bad_link_is_a_note_and_the_default_page(built):
@@ -127,10 +130,10 @@ def test_a_bad_link_is_a_note_and_the_default_page(built):
 
 # real links of each tab, their model, text and token varied (3 tokens at most drawn, so a restore stays quick)
 LINKS = st.builds(
-    lambda s, model, text, selected: encode(
-        with_base(s, model=model, text=text, selected=selected, sampler={**s.base.sampler, "max_tokens": 3})
+    lambda s, model, text, selected: encode(with_base(s, model=model, text=text, selected=selected)),
+    st.sampled_from(
+        [with_base(s, sampler=replace(getattr(s.source, "sampler", Sampler()), max_tokens=3)) for s in STATES.values()]
     ),
-    st.sampled_from(list(STATES.values())),
     st.sampled_from(["tiny-gpt2", "", "gpt2", "../../models/x"]),
     st.text(max_size=40),
     st.integers(0, 40),
@@ -294,7 +297,7 @@ def test_a_session_file_round_trips_with_its_inputs(built, gpt2, tmp_path):
                                                thresholds=(1, 5), k=4, selected=3)  # fmt: skip
     calls.clear()
     out = p.share.open_file(path, "other-model", "logprob", "1, 10, 100, 1000", 10)
-    assert out[p.inspector.selected] == 3 and out[p.share.score.text] == values[6] and calls == []
+    assert out[p.inspector.selected] == 3 and out[p.tabs["score"].text] == values[6] and calls == []
     assert "this session&#x27;s model is other-model" in out[p.share.note]  # escaped
 
 
@@ -304,7 +307,7 @@ def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(bui
     runs = [last(restore(built, gen), p.inspector.result)[0] for _ in range(2)]
     assert runs[0].token_ids.tolist() == runs[1].token_ids.tolist() and runs[0].sampler["seed"] == GEN["seed"]
     outs = restore(built, encode(STATES["chat"]))
-    chat = p.share.chat
+    chat = p.tabs["chat"]
     assert outs[0][chat.history] == [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
     assert outs[0][chat.message] == "Why?" and outs[0][p.share.tab_block].selected == "chat"
     r = last(outs, p.inspector.result)[0]
@@ -313,8 +316,8 @@ def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(bui
     values = [[r], last(outs, p.inspector.view), 12, "entropy", "1, 10, 100, 1000", 10, "", False, "eos", "",
               "Be terse.", last(outs, chat.history)]  # fmt: skip
     again = decode(p.share.copy_link(page_values(p, values))[p.share.code])
-    assert again.base.messages == STATES["chat"].base.messages
-    assert again.base.sampler["seed"] == STATES["chat"].base.sampler["seed"]
+    assert again.source.messages == STATES["chat"].source.messages
+    assert again.source.sampler.seed == STATES["chat"].source.sampler.seed
 
 
 def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):

@@ -40,7 +40,7 @@ def _copied(p, values_tab: dict, base=NO_RESULT):
 
 def test_an_answers_link_reopens_the_same_prompt_answers_and_numbers(built, gpt2):
     p, _, calls = built
-    a = p.tabs["AnswersTab"]
+    a = p.tabs["answers"]
     own = a.run("tiny-gpt2", PROMPT, ANSWERS)
     out = _copied(p, {a.prompt: PROMPT, a.answers: ANSWERS})
     assert out[p.share.link_note] == ""
@@ -63,17 +63,17 @@ def test_an_answers_link_reopens_the_same_prompt_answers_and_numbers(built, gpt2
 def test_a_link_made_after_a_quiz_reopens_the_prompt_and_answers(built, gpt2, tmp_path):
     """The quiz is a file: not in the link; the link still carries the boxes, and no inspector result."""
     p, _, calls = built
-    a = p.tabs["AnswersTab"]
+    a = p.tabs["answers"]
     rows = [{"question": f"Is {i} even? Answer:", "choices": [" yes", " no"], "answer": i % 2} for i in range(2)]
     path = tmp_path / "quiz.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     quiz = run_quiz(gpt2, read_quiz(path.read_text()))
-    scored = list(p.share.score.score("tiny-gpt2", "Hello there", "logprob", "1, 10, 100, 1000", 10))[-1]
+    scored = list(p.tabs["score"].score("tiny-gpt2", "Hello there", "logprob", "1, 10, 100, 1000", 10))[-1]
     result = scored[p.inspector.result]
     base = [result, None, 1, "logprob", "1, 10, 100, 1000", 10, "Hello there", False, "eos", "", "", []]
     out = _copied(p, {a.prompt: PROMPT, a.answers: ANSWERS, a.quiz_file: str(path), a.state: quiz}, base)
     v = decode(out[p.share.code])
-    assert v.base.tab == "" and v.base.text == "" and v.tool == AnswersLink(PROMPT, ANSWERS)
+    assert v.base.tab == "" and v.source is None and v.tool == AnswersLink(PROMPT, ANSWERS)
     assert "quiz" not in json.dumps(v.to_dict())
     outs = restore(built, encode(v))
     assert last(outs, a.answers) == ANSWERS and "prefers" in last(outs, a.summary) and calls == []
@@ -87,7 +87,7 @@ def test_a_link_made_after_a_quiz_reopens_the_prompt_and_answers(built, gpt2, tm
 )  # fmt: skip
 def test_nothing_or_too_much_to_score_makes_no_link(built, answers, words):
     p = built[0]
-    a = p.tabs["AnswersTab"]
+    a = p.tabs["answers"]
     out = _copied(p, {a.prompt: PROMPT, a.answers: answers})
     assert out[p.share.code] == "" and words in out[p.share.link_note]
 
@@ -117,7 +117,7 @@ def test_hostile_answers_fields_are_one_clear_message(built, name):
 @pytest.mark.parametrize("answers, words", [(" a| a", "each variant once"), (" a||", "empty variant")])
 def test_a_link_the_tab_refuses_opens_with_the_tabs_message(built, answers, words):
     p = built[0]
-    a = p.tabs["AnswersTab"]
+    a = p.tabs["answers"]
     outs = restore(built, encode(view("answers", AnswersLink(PROMPT, answers), model="tiny-gpt2")))
     assert words in note_of(p, outs) and last(outs, a.answers) == answers
     assert a.summary not in {k for o in outs for k in o}

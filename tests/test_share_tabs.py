@@ -51,7 +51,7 @@ TOOL_STATES = {
     "lens": view("lens", LensLink(lens_metric="entropy", layer=1, lens_pos=3), **SCORED),
     "lens text": view("lens", LensLink(lens_text="Hello there, world", layer=2, lens_pos=1), model="tiny-gpt2"),
     "whatif after chat": view("whatif", WhatIfLink(), tab="chat", messages=(("user", "Hi"),),
-                              sampler=STATES["chat"].base.sampler, selected=6),
+                              sampler=STATES["chat"].source.sampler.to_link(), selected=6),
 }  # fmt: skip
 
 
@@ -66,7 +66,7 @@ def test_every_tool_tab_round_trips(name):
 
 
 def test_version_1_links_still_open():
-    d = STATES["score"].to_dict()
+    d = {**{k: x for cls in LINKS.values() for k, x in cls().to_dict().items()}, **STATES["score"].to_dict()}
     old = {k: d[k] for k in ("tab", "model", "text", "metric", "thresholds", "k", "sampler", "score_prompt",
                              "from_start", "start", "selected", "system", "messages")}  # fmt: skip
     assert decode(pack(old)) == STATES["score"]  # pack writes `1.`
@@ -128,13 +128,13 @@ def test_a_compare_link_naming_a_model_not_served_is_refused_before_anything_loa
 # ---- a restore gives what the tab itself gave -------------------------------------------------------------------
 def _base(p, gpt2):
     """The inspector's result after scoring TEXT, as the page would have it."""
-    out = p.share.score.score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10)
+    out = p.tabs["score"].score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10)
     return list(out)[-1][p.inspector.result]
 
 
 def test_compare_restores_the_same_numbers_and_token(built):
     p, _, calls = built
-    c = p.tabs["CompareTab"]
+    c = p.tabs["compare"]
     own = c.compare("Two models, one text", "tiny-gpt2", "tiny-gpt2", TEXT, "", "", "Jensen-Shannon")
     own = {**own, **c.select(own[c.state], 3)}
     values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
@@ -158,7 +158,7 @@ def test_compare_restores_the_same_numbers_and_token(built):
 def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(built):
     """Boxes edited after comparing (text, prompts, even the mode) change neither the link nor what it restores."""
     p, _, calls = built
-    c = p.tabs["CompareTab"]
+    c = p.tabs["compare"]
     own = c.compare("One model, two prompts", "tiny-gpt2", "", " A fox.", "Q: fox?", "Q: dog?", "Jensen-Shannon")
     own = {**own, **c.select(own[c.state], 1)}
     page = {comp: None for comp in p.share.copy_inputs}  # the page's values at *Copy link* time, boxes edited
@@ -167,7 +167,7 @@ def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(buil
                  c.text: " A cat, edited.", c.prompt_a: "edited A", c.prompt_b: "edited B"})  # fmt: skip
     values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
     v = decode(p.share.copy_link({**page, **page_values(p, values)})[p.share.code])
-    assert (v.tool.compare_mode, v.base.text, v.tool.prompt_a, v.tool.prompt_b, v.tool.model_b) == (
+    assert (v.tool.compare_mode, v.tool.text, v.tool.prompt_a, v.tool.prompt_b, v.tool.model_b) == (
         "prompts",
         " A fox.",
         "Q: fox?",
@@ -184,9 +184,7 @@ def _tool_values(p, compare=(None, None, "Δ logprob (B − A)", 0), sliders=Non
                  query="", words=("probability", 0), lens=(None, "", "rank", 0, 1), at=1) -> dict:  # fmt: skip
     """The tabs' controls' values by component."""
     s = sliders or {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repetition_penalty": 1.0, "top_n": 15}
-    c, w, lu, wo, le, br = (
-        p.tabs[t] for t in ("CompareTab", "WhatIfTab", "LookupTab", "WordsTab", "LensTab", "BranchTab")
-    )
+    c, w, lu, wo, le, br = (p.tabs[t] for t in ("compare", "whatif", "lookup", "words", "lens", "branch"))
     comps = [c.state, c.made_from, c.colour, c.pos, *w.sliders, w.top_n, lu.queries, wo.metric, wo.word, le.state,
              le.text, le.metric, le.layer, le.pos, br.at]  # fmt: skip
     return dict(zip(comps, [*compare, *s.values(), query, *words, *lens, at]))
@@ -195,8 +193,8 @@ def _tool_values(p, compare=(None, None, "Δ logprob (B − A)", 0), sliders=Non
 @pytest.mark.parametrize("tab", ["whatif", "lookup", "words", "branch", "lens"])
 def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2, tab):
     p, _, calls = built
-    t = {"whatif": p.tabs["WhatIfTab"], "lookup": p.tabs["LookupTab"], "words": p.tabs["WordsTab"],
-         "branch": p.tabs["BranchTab"], "lens": p.tabs["LensTab"]}[tab]  # fmt: skip
+    t = {"whatif": p.tabs["whatif"], "lookup": p.tabs["lookup"], "words": p.tabs["words"],
+         "branch": p.tabs["branch"], "lens": p.tabs["lens"]}[tab]  # fmt: skip
     result = _base(p, gpt2)
     own, tool = {}, _tool_values(p)
     if tab == "whatif":
@@ -213,7 +211,7 @@ def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2
         own, tool = t.show_cell(g, "entropy", 1, 3), _tool_values(p, lens=(g, "", "entropy", 1, 3))
     values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
     v = decode(p.share.copy_link(page_values(p, values, current=tab, model="tiny-gpt2", components=tool))[p.share.code])
-    assert v.tab == tab and v.base.tab == "score" and v.base.text == TEXT and v.base.selected == 5
+    assert v.tab == tab and v.base.tab == "score" and v.source.text == TEXT and v.base.selected == 5
     outs = restore(built, encode(v))
     assert "lx-note" not in note_of(p, outs[1:]) and calls == []
     assert last(outs, p.inspector.selected) == 5 and shown_tab(p, outs) == tab
@@ -237,9 +235,9 @@ def test_a_link_restores_the_start_menu_and_the_model_status_line(built, gpt2):
     p = built[0]
     start = gpt2.special_tokens()[0]
     outs = restore(built, encode(view(model="tiny-gpt2", text="Hi there", from_start=True, start=start)))
-    menu = last(outs, p.share.score.start)
+    menu = last(outs, p.tabs["score"].start)
     assert menu.value == start and "tiny-gpt2" in last(outs, p.picker.status)
-    assert last(outs, p.share.score.from_start) is True
+    assert last(outs, p.tabs["score"].from_start) is True
 
 
 def test_the_session_file_carries_the_selection_now(built, gpt2):

@@ -39,7 +39,7 @@ def served(tiny_gguf, tiny_gguf_dir):
 def test_the_lens_runs_on_the_twin_and_says_so(served):
     models, loads = served
     ui = page(models)
-    lens = ui.tabs["LensTab"]
+    lens = ui.tabs["lens"]
     assert lens.button.interactive and not lens.unavailable.visible  # offered: it works
     out = lens.run(models.default, TEXT, [], "rank")
     g = out[lens.state]
@@ -61,10 +61,11 @@ def test_gradient_methods_run_on_the_twin(served, method):
     state = res[ui.inspector.result]
     r = state[0]
     pos = r.n - 1
-    tab = ui.tabs["WhyTab"]
+    tab = ui.tabs["why"]
     out = list(
-        tab.run(state, pos, "", METHOD_LABELS[method], "Tokens", 128, MODE_LABELS["remove"], 8,
-                BASELINE_LABELS["neutral"], False, progress=lambda *a, **kw: None)
+        tab.run(state, pos, why_method=METHOD_LABELS[method], why_units="Tokens", why_detail=128,
+                why_mode=MODE_LABELS["remove"], why_steps=8, why_baseline=BASELINE_LABELS["neutral"],
+                progress=lambda *a, **kw: None)
     )[-1]  # fmt: skip
     a = out[tab.state]
     with models.use_for(models.default, "hidden_states") as twin:
@@ -80,5 +81,5 @@ def test_where_torch_cannot_read_the_weights_the_page_says_why_before_the_click(
     why_not = models.without(tiny_gguf.name, "hidden_states")
     assert why_not and "--engine torch" in why_not
     ui = page(models)
-    assert not ui.tabs["LensTab"].button.interactive and ui.tabs["LensTab"].unavailable.visible
-    assert ui.tabs["WhyTab"].unavailable.visible and "Only *Occlusion*" in ui.tabs["WhyTab"].unavailable.value
+    assert not ui.tabs["lens"].button.interactive and ui.tabs["lens"].unavailable.visible
+    assert ui.tabs["why"].unavailable.visible and "Only *Occlusion*" in ui.tabs["why"].unavailable.value

@@ -34,7 +34,7 @@ def quiz_file(tmp_path, n: int = 10) -> str:
 @pytest.mark.parametrize("name, fixture", [(GPT2, "gpt2"), (LLAMA, "llama")])
 def test_answers_show_the_engines_numbers(ui, request, name, fixture):
     engine = request.getfixturevalue(fixture)
-    tab = ui.tabs["AnswersTab"]
+    tab = ui.tabs["answers"]
     out = tab.run(name, PROMPT, " Paris| paris\n London\n\n Rome")
     want = score_answers(engine, PROMPT, [[" Paris", " paris"], [" London"], [" Rome"]])
     bar = out[tab.plot].data[0]
@@ -57,11 +57,11 @@ def test_answers_show_the_engines_numbers(ui, request, name, fixture):
 )
 def test_bad_input_says_what_to_change(ui, prompt, text, words):
     with pytest.raises(gr.Error, match=words):
-        ui.tabs["AnswersTab"].run(GPT2, prompt, text)
+        ui.tabs["answers"].run(GPT2, prompt, text)
 
 
 def test_quiz(ui, gpt2, tmp_path):
-    tab = ui.tabs["AnswersTab"]
+    tab = ui.tabs["answers"]
     path = quiz_file(tmp_path)
     seen = []
     out = tab.quiz(GPT2, path, progress=lambda *a, **kw: seen.append(a))
@@ -81,7 +81,7 @@ def test_quiz(ui, gpt2, tmp_path):
 
 
 def test_quiz_refusals(ui, tmp_path):
-    tab = ui.tabs["AnswersTab"]
+    tab = ui.tabs["answers"]
     with pytest.raises(gr.Error, match="Upload a quiz file"):
         tab.quiz(GPT2, None, progress=lambda *a, **kw: None)
     bad = tmp_path / "bad.jsonl"
@@ -91,7 +91,7 @@ def test_quiz_refusals(ui, tmp_path):
 
 
 def test_quiz_refuses_a_file_that_is_not_utf8(ui, tmp_path):
-    tab = ui.tabs["AnswersTab"]
+    tab = ui.tabs["answers"]
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes('{"question": "G\u00e9n\u00e8ve?", "choices": [" a", " b"], "answer": 0}'.encode("latin-1"))
     with pytest.raises(gr.Error, match=r"not UTF-8 \(bad byte at offset 15\): convert it"):
@@ -101,7 +101,7 @@ def test_quiz_refuses_a_file_that_is_not_utf8(ui, tmp_path):
 @pytest.mark.parametrize("button, handler", [("button", "run"), ("quiz_button", "quiz")])
 def test_a_run_clears_its_outputs_first(ui, button, handler):
     """A click first empties every output (a failed run leaves no old result under its error), then runs."""
-    tab = ui.tabs["AnswersTab"]
+    tab = ui.tabs["answers"]
     fns = ui.demo.fns
     first = next(f for f in fns.values() if (getattr(tab, button)._id, "click") in f.targets)
     then = next(f for f in fns.values() if f.trigger_after == first._id)

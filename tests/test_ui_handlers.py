@@ -56,7 +56,7 @@ def test_long_text_streams_block_by_block(ui, v, long_gpt2):
     big = make_page([long_gpt2])
     text = "fox jumps over the lazy dog. " * 120
     n = len(long_gpt2.encode(text))
-    outs = list(big.tabs["ScoreTab"].score(long_gpt2.name, text, "logprob", T, 5, progress=lambda *a, **kw: None))
+    outs = list(big.tabs["score"].score(long_gpt2.name, text, "logprob", T, 5, progress=lambda *a, **kw: None))
     assert len(outs) == math.ceil((n - 1) / UI_PREFILL)  # one update per block, the last one complete
     first, bv = outs[0], big.inspector
     assert set(first) == {bv.heatmap, *bv.downloads.outputs}  # the heatmap, and the old downloads cleared
@@ -70,7 +70,7 @@ def test_stop_closes_the_scoring_at_the_next_block(long_gpt2, monkeypatch):
     calls = []
     body = long_gpt2.body
     monkeypatch.setattr(long_gpt2, "body", lambda *a, **kw: calls.append(1) or body(*a, **kw))
-    run = big.tabs["ScoreTab"].score(
+    run = big.tabs["score"].score(
         long_gpt2.name, "fox jumps over the lazy dog. " * 200, "logprob", T, 5, progress=lambda *a, **kw: None
     )
     next(run)
@@ -202,7 +202,7 @@ def test_generate_streams_then_finishes(ui, v):
 
 
 def test_an_empty_seed_is_random_and_shown(ui, v):
-    reuse = ui.tabs["GenerateTab"].reuse
+    reuse = ui.tabs["generate"].reuse
     runs = [gen(ui, "The lazy", seed="", max_tokens=12, temperature=1.5)[-1] for _ in range(2)]
     seeds = [o[v.result][0].sampler["seed"] for o in runs]
     assert seeds[0] != seeds[1] and all(isinstance(s, int) for s in seeds)
@@ -214,7 +214,7 @@ def test_an_empty_seed_is_random_and_shown(ui, v):
 
 
 def test_chat_keeps_the_conversation_and_labels_roles(ui, v):
-    tab = ui.tabs["ChatTab"]
+    tab = ui.tabs["chat"]
     first = chat(ui, "Be brief.", "Hi", max_tokens=4, temperature=0)[-1]
     history = first[tab.history]
     assert [m["role"] for m in history] == ["user", "assistant"] and first[tab.message] == ""
@@ -335,8 +335,8 @@ def test_start_menu_offers_the_models_special_tokens(gpt2, llama):
 
 def test_loading_a_model_updates_the_start_menu(gpt2, llama):
     ui = make_page([gpt2, llama])
-    assert ui.tabs["ScoreTab"].menu(LLAMA).interactive is False  # a BOS-adding tokenizer: nothing to choose
-    assert ui.tabs["ScoreTab"].menu(GPT2).value == "<|endoftext|>"
+    assert ui.tabs["score"].menu(LLAMA).interactive is False  # a BOS-adding tokenizer: nothing to choose
+    assert ui.tabs["score"].menu(GPT2).value == "<|endoftext|>"
 
 
 def test_one_token_texts_and_prompts(ui, v, gpt2):

@@ -75,6 +75,9 @@ def asked(fn: Callable, limits: Limits, models: Models | None) -> Callable[..., 
     def seconds(*args, **kwargs) -> int:
         try:
             arguments = dict(signature.bind_partial(*args, **kwargs).arguments)
+            for p in signature.parameters.values():  # a handler's keyword inputs (**options): by their own names
+                if p.kind is inspect.Parameter.VAR_KEYWORD:
+                    arguments |= arguments.pop(p.name, {})
         except TypeError:  # not fn's arguments after all: count them, name none
             arguments = {str(i): a for i, a in enumerate(args)} | kwargs
         rate = rate_for(arguments, models)

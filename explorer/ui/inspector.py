@@ -171,6 +171,11 @@ class Inspector:
         return [self.metric, self.thresholds, self.k]
 
     @property
+    def look_by_name(self) -> dict:
+        """`look` by the names a run takes them (RunOptions' fields)."""
+        return {"metric": self.metric, "thresholds_text": self.thresholds, "k": self.k}
+
+    @property
     def outputs(self) -> list:
         """Every component an action may fill (heatmap first and summary third among the visible ones)."""
         return [

@@ -61,7 +61,7 @@ class Page:
     demo: gr.Blocks
     picker: ModelPicker
     inspector: Inspector
-    tabs: dict[str, object]  # tab class name -> the built tab
+    tabs: dict[str, Any]  # tab id -> the built tab
     share: Share
 
 
@@ -85,24 +85,26 @@ def page(models: Models) -> Page:
         slot = gr.Column(elem_id="share-slot", elem_classes=["lx-hide-present"])
         inspector.render()
         share = Share(demo, models, picker, inspector, bar, note, slot)
-        why = cast(WhyTab, tabs["WhyTab"])
+        why: WhyTab = tabs["why"]
         asked = inspector.why.click(
             lambda: {**bar.show("why"), bar.current: "why"}, None, [*bar.blocks, bar.current],
             api_visibility="private", queue=False,
-        ).then(why.run, why.inputs, why.outputs, api_visibility="private", show_progress_on=[why.summary])  # fmt: skip
+        ).then(
+            why.run, why.inputs, why.outputs, inputs_kwargs=why.options, api_visibility="private",
+            show_progress_on=[why.summary],
+        )  # fmt: skip
         why.stop_events([asked])
         asked.then(  # the result comes in the Why tab, above the token clicked: bring it into view
             None, js="() => { const s = document.querySelector('#why-summary'); "
             "if (s) s.scrollIntoView({block: 'start', behavior: 'instant'}); }", api_visibility="private", queue=False,
         )  # fmt: skip
-        _open_in_score(cast(BatchTab, tabs["BatchTab"]), cast(ScoreTab, tabs["ScoreTab"]), bar.block, share)
-        whatif = cast(WhatIfTab, tabs["WhatIfTab"])
+        _open_in_score(tabs["batch"], tabs["score"], bar.block, share)
+        whatif: WhatIfTab = tabs["whatif"]
         inspector.selected.change(  # another token picked while What-if is shown: it follows
             whatif.follow, [share.current, *whatif.inputs], whatif.outputs, api_visibility="private",
             trigger_mode="always_last",
         )  # fmt: skip
-        _continue_in_generate(shared, cast(ScoreTab, tabs["ScoreTab"]), cast(GenerateTab, tabs["GenerateTab"]),
-                              bar.block, share)  # fmt: skip
+        _continue_in_generate(shared, tabs["score"], tabs["generate"], bar.block, share)
     return Page(demo, picker, inspector, tabs, share)
 
 
@@ -129,12 +131,12 @@ def _continue_in_generate(shared: Shared, score: ScoreTab, gen: GenerateTab, tab
         return gr.Tabs(selected="generate"), "generate", text, t
 
     moved = score.cont.click(
-        move, [score.text, score.temperature], [tab_block, share.current, gen.prompt, gen.controls[1]],
+        move, [score.text, score.temperature], [tab_block, share.current, gen.prompt, gen.controls["temperature"]],
         api_visibility="private", queue=False,
     )  # fmt: skip
     ran = moved.success(
-        gen.generate, [shared.model, gen.prompt, *gen.controls, *gen.inspector.look],
-        [*gen.inspector.outputs, gen.reuse], api_visibility="private", show_progress_on=[gen.inspector.summary],
+        gen.generate, gen.inputs, gen.outputs, inputs_kwargs=gen.options, api_visibility="private",
+        show_progress_on=[gen.inspector.summary],
     )  # fmt: skip
     score.stop.click(None, cancels=cast(Any, [ran]))
     gen.stop.click(None, cancels=cast(Any, [ran]))

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import astuple, dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import gradio as gr
 
 from explorer.engine import Done, ModelEngine, Step, stream, with_seed
 from explorer.engine.generation import collect
-from explorer.links import CONTROL_BOUNDS, DEFAULT_SAMPLER
+from explorer.errors import ExplorerError
+from explorer.links import damaged
 from explorer.models import Models
 from explorer.render.heatmap import Marks
 from explorer.settings import SamplerSettings, page_k
@@ -23,60 +24,168 @@ MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperatu
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
 
 
+def _slider(default: float, lo: float, hi: float) -> Any:
+    """A field shown as a slider over lo..hi (a link's value must lie there too)."""
+    return field(default=default, metadata={"range": (lo, hi)})
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """The page's sampler, one field per control by the same name (its widget: `sampler_controls`): what Generate,
+    Chat and Branch run with and what their links carry (`sampler`). Names and rules are SamplerSettings'; a
+    slider's range is its field's `range`. A new control is a field here and its widget there."""
+
+    LINK_V2: ClassVar[tuple[str, ...]] = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode")
+    max_tokens: int = _slider(48, 1, 512)
+    temperature: float = _slider(0.7, 0.0, 2.0)
+    top_p: float = _slider(1.0, 0.01, 1.0)
+    top_k: int = _slider(0, 0, 200)
+    presence_penalty: float = _slider(0.0, -2.0, 2.0)
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    mode: str = "raw"
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def ranges(cls) -> dict[str, tuple[float, float]]:
+        """Each slider's name -> (low, high)."""
+        return {f.name: f.metadata["range"] for f in fields(cls) if "range" in f.metadata}
+
+    # ---- a link's `sampler` ----------------------------------------------------------------------
+    def to_link(self) -> dict:
+        """The link's object: the fields links have written since version 2, then any other set (an older
+        link is written the same as before a field was added)."""
+        default, out = Sampler(), {}
+        for k in self.names():
+            v = getattr(self, k)
+            if k in self.LINK_V2 or v != getattr(default, k):
+                out[k] = list(v) if k == "stop" else v
+        return out
+
+    @classmethod
+    def read(cls, v: object) -> Sampler:
+        """A link's `sampler`: SamplerSettings' rules, then the page controls' ranges (ExplorerError: damaged)."""
+        if not isinstance(v, dict):
+            raise damaged("`sampler` must be an object")
+        s = {**Sampler().to_link(), **{k: v[k] for k in cls.names() if k in v}}
+        if not isinstance(s["stop"], list):
+            raise damaged("`sampler.stop` must be a list of strings")
+        try:
+            checked = SamplerSettings.from_dict({**s, "logprobs": None}).to_dict()
+        except ExplorerError as err:
+            raise damaged(f"its sampler settings are out of range: {err.message}") from None
+        except TypeError:
+            raise damaged("its sampler settings have the wrong types") from None
+        for key, (lo, hi) in cls.ranges().items():
+            if not lo <= checked[key] <= hi:
+                raise damaged(f"`{key}` (={checked[key]}) is outside the page's range {lo} to {hi}")
+        return cls.of(checked)
+
+    @classmethod
+    def of(cls, settings: dict) -> Sampler:
+        """The fields of a settings object (SamplerSettings.to_dict: a link's, or what a generation ran with)."""
+        kw: dict[str, Any] = {k: tuple(x) if k == "stop" else x for k, x in settings.items() if k in cls.names()}
+        return cls(**kw)
+
+    # ---- the page's controls ----------------------------------------------------------------------
+    def controls(self) -> dict[str, Any]:
+        """Each control's value by name (the seed and the stop strings as their boxes write them)."""
+        v: dict[str, Any] = {k: getattr(self, k) for k in self.names()}
+        v["seed"] = "" if self.seed is None else str(self.seed)
+        v["stop"] = "\n".join(s.replace("\n", "\\n") for s in self.stop)
+        v["mode"] = MODE_CHOICES[self.mode == "processed"]
+        return v
+
+    @classmethod
+    def from_controls(cls, values: Mapping[str, Any]) -> Sampler:
+        """The controls' values by name as numbers and strings (a gr.Error saying which is not a number); the
+        rules themselves are SamplerSettings' (`settings`)."""
+        kinds = {f.name: f.type for f in fields(cls)}
+        out: dict[str, Any] = {}
+        try:
+            for k in cls.names():
+                x = values.get(k, getattr(cls(), k))
+                if k == "seed":
+                    out[k] = parse_seed(x)
+                elif k == "stop":
+                    out[k] = tuple(s.replace("\\n", "\n") for s in str(x or "").splitlines() if s)
+                elif k == "mode":
+                    out[k] = "processed" if str(x).startswith("processed") else "raw"
+                else:
+                    out[k] = int(x) if kinds[k] in ("int", int) else float(x)
+        except (ValueError, TypeError) as err:  # a number field that is not a number
+            raise error(f"Check the sampler settings: {err}.") from None
+        return cls(**out)
+
+    def settings(self, score_prompt: bool) -> SamplerSettings:
+        """SamplerSettings with a concrete seed; the top-k computed once (at most the server's cap: the k slider
+        only slices it), the prompt's too when `score_prompt`."""
+        k = page_k()
+        values = {k: getattr(self, k) for k in self.names()}
+        with user_errors():
+            return with_seed(SamplerSettings(**values, logprobs=k, prompt_logprobs=k if score_prompt else None))
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """A generation's options as the page's controls give them (`sampler_controls`' order, then the inspector's
-    look): what Generate and Chat run with, and what a link's rerun builds."""
+    """A generation's options: the sampler, whether the prompt is scored too, and the inspector's look. What
+    Generate, Chat and Branch run with, and what a link's rerun builds."""
 
-    max_tokens: Any = DEFAULT_SAMPLER["max_tokens"]
-    temperature: Any = DEFAULT_SAMPLER["temperature"]
-    top_p: Any = DEFAULT_SAMPLER["top_p"]
-    top_k: Any = DEFAULT_SAMPLER["top_k"]
-    seed: Any = ""  # empty: a new random seed
-    stop: Any = ""  # one a line, \\n for a newline
-    mode: Any = MODE_CHOICES[0]
-    score_prompt: Any = True
+    sampler: Sampler = field(default_factory=Sampler)
+    score_prompt: bool = True
     metric: str = "logprob"
     thresholds_text: str = "1, 10, 100, 1000"
     k: int = 10
 
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> RunOptions:
+        """From the controls' values by name (the sampler's fields, `score_prompt` and LOOK: as Gradio passes a
+        handler's `inputs_kwargs`; the look: Inspector.look_by_name); a missing one takes its default."""
+        look = {k: values[k] for k in ("metric", "thresholds_text", "k") if k in values}
+        return cls(Sampler.from_controls(values), bool(values.get("score_prompt", True)), **look)
+
     def settings(self) -> SamplerSettings:
         """SamplerSettings from the controls' values, with a concrete seed."""
-        return settings(*astuple(self)[:8])
+        return self.sampler.settings(self.score_prompt)
 
 
-def _slider(key: str, most: float, value: float, step: float, label: str) -> gr.Slider:
-    """A sampler slider over the page's range for `key` (explorer/links.py's CONTROL_BOUNDS, which links keep to)."""
-    lo, hi = CONTROL_BOUNDS[key]
-    return gr.Slider(lo, min(hi, most), value=min(value, most), step=step, label=label)
+def sampler_controls(cap: int = 0) -> dict[str, Any]:
+    """Each control by its name (Sampler's fields, then `score_prompt`): max tokens (up to the server's `cap` where
+    it has one), temperature, top-p, top-k, presence penalty, seed, stop strings, mode, score-the-prompt."""
+    d, ranges = Sampler(), Sampler.ranges()
 
+    def slider(key: str, step: float, label: str, most: float = math.inf, **kw: Any) -> gr.Slider:
+        lo, hi = ranges[key]
+        return gr.Slider(lo, min(hi, most), value=min(getattr(d, key), most), step=step, label=label, **kw)
 
-def sampler_controls(cap: int = 0) -> list:
-    """Max tokens (up to the server's `cap` where it has one), temperature, top-p, top-k, seed, stop strings, mode,
-    score-the-prompt (in that order)."""
-    most = cap or CONTROL_BOUNDS["max_tokens"][1]
-    d = DEFAULT_SAMPLER
+    c: dict[str, Any] = {}
     with gr.Row():
-        max_tokens = _slider("max_tokens", most, d["max_tokens"], 1, "Max tokens")
-        temperature = _slider("temperature", math.inf, d["temperature"], 0.05, "Temperature (0 = greedy)")
-        top_p = _slider("top_p", math.inf, d["top_p"], 0.01, "Top-p (1 = off)")
-        top_k = _slider("top_k", math.inf, d["top_k"], 1, "Top-k (0 = off)")
+        c["max_tokens"] = slider("max_tokens", 1, "Max tokens", cap or math.inf)
+        c["temperature"] = slider("temperature", 0.05, "Temperature (0 = greedy)")
+        c["top_p"] = slider("top_p", 0.01, "Top-p (1 = off)")
+        c["top_k"] = slider("top_k", 1, "Top-k (0 = off)")
+        c["presence_penalty"] = slider(
+            "presence_penalty", 0.1, "Presence penalty (0 = off)", info="> 0: fewer repeats of words already written"
+        )
     with gr.Row():
-        seed = gr.Textbox(
+        c["seed"] = gr.Textbox(
             "",
             label="Seed",
             placeholder="empty: a new random seed each run",
             info="The seed used is shown with the result; “Reuse seed” puts it here.",
         )
-        stop = gr.Textbox(label="Stop strings (one per line; \\n for a newline)", lines=1)
-        mode = gr.Radio(
+        c["stop"] = gr.Textbox(label="Stop strings (one per line; \\n for a newline)", lines=1)
+        c["mode"] = gr.Radio(
             MODE_CHOICES,
             value=MODE_CHOICES[0],
             label="Numbers shown for generated tokens",
             info="raw = what the model believes; processed = what the sampler drew from. Prompt numbers are raw.",
         )
-        score_prompt = gr.Checkbox(value=True, label="Also score the prompt's tokens")
-    return [max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt]
+        c["score_prompt"] = gr.Checkbox(value=True, label="Also score the prompt's tokens")
+    return c
 
 
 def run_buttons(label: str) -> tuple[gr.Button, gr.Button, gr.Button]:
@@ -114,32 +223,6 @@ def parse_seed(seed) -> int | None:
         raise ValueError(
             f"the seed must be a whole number, or empty for a random one (got {str(seed)[:40]!r})"
         ) from None
-
-
-def settings(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt) -> SamplerSettings:
-    """SamplerSettings from the controls' values, with a concrete seed."""
-    stops = tuple(s.replace("\\n", "\n") for s in (stop or "").splitlines() if s)
-    try:  # the controls' values as numbers; the rules themselves are SamplerSettings' alone
-        numbers: dict[str, Any] = dict(
-            max_tokens=int(max_tokens),
-            temperature=float(temperature),
-            top_p=float(top_p),
-            top_k=int(top_k),
-            seed=parse_seed(seed),
-        )
-    except (ValueError, TypeError) as err:  # a number field that is not a number
-        raise error(f"Check the sampler settings: {err}.") from None
-    k = page_k()  # compute the top-k once (at most the server's cap); the k slider only slices it
-    with user_errors():
-        return with_seed(
-            SamplerSettings(
-                **numbers,
-                stop=stops,
-                logprobs=k,
-                prompt_logprobs=k if score_prompt else None,
-                mode="processed" if str(mode).startswith("processed") else "raw",
-            )
-        )
 
 
 def run(

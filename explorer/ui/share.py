@@ -20,7 +20,7 @@ from gradio.utils import get_upload_folder
 
 from explorer.errors import ExplorerError
 from explorer.export.read.documents import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
-from explorer.links import LINKS, QUERY_KEY, Base, Rerun, ViewState, decode, encode
+from explorer.links import LINKS, QUERY_KEY, TABS, Base, Rerun, ResultLink, ViewState, decode, encode
 from explorer.models import Models
 from explorer.notebook.files import document_bytes
 from explorer.reach import base_url, qr_code
@@ -30,9 +30,8 @@ from explorer.ui.actions import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
 from explorer.ui.model_picker import status_lines
-from explorer.ui.sampler import MODE_CHOICES, RunOptions
 from explorer.ui.tab_bar import TabBar
-from explorer.ui.tabs.score import start_menu
+from explorer.ui.tabs.score import ScoreLink, start_menu
 
 COPY_JS = """(code, base) => {
   document.body.classList.toggle("lx-has-link", !!code);  // the Link box and QR code show once there is a link
@@ -62,34 +61,13 @@ def tab_of(r: TokenScores, view: View | None) -> str:
     return "chat" if isinstance(view, View) and view.marks is not None and view.marks.turns else "generate"
 
 
-def sampler_of(r: TokenScores) -> dict:
-    """The settings a generation ran with (its concrete seed included): the link replays it."""
-    s = r.sampler or {}
-    return {k: s[k] for k in ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode") if k in s}
-
-
-def stop_text(stops) -> str:
-    return "\n".join(str(s).replace("\n", "\\n") for s in stops)
-
-
-def controls_of(v: ViewState) -> list:
-    """The sampler controls' values (explorer/ui/sampler.py order) for `v`."""
-    s = v.base.sampler
-    seed = "" if s["seed"] is None else str(s["seed"])
-    mode = MODE_CHOICES[1 if s["mode"] == "processed" else 0]
-    return [s["max_tokens"], s["temperature"], s["top_p"], s["top_k"], seed, stop_text(s["stop"]), mode,
-            v.base.score_prompt]  # fmt: skip
-
-
 class Share:
     """The share row under the results, the note above the tabs, and the page-load restore of a link."""
 
     def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, bar: TabBar, note, slot):
         self.models, self.picker, self.inspector, self.note, self.bar = models, picker, inspector, note, bar
-        self.tab_block, tabs = bar.block, bar.built
-        self.score, self.gen, self.chat = tabs["ScoreTab"], tabs["GenerateTab"], tabs["ChatTab"]
-        self.tabs = tabs
-        self.by_id = {t.tab.id: t for t in tabs.values()}  # tab id -> the tab's object (its link: LINKS[id])
+        self.tab_block = bar.block
+        self.by_id = bar.built  # tab id -> the tab's object (its link: LINKS[id])
         self.current = bar.current  # the tab shown (Copy link describes that one)
         self._blobs: dict[str, str] = {}  # run id -> its results' JSON, so a new selection rewrites the file cheaply
         with slot:  # beside the result it shares
@@ -117,11 +95,16 @@ class Share:
 
     # ---- the inputs a view is made of ------------------------------------------------------------
     @property
+    def makers(self) -> dict[str, tuple[type[ResultLink], Any]]:
+        """tab id -> (its link class, the tab's object) for the tabs that make the inspector's result."""
+        return {name: (LINKS[name], self.by_id[name]) for name in TABS}  # type: ignore[misc]
+
+    @property
     def inputs(self) -> list:
-        """What the inspector's result's base is read from (`base_of`)."""
-        sc, ch = self.score, self.chat
-        return [self.inspector.result, self.inspector.view, self.inspector.selected, *self.inspector.look,
-                sc.text, sc.from_start, sc.start, self.gen.prompt, ch.system, ch.history]  # fmt: skip
+        """What the inspector's result's part of a link is read from (`base_of`)."""
+        ins = self.inspector
+        own = [c for cls, tab in self.makers.values() for c in cls.inputs(tab)]
+        return [ins.result, ins.view, ins.selected, *ins.look, *own]
 
     @property
     def links(self) -> dict:
@@ -138,51 +121,39 @@ class Share:
         """The ViewState of the tab shown (`values`: by component, as Gradio gives a set of inputs; the tab shown
         missing: the inspector's result). Raises ExplorerError when there is nothing to describe."""
         tab = str(values.get(self.current))
-        if tab not in self.links:
+        if tab in TABS or tab not in self.links:
             return self.base_of(values)
         cls, obj = self.links[tab]
         model = values.get(self.picker.name) or ""
         try:
-            base, why = self.base_of(values).base, None
+            made, why = self.base_of(values), None
         except ExplorerError as err:
-            base, why = Base(model=model), err
-        base, own = cls.to_link(obj, values, base, model)
+            made, why = ViewState(tab=tab, base=Base(model=model), tool=cls()), err
+        base, own = cls.to_link(obj, values, made.base, model)
         if not base.tab and own.needs_result():
             raise why or ExplorerError("Score a text, generate or chat first: then its link can be shared.")
-        return ViewState(tab=tab, base=base, tool=own)
+        return ViewState(tab=tab, base=base, tool=own, source=made.source if base.tab else None)
 
     def base_of(self, values: dict[Any, Any]) -> ViewState:
         """The ViewState of the current result (raises ExplorerError when there is none to describe)."""
-        ins, sc, ch = self.inspector, self.score, self.chat
+        ins = self.inspector
         state, view, selected = values.get(ins.result), values.get(ins.view), values.get(ins.selected)
-        metric, thresholds, k = (values[c] for c in ins.look)
-        text, prompt, history = values.get(sc.text), values.get(self.gen.prompt), values.get(ch.history)
+        look = {name: values[c] for name, c in ins.look_by_name.items()}
         if not state:
             raise ExplorerError("Score a text, generate or chat first: then its link and session can be shared.")
         r, tab = state[0], tab_of(state[0], view)
-        if isinstance(view, View) and view.imported and not (text or prompt or history):
+        cls, obj = self.makers[tab]
+        source = cls.of_result(obj, values, r)
+        if isinstance(view, View) and view.imported and source.empty():
             raise ExplorerError("This result was opened from a file and carries no inputs: share the file itself.")
-        msgs = [(m["role"], m["content"]) for m in (history or []) if m.get("role") in ("user", "assistant")]
-        if tab == "chat" and msgs and msgs[-1][0] == "assistant":
-            msgs = msgs[:-1]  # the reply: the link regenerates it
-        system = values.get(ch.system)
-        return ViewState(
-            tab=tab,
-            base=Base(
-                model=r.model,
-                text=(text if tab == "score" else prompt if tab == "generate" else "") or "",
-                system=(system or "") if tab == "chat" else "",
-                messages=tuple(msgs) if tab == "chat" else (),
-                metric=metric,
-                thresholds=parse_thresholds(thresholds),
-                k=max(int(k), 1),  # a cap of 0 fixes the slider at 0; a link keeps 1..20 (the opener shows its own)
-                sampler={**Base().sampler, **sampler_of(r)} if tab != "score" else Base().sampler,
-                score_prompt=r.prompt_k is not None if tab != "score" else True,
-                from_start=bool(values.get(sc.from_start)) and tab == "score",
-                start=str(values.get(sc.start) or "eos"),
-                selected=int(selected or 0),
-            ),
+        base = Base(
+            model=r.model,
+            metric=look["metric"],
+            thresholds=parse_thresholds(look["thresholds_text"]),
+            k=max(int(look["k"]), 1),  # a cap of 0 fixes the slider at 0; a link keeps 1..20 (the opener shows its own)
+            selected=int(selected or 0),
         )
+        return ViewState(tab=tab, base=base, tool=source)
 
     # ---- handlers ---------------------------------------------------------------------------------
     def copy_link(self, values: dict[Any, Any], request: gr.Request | None = None) -> dict:
@@ -278,28 +249,22 @@ class Share:
         return ""
 
     def _inputs(self, v: ViewState) -> dict[Any, Any]:
-        """The base's inputs of `v` into the page's controls (the tab switched to its own)."""
-        b, controls = v.base, controls_of(v)
+        """The base's inputs of `v` and its result's (the tab switched to its own)."""
+        b = v.base
         out: dict[Any, Any] = {
             **self.bar.show(v.tab),
             self.inspector.metric: b.metric,
-            self.inspector.thresholds: gr.Textbox(", ".join(map(str, b.thresholds)), visible=b.metric == "rank"),
+            self.inspector.thresholds: gr.Textbox(b.thresholds_text, visible=b.metric == "rank"),
             self.inspector.k: shown_k(b.k),  # a link made under a higher cap shows what this one allows
         }
-        if b.tab == "score":
-            out.update({self.score.text: b.text, self.score.from_start: b.from_start})
-        elif b.tab == "generate":
-            out.update({self.gen.prompt: b.text, **dict(zip(self.gen.controls, controls))})
-        elif b.tab == "chat":
-            history = [{"role": r, "content": c} for r, c in b.messages[:-1]]
-            out.update({self.chat.system: b.system, self.chat.history: history, self.chat.message: b.messages[-1][1]})
-            out.update(dict(zip(self.chat.controls, controls)))
+        if v.source is not None:
+            out.update(v.source.apply(self.by_id[v.source.tab], v))
         return out
 
     def _link_inputs(self, v: ViewState) -> dict[Any, Any]:
         """A link's inputs: the base's (`_inputs`), the tab shown, then the tab's own (the other tabs keep theirs)."""
         out = {**self._inputs(v), self.current: v.tab}
-        if v.tool is not None and v.tab in self.links:
+        if v.tool is not None and v.tool is not v.source and v.tab in self.links:
             out.update(v.tool.apply(self.links[v.tab][1], v))
         return out
 
@@ -321,27 +286,26 @@ class Share:
                self.note: note_html(f"Opened a shared link: {v.tab} with {name}.")}  # fmt: skip
         try:  # 3. the inspector's result, then the tab's own run on it
             result = yield from self._base(v, name)
-            if v.tool is not None and v.tab in self.links:
+            if v.tool is not None and v.tool is not v.source and v.tab in self.links:
                 sel = min(v.base.selected, result[0].n - 1) if result else v.base.selected
                 yield from v.tool.rerun(self.links[v.tab][1], v, Rerun(name, others, result, sel))
         except gr.Error as err:  # the run's own message (already escaped by explorer.ui.errors)
             yield {self.note: f'<div class="lx-note" role="status"><p>{err.message}</p></div>'}
-        yield self._model_lines(name, v.base.start)
+        yield self._model_lines(name, v.source.start if isinstance(v.source, ScoreLink) else "")
 
     def _base(self, v: ViewState, name: str) -> Generator[dict, None, list]:
         """The link's inspector result rerun and its token selected; returns the result ([] when it has none)."""
         last: dict = {}
-        if v.base.tab:
-            for last in self._run(v, name):
+        if v.source is not None:
+            for last in v.source.run(self.by_id[v.source.tab], name, v.base):
                 yield last
         if self.inspector.result not in last:
             return []
         result, view = last[self.inspector.result], last[self.inspector.view]
         b = v.base
         sel = min(b.selected, result[0].n - 1)
-        th = ", ".join(map(str, b.thresholds))
         yield {**self.inspector.detail_of(result, sel, b.k, view),
-               **self.inspector.restyle(result, b.metric, th, sel, view)}  # fmt: skip
+               **self.inspector.restyle(result, b.metric, b.thresholds_text, sel, view)}  # fmt: skip
         return result
 
     def _model_lines(self, name: str, start: str) -> dict:
@@ -350,20 +314,8 @@ class Share:
         menu = start_menu(engine)
         if start in [value for _label, value in menu["choices"]]:
             menu["value"] = start
-        return {self.picker.status: status_lines(self.models, engine, name), self.score.start: gr.Dropdown(**menu)}
-
-    def _run(self, v: ViewState, name: str) -> Iterator[dict]:
-        b = v.base
-        th = ", ".join(map(str, b.thresholds))
-        if b.tab == "score":
-            yield from self.score.score(name, b.text, b.metric, th, b.k, b.from_start, b.start)
-            return
-        opts = RunOptions(*controls_of(v), metric=b.metric, thresholds_text=th, k=b.k)  # type: ignore[misc]
-        if b.tab == "generate":
-            yield from self.gen.continue_prompt(name, b.text, opts)
-        else:
-            history = [{"role": r, "content": c} for r, c in b.messages[:-1]]
-            yield from self.chat.reply(name, history, b.system, b.messages[-1][1], opts)
+        return {self.picker.status: status_lines(self.models, engine, name),
+                self.by_id["score"].start: gr.Dropdown(**menu)}  # fmt: skip
 
     # ---- wiring -----------------------------------------------------------------------------------
     def _wire(self, demo: gr.Blocks) -> None:
@@ -388,8 +340,8 @@ class Share:
             [*ins.outputs, *self.restorable, self.note],
             api_visibility="private",
         )
-        for button in (self.score.button, self.gen.button, self.chat.button):  # a new run: the old note and link go
-            button.click(
+        for _cls, tab in self.makers.values():  # a new run: the old note and link go
+            tab.button.click(
                 lambda: ("",) * 4, None, [self.note, self.link_note, self.link, self.qr], api_visibility="private",
                 show_progress="hidden",
             )  # fmt: skip
@@ -400,10 +352,6 @@ class Share:
             self.picker.choice,
             self.picker.status,
             self.note,
-            self.gen.reuse,
-            self.chat.reuse,
-            self.chat.turns,
-            self.score.start,
             self.current,
             *(c for cls, tab in self.links.values() for c in cls.outputs(tab)),
         ]
@@ -418,7 +366,6 @@ class Share:
 
     @property
     def restorable(self) -> list:
-        """Every control a link or session sets."""
-        sc, g, ch, ins = self.score, self.gen, self.chat, self.inspector
-        return [*self.bar.blocks, ins.metric, ins.thresholds, ins.k, sc.text, sc.from_start, g.prompt, *g.controls,
-                ch.system, ch.history, ch.message, *ch.controls]  # fmt: skip
+        """Every control a link or session sets: the tab rows, the look and the inputs of the result."""
+        own = [c for cls, tab in self.makers.values() for c in cls.outputs(tab)]
+        return [*self.bar.blocks, *self.inspector.look, *own]

@@ -31,10 +31,10 @@ class Group:
 
 
 class TabBar:
-    """The top tab row and each group's row; built tabs by class name (`built`), each tab's group (`home`)."""
+    """The top tab row and each group's row; built tabs by their id (`built`), each tab's group (`home`)."""
 
     def __init__(self, shared, layout: Sequence[Callable[[Any], Any] | Group]):
-        self.built: dict[str, Any] = {}  # tab class name -> the built tab
+        self.built: dict[str, Any] = {}  # tab id -> the built tab
         self.home: dict[str, str] = {}  # tab id -> the id of the top-row tab holding it (itself when not grouped)
         self.rows: dict[str, gr.Tabs] = {}  # group id -> its tab row
         self.groups: dict[str, gr.Tab] = {}  # group id -> its tab in the top row
@@ -51,7 +51,7 @@ class TabBar:
 
     def _add(self, shared, make: Callable[[Any], Any]):
         tab = make(shared)
-        self.built[getattr(make, "__name__", str(make))] = tab
+        self.built[tab.tab.id] = tab
         return tab
 
     def _group(self, shared, g: Group) -> None:

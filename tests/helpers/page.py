@@ -51,7 +51,7 @@ def v(ui):
 
 def score_all(ui, text, thresholds=T, name=GPT2, metric="logprob", k=5, from_start=False, start=None):
     return list(
-        ui.tabs["ScoreTab"].score(name, text, metric, thresholds, k, from_start, start, progress=lambda *a, **kw: None)
+        ui.tabs["score"].score(name, text, metric, thresholds, k, from_start, start, progress=lambda *a, **kw: None)
     )
 
 
@@ -61,13 +61,23 @@ def score(ui, text, **kw):
 
 def gen(ui, prompt, name=GPT2, metric="rank", thresholds=T, k=5, **kw):
     s = {**SAMPLER, **kw}
-    return list(ui.tabs["GenerateTab"].continue_prompt(name, prompt, RunOptions(*s.values(), metric, thresholds, k)))
+    return list(
+        ui.tabs["generate"].continue_prompt(
+            name, prompt, RunOptions.from_values({**s, "metric": metric, "thresholds_text": thresholds, "k": k})
+        )
+    )
 
 
 def chat(ui, system, message, name=GPT2, history=None, **kw):
     s = {**SAMPLER, **kw}
     return list(
-        ui.tabs["ChatTab"].reply(name, history or [], system, message, RunOptions(*s.values(), "logprob", T, 5))
+        ui.tabs["chat"].reply(
+            name,
+            history or [],
+            system,
+            message,
+            RunOptions.from_values({**s, "metric": "logprob", "thresholds_text": T, "k": 5}),
+        )
     )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from dataclasses import fields, replace
+from dataclasses import fields as dataclass_fields
 from types import SimpleNamespace
 
 import pytest
@@ -13,7 +15,10 @@ from hypothesis import strategies as st
 
 import explorer.ui.layout  # noqa: F401 - every tab's link state registered (the page imports them all)
 from explorer.errors import ExplorerError
-from explorer.links import Base, ViewState
+from explorer.links import LINKS, TABS, Base, ViewState
+from explorer.ui.sampler import Sampler
+
+BASE_FIELDS = {f.name for f in fields(Base)}
 
 SCRIPT = "<script>alert(1)</script>${alert(2)}`x`"
 GEN = {
@@ -33,27 +38,53 @@ def pack(obj, raw: bytes | None = None) -> str:
     return "1." + base64.urlsafe_b64encode(z.compress(data) + z.flush()).rstrip(b"=").decode()
 
 
+def mine(cls, values: dict) -> dict:
+    """The `values` that are fields of link class `cls`: a field of another tab's inputs (which the flat link state
+    once held for every tab) left out, a name no link has refused."""
+    if unknown := set(values) - {f.name for c in LINKS.values() for f in dataclass_fields(c)}:
+        raise TypeError(f"no link field {sorted(unknown)}")
+    return {k: v for k, v in values.items() if k in {f.name for f in dataclass_fields(cls)}}
+
+
+def view(shown: str = "score", tool=None, source=None, **fields) -> ViewState:
+    """A ViewState of tab `shown` from fields by name: the base's (`tab`: the tab that made it; `shown` when that
+    makes a result) and the result's inputs (its maker's link's), and the tab's own part, `tool`."""
+    made_by = shown if shown in TABS else fields.get("tab", "")
+    base = {k: v for k, v in fields.items() if k in BASE_FIELDS}
+    own = {k: v for k, v in fields.items() if k not in BASE_FIELDS}
+    if made_by and source is None:
+        own = {k: tuple(map(tuple, v)) if k == "messages" else v for k, v in mine(LINKS[made_by], own).items()}
+        if isinstance(own.get("sampler"), dict):
+            own["sampler"] = Sampler.of(own["sampler"])
+        source = LINKS[made_by](**own)
+    elif own:  # a tab that works on no result (Compare: its text)
+        tool = replace(tool, **own)
+    if shown in TABS:
+        return ViewState(tab=shown, base=Base(**base), tool=source)
+    return ViewState(tab=shown, base=Base(**base), tool=tool, source=source)
+
+
 STATES = {
-    "score": ViewState(tab="score", base=Base(model="tiny-gpt2", text="Bonjour 東京 👋\n" * 3, metric="rank",
-                       thresholds=(1, 5, 50), k=7, from_start=True, start="<|endoftext|>", selected=4)),
-    "generate": ViewState(tab="generate", base=Base(text="The capital of France is", sampler=GEN, score_prompt=False,
-                                                    selected=9)),
-    "chat": ViewState(tab="chat", base=Base(system="Be terse.", messages=(("user", "Hi"), ("assistant", "Hello!"),
-                      ("user", "Why?")), sampler={**GEN, "seed": 2**63 - 1, "stop": []}, metric="entropy", selected=12)),
+    "score": view("score", model="tiny-gpt2", text="Bonjour 東京 👋\n" * 3, metric="rank", thresholds=(1, 5, 50), k=7,
+                  from_start=True, start="<|endoftext|>", selected=4),
+    "generate": view("generate", text="The capital of France is", sampler=GEN, score_prompt=False, selected=9),
+    "chat": view("chat", system="Be terse.", messages=(("user", "Hi"), ("assistant", "Hello!"), ("user", "Why?")),
+                 sampler={**GEN, "seed": 2**63 - 1, "stop": []}, metric="entropy", selected=12),
 }  # fmt: skip
 
 
-def view(shown: str = "score", tool=None, **base) -> ViewState:
-    """A ViewState of tab `shown` from the base's fields by name (`tab`: the tab that made it) and the tab's own
-    part, `tool`."""
-    return ViewState(tab=shown, base=Base(**base), tool=tool)
-
-
-def with_base(s: ViewState, **base) -> ViewState:
-    """`s` with some of its base's fields replaced."""
-    from dataclasses import replace
-
-    return replace(s, base=replace(s.base, **base))
+def with_base(s: ViewState, **fields) -> ViewState:
+    """`s` with some of its base's fields, or its result's inputs, replaced (a field of another tab's inputs, which
+    the flat link state once held for every tab, left out)."""
+    base = {k: v for k, v in fields.items() if k in BASE_FIELDS}
+    own = {k: v for k, v in fields.items() if k not in BASE_FIELDS}
+    part = s.source if s.source is not None else s.tool
+    own = mine(type(part), own) if part is not None else {}
+    b = replace(s.base, **base)
+    if s.source is not None:
+        source = replace(s.source, **own)
+        return ViewState(tab=s.tab, base=b, tool=source if s.tool is s.source else s.tool, source=source)
+    return ViewState(tab=s.tab, base=b, tool=replace(s.tool, **own) if own else s.tool)
 
 
 def page_values(p, base: list, **named) -> dict:

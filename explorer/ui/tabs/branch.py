@@ -23,7 +23,7 @@ from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
-from explorer.ui.sampler import sampler_controls, settings
+from explorer.ui.sampler import RunOptions, sampler_controls
 from explorer.ui.tabs import Shared
 
 SOURCES = ["the settings that made the text", "the settings below"]
@@ -110,12 +110,12 @@ class BranchTab:
             self.at,
             self.alts,
             self.source,
-            *self.controls,
         ]
         self.button.click(
             self.branch,
             inputs,
             [self.tree, self.prefixes, self.tree_view, self.leaf_a, self.leaf_b, *pick_out],
+            inputs_kwargs=self.controls,
             api_name="branch",
         )
         self.compare_btn.click(
@@ -200,7 +200,7 @@ class BranchTab:
         return tree, prefixes, pos - 1, r.sampler  # on the seed path, node i is position i
 
     @uses_model
-    def branch(self, name, result, tree, prefixes, node, at, alts, source, *controls) -> dict:
+    def branch(self, name, result, tree, prefixes, node, at, alts, source, **controls: Any) -> dict:
         """One branch per ticked alternative, after the picked position or node; the grown tree."""
         if not alts:
             raise error("Tick at least one alternative to continue from.")
@@ -214,7 +214,7 @@ class BranchTab:
             if source == SOURCES[0] and made_by:  # its top-k counts give way to the tree's own (page_k)
                 s = SamplerSettings.from_dict({**made_by, "logprobs": None, "prompt_logprobs": None})
             else:
-                s = settings(*controls)
+                s = RunOptions.from_values(controls).settings()
             for tok in tokens:
                 tree, _ = grow(engine, prefixes, tree, after, tok, s)
         first = tree.branches[-len(tokens)]["first_node"]

@@ -3,16 +3,20 @@ is scored too, the template's markers are tokens like any other (drawn as marker
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 
 from explorer.engine.turns import chat_turns
+from explorer.links import Base, ResultLink, ViewState, damaged, flag, messages, text
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
     RunOptions,
+    Sampler,
     reuse_button,
     run,
     run_buttons,
@@ -47,30 +51,28 @@ class ChatTab:
                 self.turns = gr.Markdown(EMPTY)
                 self.new = gr.Button("New conversation", size="sm", scale=0, min_width=180)
             self.message = gr.Textbox(label="Message", lines=3)
-            self.controls = sampler_controls(shared.models.limits.max_tokens)
+            self.controls = sampler_controls(shared.models.limits.max_tokens)  # by name
             self.button, self.stop, self.reuse = run_buttons("Send")
             gr.Examples(EXAMPLES, inputs=[self.message])
-        outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
+        self.inputs = [shared.model, self.history, self.system, self.message]
+        self.options = {**self.controls, **self.inspector.look_by_name}  # the handler's keyword inputs
+        self.outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
         event = self.button.click(
             self.chat,
-            [shared.model, self.history, self.system, self.message, *self.controls, *self.inspector.look],
-            outputs,
+            self.inputs,
+            self.outputs,
+            inputs_kwargs=self.options,
             api_name="chat",
             show_progress_on=[self.inspector.summary],
         )
         self.stop.click(None, cancels=[event])
         self.new.click(lambda: ([], EMPTY), None, [self.history, self.turns], api_visibility="private")
-        wire_reuse(self.reuse, self.controls[4], self.inspector)
+        wire_reuse(self.reuse, self.controls["seed"], self.inspector)
 
     @uses_model
-    def chat(
-        self, name, history, system, message, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt,
-        metric, thresholds_text, k,
-    ) -> Iterator[dict]:  # fmt: skip
-        """Gradio's event (its inputs come in order; the `/chat` endpoint's parameters): the options record, then `reply`."""
-        opts = RunOptions(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
-                          thresholds_text, k)  # fmt: skip
-        yield from self.reply(name, history, system, message, opts)
+    def chat(self, name: str, history: list, system: str, message: str, **options: Any) -> Iterator[dict]:
+        """Gradio's event (the `/chat` endpoint: the model, the conversation, then the options by name)."""
+        yield from self.reply(name, history, system, message, RunOptions.from_values(options))
 
     def reply(self, name: str, history: list, system: str, message: str, opts: RunOptions) -> Iterator[dict]:
         """Stream the assistant's reply to `message` after the conversation so far (and `system`, if any)."""
@@ -91,3 +93,59 @@ class ChatTab:
 
         yield from run(self.models, name, encode, s, self.inspector, opts.metric, opts.thresholds_text, opts.k,
                        finish=finish)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ChatLink(ResultLink):
+    """A chat's link: the system message and the conversation up to and including the last user message (the
+    reply: the link regenerates it, with the sampler's seed)."""
+
+    tab = "chat"
+    system: str = ""
+    messages: tuple[tuple[str, str], ...] = ()  # (role, content)
+    sampler: Sampler = field(default_factory=Sampler)
+    score_prompt: bool = True
+
+    def to_dict(self) -> dict:
+        return {"system": self.system, "messages": [list(m) for m in self.messages],
+                "sampler": self.sampler.to_link(), "score_prompt": self.score_prompt}  # fmt: skip
+
+    @classmethod
+    def read(cls, d: dict) -> ChatLink:
+        said = messages(d.get("messages", []))
+        return cls(text(d, "system"), said, Sampler.read(d.get("sampler", {})), flag(d, "score_prompt", True))
+
+    def check(self) -> None:
+        if not self.messages or self.messages[-1][0] != "user":
+            raise damaged("a chat link must end with the user's message")
+
+    @classmethod
+    def inputs(cls, tab: ChatTab) -> list:
+        return [tab.system, tab.history]
+
+    @classmethod
+    def of_result(cls, tab: ChatTab, values: Mapping[Any, Any], r: Any) -> ChatLink:
+        history = values.get(tab.history) or []
+        said = [(m["role"], m["content"]) for m in history if m.get("role") in ("user", "assistant")]
+        if said and said[-1][0] == "assistant":
+            said = said[:-1]  # the reply: the link regenerates it
+        system = str(values.get(tab.system) or "")
+        return cls(system, tuple(said), Sampler.of(r.sampler or {}), r.prompt_k is not None)
+
+    def empty(self) -> bool:
+        return not self.messages
+
+    def apply(self, tab: ChatTab, v: ViewState) -> dict:
+        history = [{"role": r, "content": c} for r, c in self.messages[:-1]]
+        controls = {**self.sampler.controls(), "score_prompt": self.score_prompt}
+        return {tab.system: self.system, tab.history: history, tab.message: self.messages[-1][1],
+                **{tab.controls[k]: x for k, x in controls.items()}}  # fmt: skip
+
+    def run(self, tab: ChatTab, name: str, base: Base) -> Iterator[dict]:
+        history = [{"role": r, "content": c} for r, c in self.messages[:-1]]
+        opts = RunOptions(self.sampler, self.score_prompt, base.metric, base.thresholds_text, base.k)
+        yield from tab.reply(name, history, self.system, self.messages[-1][1], opts)
+
+    @classmethod
+    def outputs(cls, tab: ChatTab) -> list:
+        return [tab.system, tab.history, tab.message, *tab.controls.values(), tab.reuse, tab.turns]

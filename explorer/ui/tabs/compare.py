@@ -186,7 +186,7 @@ class CompareTab:
 @dataclass(frozen=True)
 class CompareLink(TabLink):
     """A Compare link: the shown comparison's inputs (not the boxes now) and its token. It works on no result: the
-    base's `model` is model A, its `text` the compared text and its `selected` the compared token."""
+    base's `model` is model A and its `selected` the compared token."""
 
     tab = "compare"
     on_result = False
@@ -195,10 +195,12 @@ class CompareLink(TabLink):
     prompt_a: str = ""
     prompt_b: str = ""
     colour: str = "delta"
+    text: str = ""  # the compared text
 
     @classmethod
     def read(cls, d: dict) -> CompareLink:
         return cls(
+            text=text(d, "text"),
             compare_mode=choice(d, "compare_mode", KINDS, "models"),
             model_b=text(d, "model_b", 200),
             prompt_a=text(d, "prompt_a"),
@@ -221,19 +223,19 @@ class CompareLink(TabLink):
         compared, prompt_a, prompt_b = made_from  # what the shown comparison was computed from, not the boxes now
         prompts = c.kind == "prompts"
         own = cls(compare_mode=KINDS[prompts], model_b="" if prompts else c.b.model, prompt_a=str(prompt_a),
-                  prompt_b=str(prompt_b), colour=COLOURS.get(str(values.get(tab.colour)), "delta"))  # fmt: skip
-        return Base(model=c.a.model, text=str(compared), selected=count(values.get(tab.pos))), own
+                  prompt_b=str(prompt_b), colour=COLOURS.get(str(values.get(tab.colour)), "delta"), text=str(compared))  # fmt: skip
+        return Base(model=c.a.model, selected=count(values.get(tab.pos))), own
 
     def apply(self, tab: CompareTab, v: ViewState) -> dict:
         prompts = self.compare_mode == "prompts"
-        out = {tab.mode: MODES[prompts], tab.model_a: v.base.model, tab.text: v.base.text, tab.prompt_a: self.prompt_a,
+        out = {tab.mode: MODES[prompts], tab.model_a: v.base.model, tab.text: self.text, tab.prompt_a: self.prompt_a,
                tab.prompt_b: self.prompt_b, tab.colour: COLOUR_LABELS[self.colour]}  # fmt: skip
         return out if prompts else {**out, tab.model_b: self.model_b}
 
     def rerun(self, tab: CompareTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         colour, name_b = COLOUR_LABELS[self.colour], (run.others or (run.name,))[0]
         mode = MODES[self.compare_mode == "prompts"]
-        out = tab.compare(mode, run.name, name_b, v.base.text, self.prompt_a, self.prompt_b, colour)
+        out = tab.compare(mode, run.name, name_b, self.text, self.prompt_a, self.prompt_b, colour)
         cmp = out[tab.state]
         j = min(v.base.selected, max((cmp.m if cmp.paired else len(cmp.spans)) - 1, 0))
         yield {**out, **tab.select(cmp, j), **tab.restyle(cmp, colour, j)}

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 
+from explorer.links import Base, ResultLink, ViewState, flag, text
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
     RunOptions,
+    Sampler,
     reuse_button,
     run,
     run_buttons,
@@ -33,29 +37,27 @@ class GenerateTab:
                 "and what the sampler kept of it."
             )
             self.prompt = gr.Textbox(label="Prompt", lines=3)
-            self.controls = sampler_controls(shared.models.limits.max_tokens)
+            self.controls = sampler_controls(shared.models.limits.max_tokens)  # by name
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
+        self.inputs = [shared.model, self.prompt]
+        self.options = {**self.controls, **self.inspector.look_by_name}  # the handler's keyword inputs
+        self.outputs = [*self.inspector.outputs, self.reuse]
         event = self.button.click(
             self.generate,
-            [shared.model, self.prompt, *self.controls, *self.inspector.look],
-            [*self.inspector.outputs, self.reuse],
+            self.inputs,
+            self.outputs,
+            inputs_kwargs=self.options,
             api_name="generate",
             show_progress_on=[self.inspector.summary],
         )
         self.stop.click(None, cancels=[event])
-        wire_reuse(self.reuse, self.controls[4], self.inspector)
+        wire_reuse(self.reuse, self.controls["seed"], self.inspector)
 
     @uses_model
-    def generate(
-        self, name, prompt, max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
-        thresholds_text, k,
-    ) -> Iterator[dict]:  # fmt: skip
-        """Gradio's event (its inputs come in order; the `/generate` endpoint's parameters): the options record, then
-        `continue_prompt`."""
-        opts = RunOptions(max_tokens, temperature, top_p, top_k, seed, stop, mode, score_prompt, metric,
-                          thresholds_text, k)  # fmt: skip
-        yield from self.continue_prompt(name, prompt, opts)
+    def generate(self, name: str, prompt: str, **options: Any) -> Iterator[dict]:
+        """Gradio's event (the `/generate` endpoint: the model, the prompt, then the options by name)."""
+        yield from self.continue_prompt(name, prompt, RunOptions.from_values(options))
 
     def continue_prompt(self, name: str, prompt: str, opts: RunOptions) -> Iterator[dict]:
         """Stream a continuation of `prompt` from the session's model."""
@@ -73,3 +75,43 @@ class GenerateTab:
             opts.k,
             finish=lambda r: {self.reuse: reuse_button(r)},
         )
+
+
+@dataclass(frozen=True)
+class GenerateLink(ResultLink):
+    """A generation's link: the prompt and the sampler it ran with (its seed: the link replays it)."""
+
+    tab = "generate"
+    text: str = ""  # the prompt
+    sampler: Sampler = field(default_factory=Sampler)
+    score_prompt: bool = True
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "sampler": self.sampler.to_link(), "score_prompt": self.score_prompt}
+
+    @classmethod
+    def read(cls, d: dict) -> GenerateLink:
+        return cls(text(d, "text"), Sampler.read(d.get("sampler", {})), flag(d, "score_prompt", True))
+
+    @classmethod
+    def inputs(cls, tab: GenerateTab) -> list:
+        return [tab.prompt]
+
+    @classmethod
+    def of_result(cls, tab: GenerateTab, values: Mapping[Any, Any], r: Any) -> GenerateLink:
+        return cls(str(values.get(tab.prompt) or ""), Sampler.of(r.sampler or {}), r.prompt_k is not None)
+
+    def empty(self) -> bool:
+        return not self.text
+
+    def apply(self, tab: GenerateTab, v: ViewState) -> dict:
+        controls = {**self.sampler.controls(), "score_prompt": self.score_prompt}
+        return {tab.prompt: self.text, **{tab.controls[k]: x for k, x in controls.items()}}
+
+    def run(self, tab: GenerateTab, name: str, base: Base) -> Iterator[dict]:
+        opts = RunOptions(self.sampler, self.score_prompt, base.metric, base.thresholds_text, base.k)
+        yield from tab.continue_prompt(name, self.text, opts)
+
+    @classmethod
+    def outputs(cls, tab: GenerateTab) -> list:
+        return [tab.prompt, *tab.controls.values(), tab.reuse]

@@ -7,7 +7,8 @@ block with a progress bar, and Stop ends the work at the next block.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import gradio as gr
@@ -15,6 +16,7 @@ import gradio as gr
 from explorer.engine import ModelEngine
 from explorer.engine.guesses import next_token
 from explorer.engine.scoring import score_progress, text_ids
+from explorer.links import Base, ResultLink, ViewState, flag, text
 from explorer.render.next_token import CSS as NEXT_CSS
 from explorer.render.next_token import temperature_html
 from explorer.results.next_token import NextToken
@@ -185,3 +187,39 @@ class ScoreTab:
                     first = False
         assert r is not None  # score_progress ends with the whole result
         yield self.inspector.show(r, metric, thresholds_text, k, marks, rid)
+
+
+@dataclass(frozen=True)
+class ScoreLink(ResultLink):
+    """A scored text's link: the text, and the document-start token put before it (when)."""
+
+    tab = "score"
+    text: str = ""
+    from_start: bool = False  # put a document-start token first
+    start: str = "eos"  # that token's menu value
+
+    @classmethod
+    def read(cls, d: dict) -> ScoreLink:
+        return cls(text(d, "text"), flag(d, "from_start", False), text(d, "start", 64) or "eos")
+
+    @classmethod
+    def inputs(cls, tab: ScoreTab) -> list:
+        return [tab.text, tab.from_start, tab.start]
+
+    @classmethod
+    def of_result(cls, tab: ScoreTab, values: Mapping[Any, Any], r: Any) -> ScoreLink:
+        start = str(values.get(tab.start) or "eos")
+        return cls(str(values.get(tab.text) or ""), bool(values.get(tab.from_start)), start)
+
+    def empty(self) -> bool:
+        return not self.text
+
+    def apply(self, tab: ScoreTab, v: ViewState) -> dict:
+        return {tab.text: self.text, tab.from_start: self.from_start}  # the start menu: once the model is in
+
+    def run(self, tab: ScoreTab, name: str, base: Base) -> Iterator[dict]:
+        yield from tab.score(name, self.text, base.metric, base.thresholds_text, base.k, self.from_start, self.start)
+
+    @classmethod
+    def outputs(cls, tab: ScoreTab) -> list:
+        return [tab.text, tab.from_start, tab.start]

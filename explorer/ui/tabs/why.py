@@ -191,14 +191,23 @@ class WhyTab:
 
     @property
     def inputs(self) -> list:
-        return [self.inspector.result, self.inspector.selected, *self.controls, self.with_special]
+        """`run`'s positional inputs (its settings come by name: `options`)."""
+        return [self.inspector.result, self.inspector.selected]
+
+    @property
+    def options(self) -> dict:
+        """`run`'s keyword inputs: the settings by their link keys, and whether special tokens are ranked too."""
+        return {**self.named, "with_special": self.with_special}
 
     @property
     def outputs(self) -> list:
         return [self.summary, self.legend, self.text, self.table, self.plot, self.dl_json, self.dl_csv, self.state]
 
     def _wire(self) -> None:
-        event = self.button.click(self.run, self.inputs, self.outputs, api_name="why", show_progress_on=[self.summary])
+        event = self.button.click(
+            self.run, self.inputs, self.outputs, inputs_kwargs=self.options, api_name="why",
+            show_progress_on=[self.summary],
+        )  # fmt: skip
         self.stop_events([event])
 
     def stop_events(self, events: list) -> None:
@@ -217,7 +226,10 @@ class WhyTab:
             self.plot: why_figure(a, with_special=bool(with_special)),
         }
 
-    def _request(self, state: list, selected, contrast, method, units, detail, mode, steps, baseline) -> dict:
+    def _request(
+        self, state: list, selected, why_contrast="", why_method="", why_units="", why_detail=0, why_mode="",
+        why_steps=32, why_baseline="",
+    ) -> dict:  # fmt: skip
         """The checked request (no model needed); gr.Error saying what to change."""
         if not state:
             raise error("Score a text, generate or chat first, then pick a token in the heatmap below.")
@@ -226,20 +238,23 @@ class WhyTab:
             pos = int(selected)
         except (TypeError, ValueError):
             raise error("Pick a token by clicking it in the heatmap below.") from None
-        if method not in METHODS or units not in UNITS or mode not in MODES or baseline not in BASELINES:
+        labels = (why_method, why_units, why_mode, why_baseline)
+        if any(x not in options for x, options in zip(labels, (METHODS, UNITS, MODES, BASELINES))):
             raise error("Pick a method, units, an occlusion mode and a baseline from the lists.")
-        m, u, md, b = METHODS[method], UNITS[units], MODES[mode], BASELINES[baseline]
-        d, n = int(detail or 0), int(steps or 32)
+        m, u, md, b = METHODS[why_method], UNITS[why_units], MODES[why_mode], BASELINES[why_baseline]
+        d, n = int(why_detail or 0), int(why_steps or 32)
         with user_errors():
             check_request(r, pos, m, u, md, n, d, b)
         kw = {"method": m, "units": u, "mode": md, "baseline": b, "detail": d, "steps": n}
-        return {"r": r, "pos": pos, "contrast": contrast or "", **kw}
+        return {"r": r, "pos": pos, "contrast": why_contrast or "", **kw}
 
     @uses_model
-    def run(self, state: list, selected, contrast, method, units, detail, mode, steps, baseline, with_special,
-            progress=gr.Progress()) -> Iterator[dict]:  # fmt: skip
-        """The attribution of the selected token of the current result; progress while it runs."""
-        q = self._request(state, selected, contrast, method, units, detail, mode, steps, baseline)
+    def run(
+        self, state: list, selected, progress=gr.Progress(), with_special: bool = False, **settings: Any
+    ) -> Iterator[dict]:
+        """The attribution of the selected token of the current result (`settings`: by their link keys, `named`);
+        progress while it runs."""
+        q = self._request(state, selected, **settings)
         r = q.pop("r")
         use = self.models.use(r.model) if q["method"] == "occlusion" else self.models.use_for(r.model, "hidden_states")
         with user_errors(), use as engine:
@@ -320,8 +335,8 @@ class WhyLink(TabLink):
 
     def rerun(self, tab: WhyTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         controls = self.apply(tab, v)
-        values = [controls[c] for c in tab.controls]
-        yield from tab.run(run.result, run.selected, *values, False, progress=lambda *a, **kw: None)
+        settings = {f: controls[c] for f, c in tab.named.items()}
+        yield from tab.run(run.result, run.selected, progress=lambda *a, **kw: None, **settings)
 
     @classmethod
     def outputs(cls, tab: WhyTab) -> list:
