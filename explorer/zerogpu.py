@@ -11,7 +11,7 @@ So, on ZeroGPU:
 3. each call asks `gpu_seconds(...)`: a pure function of the tokens asked and the model's rate (below);
 4. the server runs the package's start-up (`start_up`: pack, report) itself, since it does not call `Blocks.launch`.
 
-The duration rule (README, "Hugging Face Spaces"): seconds = START_S + weights_mb / MOVE_MB_S (a worker moving the
+The duration rule (docs/operators.md, "On ZeroGPU"): seconds = START_S + weights_mb / MOVE_MB_S (a worker moving the
 weights onto its GPU) + tokens_in x position_s + tokens_out x step_s, rounded up, at least FLOOR_S, at most the
 time cap. `step_s` (one decode step) is STEP_S plus the weights read once at DECODE_MB_S; a prompt position costs
 a sixteenth of that (positions are read in blocks of up to 256 at once). The constants are estimates for the H200

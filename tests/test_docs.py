@@ -28,6 +28,9 @@ from tests.samples import generated_chat, scored_prompt
 
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHAPES = ROOT / "docs" / "shapes.md"
+# the guides by reader that the README's sections live in (the README keeps what a newcomer needs)
+GUIDES = [ROOT / "docs" / f"{name}.md" for name in ("teachers", "lessons", "researchers", "api-clients", "operators")]
+README_MAX_BYTES = 15_000
 # the only places a link may leave the repository for: the references the docs cite
 EXTERNAL = ("https://huggingface.co/", "https://docs.vllm.ai/", "https://platform.openai.com/docs/")
 # built here so that this file does not hold the text it looks for
@@ -452,8 +455,24 @@ DOC_BLOCKS = [b for doc in DOCS if doc.parent.name == "docs" for b in blocks(doc
 
 
 def test_docs_exist():
-    for doc in DOCS[:3] + [SHAPES, ROOT / "docs" / "api.md", ROOT / "docs" / "architecture.md"]:
+    for doc in DOCS[:3] + [SHAPES, ROOT / "docs" / "api.md", ROOT / "docs" / "architecture.md", *GUIDES]:
         assert doc.exists(), f"{rel(doc)} is missing"
+
+
+def test_the_readme_is_a_front_door():
+    """README.md stays short and points to every guide: what a newcomer does not need lives in the guides."""
+    readme = ROOT / "README.md"
+    size = readme.stat().st_size
+    assert size < README_MAX_BYTES, (
+        f"README.md is {size:,} bytes (at most {README_MAX_BYTES:,}): move a section to a guide"
+    )
+    linked = {
+        (readme.parent / target.partition("#")[0]).resolve() for target in links(readme.read_text(encoding="utf-8"))
+    }
+    unlinked = [
+        rel(g) for g in [*GUIDES, ROOT / "CONTRIBUTING.md", ROOT / "docs" / "architecture.md"] if g not in linked
+    ]
+    assert not unlinked, f"README.md's Docs table does not link {unlinked}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=rel)

@@ -281,7 +281,7 @@ def _chunk_ids(engine, text: str) -> list[list[int]]:
 
 
 def test_space_separated_words_as_minicons_sums_them(gpt2, llama):
-    """Like for like with minicons 0.3.39 / surprisal 0.1.7 (README, Word surprisal): their word is a space-separated
+    """Like for like with minicons 0.3.39 / surprisal 0.1.7 (docs/researchers.md, Word surprisal): their word is a space-separated
     chunk, its summed logprob the tokens' of the whole text's tokenization (a BOS before it). With a byte-level BPE
     tokenizer the chunks tokenized alone are the text's tokens, and a chunk's sum is the sum of our words in it (we
     split `mat.` into ` mat` and `.`); its corrected logprobs telescope within the chunk as minicons' do (only the

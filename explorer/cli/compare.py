@@ -2,7 +2,7 @@
 
 Two models: `--model A --model-b B (--text T | --text-file F | --ids ...)`; one model, two prompts:
 `--model A --prompt-a P --prompt-b Q (--text CONTINUATION | --text-file F)`. The body is
-`explorer.results.compare.Comparison.to_dict()` (shape in the README).
+`explorer.results.compare.Comparison.to_dict()` (shape in docs/researchers.md).
 """
 
 from __future__ import annotations

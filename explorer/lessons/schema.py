@@ -260,7 +260,7 @@ def check(doc: _Doc, name: str = "") -> Lesson:
     data = doc.data
     if not isinstance(data, dict):
         raise ExplorerError(
-            "Lesson: the file must be a mapping with `title` and `steps` (see the README's Lessons section).",
+            "Lesson: the file must be a mapping with `title` and `steps` (see docs/lessons.md, Writing a lesson file).",
             param="lesson",
             code="invalid_lesson",
         )

@@ -21,7 +21,7 @@ start a new word follows this module's own segmentation (`end_masks`): after a w
 starts with whitespace, punctuation, a symbol or a CJK character; after punctuation, one that starts with
 whitespace, a letter, a symbol or CJK; after a symbol or CJK character, any but a modifier; after an unpaired
 regional indicator, any but a modifier or a regional indicator (that completes the flag); after a zero-width joiner,
-only a special token; special tokens (EOS) always. Choices of ours, said in the README: tokens whose first byte does not start a UTF-8 character alone
+only a special token; special tokens (EOS) always. Choices of ours, said in docs/researchers.md: tokens whose first byte does not start a UTF-8 character alone
 (byte-fallback / byte-level pieces of a non-ASCII character) count as a word start only after a symbol/CJK word
 and after a document start; an apostrophe-initial token ("'t") counts as a word start after a letter.
 The first word of a text has no "before" mass: after a document start (a special token: BOS, `--context-start`)
