@@ -309,23 +309,13 @@ class LM:
         """The per-word table of a stimulus list (a CSV or JSONL path, a pandas DataFrame, a list of records or
         texts; explorer/results/stimuli.py says the columns and regions): each text scored alone exactly as `words`
         scores it, its rows carrying the input's own columns. Every row is checked before the first is scored."""
-        from explorer.engine.batch import STOP_CODES
-        from explorer.engine.word_ends import score_text_words
-        from explorer.results.word_scores import WordScores
+        from explorer.engine.batch import fill_word_table
         from explorer.results.word_table import WordTable
-        from explorer.results.words import leading, with_ends, words
 
         items = stimuli_of(stimuli, text_column)
-        start = self._start(context_start)
         table = WordTable(self.name)
-        for s in items:
-            try:
-                r, ends = score_text_words(self.engine, s.text, 1, start)
-            except ExplorerError as e:
-                if e.code in STOP_CODES:
-                    raise
-                raise ExplorerError(f"{s.where}: {e.message}", param="file", code=e.code) from None
-            table.add(s, WordScores(r, with_ends(words(r), ends), leading(ends.special)))
+        for _ in fill_word_table(self.engine, items, self._start(context_start), table):
+            pass
         return table
 
     def words_many(

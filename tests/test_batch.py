@@ -373,3 +373,77 @@ def test_tab_time_cap_keeps_the_rows_and_the_next_run_goes_on(ui, gpt2, tmp_path
     assert rest[tab.table]["#"].tolist() == list(range(done + 1, len(texts) + 1))
     with pytest.raises(gr.Error, match="Start at text: the file has 7 texts"):
         _last(tab.run(GPT2, str(path), False, 8, progress=lambda *a, **k: None))
+
+
+STIMULI = [  # item, condition, text with regions
+    ("1", "reduced", "The horse [raced past the barn] [verb: fell]."),
+    ("1", "full", "The horse [that was raced past the barn] [verb: fell] down."),
+    ("2", "reduced", "The dog [walked by the lake] [verb: sank]."),
+]
+
+
+def test_tab_word_table_equals_lm_words_and_the_cli(ui, gpt2, gpt2_dir, tmp_path):
+    """The Batch tab's word table: the CSV `words --file` writes for the same file, each value that of `lm.words`
+    on its text alone, the file's own columns on every row; the region table beside it; progress after each text."""
+    import pandas as pd
+
+    from explorer.lm import LM
+    from explorer.results.stimuli import brackets
+
+    tab = ui.tabs["batch"]
+    path = tmp_path / "stimuli.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([("item", "condition", "text"), *STIMULI])
+    seen: list = []
+    outs = list(tab.word_table(GPT2, str(path), True, progress=lambda p, **k: seen.append(p)))
+    assert seen == [(i, len(STIMULI)) for i in range(1, len(STIMULI) + 1)]
+    assert [o[tab.words_state][1] for o in outs[:-1]] == [1, 2, 3]
+    out = outs[-1]
+    assert "3 texts" in out[tab.words_note] and "6 regions" in out[tab.words_note]
+    with open(path_of(out[tab.dl_words]), encoding="utf-8") as f:
+        got = f.read()
+    cli = tmp_path / "cli.csv"
+    args = ["words", "--model", gpt2_dir, "--device", "cpu", "--file", str(path), "--context-start", "eos"]
+    assert main([*args, "--out", str(cli)]) == 0
+    assert got == cli.read_text(encoding="utf-8")  # the same bytes as the CLI
+    with open(path_of(out[tab.dl_regions]), encoding="utf-8") as f:
+        assert f.read() == (tmp_path / "cli-regions.csv").read_text(encoding="utf-8")
+    table = pd.read_csv(io.StringIO(got), dtype={"item": str}, keep_default_na=False)
+    lm = LM(gpt2)
+    for row, (item, condition, marked) in enumerate(STIMULI, 1):
+        alone = lm.words(brackets(marked, "test")[0], context_start=True).rows()
+        mine = table[table["row"] == row]
+        assert len(mine) == len(alone) and set(mine["item"]) == {item} and set(mine["condition"]) == {condition}
+        for c in ("logprob_sum", "surprisal_corrected_bits", "surprisal_sum_nats"):
+            want = [math.nan if a[c] is None else a[c] for a in alone]
+            got_c = mine[c].replace("", "nan").astype(float).tolist()
+            assert got_c == pytest.approx(want, abs=1e-6, nan_ok=True), (row, c)
+        assert mine["word_text"].tolist() == [a["text"].lstrip() for a in alone]
+
+
+def test_tab_word_table_without_regions_bad_files_and_stop(ui, tmp_path):
+    tab = ui.tabs["batch"]
+    txt = tmp_path / "t.txt"
+    txt.write_text("The cat sat.\n\nA dog ran away.\n", encoding="utf-8")
+    out = list(tab.word_table(GPT2, str(txt), False, progress=lambda *a, **k: None))[-1]
+    assert path_of(out[tab.dl_words]) and out[tab.dl_regions].visible is False
+    with open(path_of(out[tab.dl_words]), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["word_text"] for r in rows if r["row"] == "2"] == ["A", "dog", "ran", "away", "."]
+    with pytest.raises(gr.Error, match="Upload a file first"):
+        list(tab.word_table(GPT2, None, False, progress=lambda *a, **k: None))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("text\nThe cat.\nThe [horse raced.\n", encoding="utf-8")
+    with pytest.raises(gr.Error, match=r"Row 2 \(line 3 of the file\).*never closed"):
+        list(tab.word_table(GPT2, str(bad), False, progress=lambda *a, **k: None))
+    # Stop part-way: the files of the texts done, saying so
+    many = tmp_path / "many.txt"
+    many.write_text("\n".join(f"text number {i}" for i in range(5)), encoding="utf-8")
+    gen = tab.word_table(GPT2, str(many), False, progress=lambda *a, **k: None)
+    state = [next(gen)[tab.words_state] for _ in range(2)][-1]
+    gen.close()
+    out = tab.words_stopped(state)
+    assert "Stopped after 2 of 5 texts" in out[tab.words_note] and tab.words_stopped(None) == {}
+    with open(path_of(out[tab.dl_words]), encoding="utf-8") as f:
+        assert {r["row"] for r in csv.DictReader(f)} == {"1", "2"}
+    assert tab.words_stopped((state[0], 5, 5)) == {}

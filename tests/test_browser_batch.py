@@ -74,3 +74,49 @@ def test_batch_table_sort_and_open_in_score(browser, live, gpt2, tmp_path, size)
     pg.locator("#heatmap .lx-data").filter(has_text='"lp"').wait_for(state="attached", timeout=60_000)
     assert f"{want[order[1]]:.2f}" in pg.locator("#summary").inner_text()
     pg.context.close()
+
+
+def test_every_column_fits_at_1400_and_the_word_table_downloads(browser, live, gpt2, tmp_path, shots):
+    """Issue #39: with an `error` column (a long message) every column of the table is within its box at 1,400 px;
+    the word table's download is the CSV of `lm.word_table` (as `words --file`) for the same file."""
+    from explorer.lm import LM
+
+    path = tmp_path / "stimuli.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item", "condition", "text"])
+        w.writerows([["1", "a", "The horse [raced past the barn] fell."], ["2", "b", "Colourless green ideas."],
+                     ["3", "c", "x " * 3000]])  # fmt: skip
+    pg = open_page(browser, live.url, "wide")
+    pick_tab(pg, "Batch")
+    pg.locator("#batch-file input[type=file]").set_input_files(str(path))
+    pg.get_by_role("button", name="Score every text").click()
+    pg.locator("#batch-summary").filter(has_text="texts scored").wait_for(timeout=60_000)
+    pg.locator("#batch-table [role=gridcell]").first.wait_for(timeout=30_000)
+    pg.wait_for_timeout(300)
+    heads = pg.evaluate(
+        "() => { const box = document.querySelector('#batch-table').getBoundingClientRect();"
+        " return [box.right, [...document.querySelectorAll('#batch-table th')].map(h => ["
+        " h.innerText.trim(), h.getBoundingClientRect().right])]; }"
+    )
+    right, columns = heads
+    assert [c for c, _ in columns][-1] == "Fast-DetectGPT" and "error" in [c for c, _ in columns]
+    assert all(r <= right + 1 for _, r in columns), (right, columns)
+    pg.locator("#batch-table").scroll_into_view_if_needed()
+    pg.screenshot(path=str(shots / "batch-error-column-1400.png"))
+    # the word table of every text: 2 texts are scored, the third is over the context: its row is named
+    pg.get_by_role("button", name="Make the word table of every text").click()
+    toast = pg.get_by_test_id("toast-body").first
+    toast.wait_for(timeout=60_000)
+    assert "Row 3 (line 4 of the file)" in toast.inner_text()
+    ok = tmp_path / "ok.csv"
+    ok.write_text(path.read_text(encoding="utf-8").rsplit("\n3,", 1)[0] + "\n", encoding="utf-8")
+    pg.locator("#batch-file button[aria-label='Clear']").first.click()
+    pg.locator("#batch-file input[type=file]").set_input_files(str(ok))
+    pg.get_by_role("button", name="Make the word table of every text").click()
+    pg.locator("#batch-words-note").filter(has_text="Word table").wait_for(timeout=60_000)
+    with pg.expect_download() as got:
+        pg.locator("#batch-dl-words").click()
+    with open(got.value.path(), encoding="utf-8") as f:
+        assert f.read() == LM(gpt2).word_table(str(ok)).to_csv()
+    pg.context.close()

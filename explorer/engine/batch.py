@@ -18,10 +18,15 @@ from explorer import bounds
 from explorer.engine.answers import score_answers
 from explorer.engine.interface import ModelEngine
 from explorer.engine.scoring import score_progress, text_ids
+from explorer.engine.word_ends import score_text_words
 from explorer.errors import ExplorerError
 from explorer.results.batch import Batch, BatchItem, BatchRow
 from explorer.results.scores import TokenScores
 from explorer.results.stats import MIN_K_PERCENT, check_k_percent, text_stats
+from explorer.results.stimuli import Stimulus
+from explorer.results.word_scores import WordScores
+from explorer.results.word_table import WordTable
+from explorer.results.words import leading, with_ends, words
 
 STOP_CODES = frozenset({"cancelled", "timeout", "request_timeout", "request_cancelled", "server_busy"})
 Progress = Callable[[int, int], None]  # (texts done, texts in all)
@@ -132,3 +137,22 @@ def run_batch(
 def settings(start: str | None, k_percent: float) -> dict:
     """The batch's settings as its JSON records them."""
     return {"context_start": start or "none", "k_percent": k_percent}
+
+
+def fill_word_table(engine: ModelEngine, items: list[Stimulus], start: str | None, table: WordTable) -> Iterator[int]:
+    """The word table of a stimulus list, one text at a time: each text scored alone exactly as `lm.words` scores it
+    (`score_text_words`) and its rows added to `table`; yields the texts done after each. `lm.word_table`,
+    `logprob-explorer words --file` and the Batch tab's word table all fill it here. A text that cannot be scored is
+    an ExplorerError naming its row; a stop (STOP_CODES) is raised as it is, `table` keeping the texts done."""
+    if start is not None:
+        engine.context_start_ids(start)  # a start token this model lacks: refused before the first text
+    for done, s in enumerate(items, 1):
+        bounds.check()
+        try:
+            r, ends = score_text_words(engine, s.text, 1, start)
+        except ExplorerError as e:
+            if e.code in STOP_CODES:
+                raise
+            raise ExplorerError(f"{s.where}: {e.message}", param="file", code=e.code) from None
+        table.add(s, WordScores(r, with_ends(words(r), ends), leading(ends.special)))
+        yield done

@@ -233,8 +233,8 @@ def from_frame(frame, text_column: str = "text") -> list[Stimulus]:
 
 
 def read_stimuli(raw: bytes, name: str, text_column: str = "text") -> list[Stimulus]:
-    """The stimuli of a CSV (commas, semicolons or tabs) or JSONL file (`name` ends in .jsonl/.json/.ndjson, or its
-    first character is `{`, `"` or `[`), checked."""
+    """The stimuli of a CSV (commas, semicolons or tabs), JSONL (`name` ends in .jsonl/.json/.ndjson, or its first
+    character is `{`, `"` or `[`) or .txt file (one text a line, as the Batch tab reads it), checked."""
     if len(raw) > MAX_BYTES:
         raise _bad(f"The file is over {MAX_BYTES // 1_000_000} MB: split it.")
     try:
@@ -245,8 +245,19 @@ def read_stimuli(raw: bytes, name: str, text_column: str = "text") -> list[Stimu
     as_json = lower.endswith((".jsonl", ".json", ".ndjson")) or (
         not lower.endswith((".csv", ".tsv")) and text.lstrip()[:1] in '{"['
     )
-    records, lines = _json_records(text) if as_json else _csv_records(text, text_column)
+    if as_json:
+        records, lines = _json_records(text)
+    elif lower.endswith(".txt"):
+        records, lines = _txt_records(text)
+    else:
+        records, lines = _csv_records(text, text_column)
     return from_records(records, text_column, lines)
+
+
+def _txt_records(text: str) -> tuple[list, list[int]]:
+    """A plain text file's lines as texts (blank lines skipped) and their line numbers."""
+    found = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    return [line for _, line in found], [n for n, _ in found]
 
 
 def _json_records(text: str) -> tuple[list, list[int]]:

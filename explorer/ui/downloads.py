@@ -93,6 +93,22 @@ def write_text(model: str, what: str, data: str) -> str:
     return path
 
 
+VIEW_LABEL = "Download view (HTML)"
+
+
+def view_button(elem_id: str) -> gr.DownloadButton:
+    """A tool tab's *Download view (HTML)*: empty until its view is drawn."""
+    return gr.DownloadButton(VIEW_LABEL, value=None, interactive=False, size="sm", elem_id=elem_id)
+
+
+def view_file(model: str, what: str, page: str | None) -> gr.DownloadButton:
+    """The button holding `page` (a view as one HTML file, explorer/notebook/views.py) as `<model>-<what>.view.html`;
+    disabled when there is none."""
+    if page is None:
+        return gr.DownloadButton(value=None, interactive=False)
+    return gr.DownloadButton(value=write_text(model, f"{what}.view.html", page), interactive=True)
+
+
 def read_upload(path, missing: str, what: str, max_bytes: int) -> tuple[bytes, str]:
     """An uploaded file's bytes and name; gr.Error `missing` when there is none, and when it is over `max_bytes`
     (`what` names it: "The quiz file")."""

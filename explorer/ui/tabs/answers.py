@@ -11,6 +11,7 @@ import gradio as gr
 from explorer.engine.answers import MAX_ANSWERS, MAX_VARIANTS, check_answers, run_quiz, score_answers
 from explorer.errors import ExplorerError
 from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, damaged, text
+from explorer.notebook.views import answers_page
 from explorer.render.answers import (
     answers_figure,
     answers_markdown,
@@ -21,7 +22,7 @@ from explorer.render.answers import (
 )
 from explorer.results.answers import Quiz, parse_answers, quiz_text, read_quiz
 from explorer.ui.actions import uses_model
-from explorer.ui.downloads import cleared, read_upload, write_text
+from explorer.ui.downloads import cleared, read_upload, view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 
@@ -50,6 +51,7 @@ class AnswersTab:
             self.summary = gr.Markdown()
             self.plot = gr.Plot(label="Answers", elem_id="answers-plot")
             self.table = gr.Dataframe(label="Variants: tokens and logprobs", interactive=False, max_height=400)
+            self.dl_html = view_button("answers-dl-html")
             with gr.Accordion("Quiz (JSONL)", open=True):
                 self.quiz_file = gr.File(
                     label="Quiz file (JSONL)", file_types=[".jsonl", ".json", ".txt"], elem_id="answers-quiz-file"
@@ -61,7 +63,7 @@ class AnswersTab:
                 self.download = gr.DownloadButton("Download the quiz table (CSV)", value=None, interactive=False)
             self.state = gr.State(None)
         # a run first clears its outputs (a failed run then leaves no old result under its error); the inputs stay
-        outs = [self.summary, self.plot, self.table]
+        outs = [self.summary, self.plot, self.table, self.dl_html]
         self.button.click(lambda: cleared(outs), None, outs, api_visibility="private", queue=False).then(
             self.run, [self.model, self.prompt, self.answers], outs, api_name="answers", show_progress_on=[self.summary]
         )
@@ -82,7 +84,12 @@ class AnswersTab:
             raise error("Type at least one answer: one a line, variants separated by `|`, e.g. ` Paris| paris`.")
         with user_errors(), self.models.use(name) as engine:
             res = score_answers(engine, str(prompt or ""), sets)
-        return {self.summary: answers_markdown(res), self.plot: answers_figure(res), self.table: variants_table(res)}
+        return {
+            self.summary: answers_markdown(res),
+            self.plot: answers_figure(res),
+            self.table: variants_table(res),
+            self.dl_html: view_file(res.model, "answers", answers_page(res)),
+        }
 
     @uses_model
     def quiz(self, name: str, path, progress=gr.Progress()) -> dict:
@@ -146,4 +153,4 @@ class AnswersLink(TabLink):
 
     @classmethod
     def outputs(cls, tab: AnswersTab) -> list:
-        return [tab.prompt, tab.answers, tab.summary, tab.plot, tab.table]
+        return [tab.prompt, tab.answers, tab.summary, tab.plot, tab.table, tab.dl_html]

@@ -1,5 +1,6 @@
 """The Batch tab: a CSV or JSONL file of texts scored one after another, a sortable table of their figures, Stop,
-each row opening its text in the Score tab, and the table as CSV and JSONL.
+each row opening its text in the Score tab, and the table as CSV and JSONL; the same file as a stimulus list gives
+the word table of every text (and its region table), as `logprob-explorer words --file` writes it.
 
 The table fills in as the texts are scored (redrawn at most every REDRAW_S); the batch so far is in the tab's state
 after every text, so Stop (or the server's time cap) keeps every row done and offers it for download.
@@ -14,11 +15,13 @@ from typing import Any, cast
 import gradio as gr
 
 from explorer import bounds
-from explorer.engine.batch import STOP_CODES, score_batch, settings
+from explorer.engine.batch import STOP_CODES, fill_word_table, score_batch, settings
 from explorer.errors import ExplorerError
 from explorer.render.batch import batch_markdown, batch_table, row_of
 from explorer.results.batch import MAX_TEXTS, Batch, read_batch
 from explorer.results.stats import MIN_K_PERCENT
+from explorer.results.stimuli import Stimulus, read_stimuli
+from explorer.results.word_table import WordTable
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import cleared, read_upload, write_text
 from explorer.ui.errors import error, user_errors
@@ -35,7 +38,14 @@ tabs), a .txt file with one text a line, or JSONL: a JSON string, `{{"text": "..
 Each text is scored exactly as the Score tab scores it alone: perplexity, mean and total logprob, tokens and the
 text statistics (scores, not verdicts). Sort or filter by a column from the ⋮ menu beside its name; click a row to
 open that text in the Score tab. Up to {MAX_TEXTS:,} texts a file. Stop, or this server's time cap for one
-action, keeps the rows done and fills in *Start at text*: press Score to go on from there."""
+action, keeps the rows done and fills in *Start at text*: press Score to go on from there.
+
+**Per word** (a stimulus list): *Make the word table* scores each text alone as the Words tab does and gives one row
+per word (summed and corrected surprisal, bits and nats) with the file's other columns (`item`, `condition`, ...)
+on every row, as `logprob-explorer words --file` writes it. Mark regions in a text with brackets,
+`The horse [raced past the barn] [fell].`, or name them, `[verb: fell]`: each region's sums go in a table of their
+own."""
+WORDS_NOTE = "Word table"  # the progress bar's words
 
 
 class BatchTab:
@@ -65,20 +75,39 @@ class BatchTab:
                 self.button = gr.Button("Score every text", variant="primary", scale=3)
                 self.stop = gr.Button("Stop", variant="stop", scale=1)
             self.summary = gr.Markdown(elem_id="batch-summary")
-            self.table = gr.Dataframe(EMPTY, label="Texts", interactive=False, max_height=500, elem_id="batch-table")
+            self.table = gr.Dataframe(
+                EMPTY, label="Texts", interactive=False, max_height=500, wrap=True, elem_id="batch-table"
+            )
             with gr.Row():
                 self.dl_csv = gr.DownloadButton("Download the table (CSV)", value=None, interactive=False, size="sm")
                 self.dl_jsonl = gr.DownloadButton(
                     "Download the table (JSONL)", value=None, interactive=False, size="sm"
                 )
+            with gr.Row():
+                self.words_button = gr.Button("Make the word table of every text", size="sm", scale=2)
+                self.dl_words = gr.DownloadButton(
+                    "Download the word table (CSV)", value=None, interactive=False, size="sm", elem_id="batch-dl-words"
+                )
+                self.dl_regions = gr.DownloadButton(
+                    "Download the region table (CSV)", value=None, interactive=False, size="sm", visible=False
+                )
+            self.words_note = gr.Markdown(elem_id="batch-words-note")
             self.state = gr.State(None)
+            self.words_state = gr.State(None)  # (table so far, texts done, texts in all)
         outs = self.outputs
         event = self.button.click(self.clear, None, outs, api_visibility="private", queue=False).then(
             self.run, [shared.model, self.file, self.from_start, self.first], outs, api_name="batch",
             show_progress_on=[self.summary],
         )  # fmt: skip
-        self.stop.click(None, cancels=cast(Any, [event]))
+        words = self.words_outputs
+        made = self.words_button.click(self.words_cleared, None, words, api_visibility="private", queue=False).then(
+            self.word_table, [shared.model, self.file, self.from_start], words, api_name="batch_words",
+            show_progress_on=[self.words_note],
+        )  # fmt: skip
+        self.file.change(self.words_cleared, None, words, api_visibility="private", queue=False)
+        self.stop.click(None, cancels=cast(Any, [event, made]))
         self.stop.click(self.stopped, [self.state], outs, api_visibility="private", queue=False)
+        self.stop.click(self.words_stopped, [self.words_state], words, api_visibility="private", queue=False)
 
     @property
     def outputs(self) -> list:
@@ -129,6 +158,62 @@ class BatchTab:
             self.state: b,
             self.first: _next(b) if rest else 1,
         }
+
+    @property
+    def words_outputs(self) -> list:
+        return [self.words_note, self.dl_words, self.dl_regions, self.words_state]
+
+    def words_cleared(self) -> dict:
+        """Before a word table (or after a new file): no file of an older one."""
+        return {**cleared(self.words_outputs), self.dl_regions: gr.DownloadButton(value=None, visible=False)}
+
+    @uses_model
+    def word_table(self, name: str, path, from_start: bool, progress=gr.Progress()) -> Iterator[dict]:
+        """Every text of the file scored alone for its words (engine.batch.fill_word_table, as `words --file`): the
+        state after each text, then the word table's CSV (and the region table's when the texts mark regions); a
+        stop keeps the texts done."""
+        items = _stimuli(path)
+        with user_errors(), self.models.use(name) as engine:
+            start = start_menu(engine)["value"] if from_start else None
+            start = None if start == "none" else start
+            table, done, stopped, last = WordTable(engine.name), 0, "", time.monotonic()
+            try:
+                for done in fill_word_table(engine, items, start, table):
+                    progress((done, len(items)), desc=WORDS_NOTE, unit="texts")
+                    out: dict = {self.words_state: (table, done, len(items))}
+                    if time.monotonic() - last >= REDRAW_S:
+                        last = time.monotonic()
+                        out[self.words_note] = progress_html(done, len(items), WORDS_NOTE, "texts")
+                    yield out
+            except ExplorerError as e:
+                if e.code not in STOP_CODES:
+                    raise
+                stopped = e.message
+        yield self.word_files(table, done, len(items), stopped)
+
+    def word_files(self, table: WordTable, done: int, total: int, stopped: str = "") -> dict:
+        """The word table's CSV (and the region table's, when there are regions) and a note of what they hold."""
+        words = write_text(table.model, "words.csv", table.to_csv())
+        regions = write_text(table.model, "regions.csv", table.to_csv(regions=True)) if table.regions else None
+        note = (
+            f"**Word table**: {len(table.words):,} words of {done:,} texts, each text scored alone "
+            "(as `logprob-explorer words --file`)" + (f"; {len(table.regions):,} regions" if table.regions else "")
+        ) + "."
+        if done < total:
+            note += f"\n\n**Stopped after {done:,} of {total:,} texts**: {stopped} The table holds their words."
+        return {
+            self.words_note: note,
+            self.dl_words: gr.DownloadButton(value=words, interactive=True),
+            self.dl_regions: gr.DownloadButton(value=regions, interactive=True, visible=regions is not None),
+            self.words_state: (table, done, total),
+        }
+
+    def words_stopped(self, state: tuple | None) -> dict:
+        """After Stop: a word table part-way gets the files of the texts done (nothing when none was being made)."""
+        if state is None or state[1] >= state[2]:
+            return {}
+        table, done, total = state
+        return self.word_files(table, done, total, "Stop was pressed.")
 
     def stopped(self, b: Batch | None) -> dict:
         """After Stop: the rows done so far, their files, and that it stopped (nothing when nothing ran)."""
@@ -185,6 +270,14 @@ def _items(path) -> list:
     raw, name = read_upload(path, missing, "The file", MAX_BYTES)
     with user_errors():
         return read_batch(raw, name)
+
+
+def _stimuli(path) -> list[Stimulus]:
+    """The uploaded file as a stimulus list (explorer/results/stimuli.py), checked; gr.Error saying what to change."""
+    missing = "Upload a file first: a CSV with a `text` column (and item, condition, ... columns), JSONL or .txt."
+    raw, name = read_upload(path, missing, "The file", MAX_BYTES)
+    with user_errors():
+        return read_stimuli(raw, name)
 
 
 def _write(b: Batch, fmt: str) -> str:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from explorer.engine.branch import Prefixes, grow, plant
 from explorer.links import Base, Rerun, TabLink, ViewState
+from explorer.notebook.views import branch_page
 from explorer.render.branch import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
 from explorer.render.tables import ALT_COLUMNS
 from explorer.render.text import visible
@@ -22,6 +23,7 @@ from explorer.results.branch import BranchTree
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.actions import uses_model
+from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, user_errors
 from explorer.ui.sampler import RunOptions, sampler_controls
 from explorer.ui.tabs import Shared
@@ -87,6 +89,7 @@ class BranchTab:
             with gr.Row():
                 self.dl_btn = gr.Button("Download the tree (JSON)")
                 self.dl_file = gr.File(label="Tree JSON", interactive=False)
+                self.dl_html = view_button("branch-dl-html")
             self.tree = gr.State(None)  # BranchTree
             self.prefixes = gr.State(None)  # Prefixes: the KV caches branches reuse
             self.node = gr.State(-1)  # the tree node picked, or -1: the position of the current result
@@ -122,6 +125,10 @@ class BranchTab:
             self.compare, [self.tree, self.leaf_a, self.leaf_b], [self.compare_view], api_name="branch_compare"
         )
         self.dl_btn.click(self.download, [self.tree], [self.dl_file], api_name="branch_download")
+        self.tree.change(
+            lambda t: view_file("", "", None) if t is None else view_file(t.model, "branches", branch_page(t)),
+            [self.tree], [self.dl_html], api_visibility="private", show_progress="hidden",
+        )  # fmt: skip
 
     # ---- handlers ------------------------------------------------------------------------
     def pick_position(self, result: list, pos) -> dict:

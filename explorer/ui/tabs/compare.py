@@ -12,6 +12,7 @@ import pandas as pd
 from explorer.engine.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
 from explorer.links import Base, Rerun, TabLink, ViewState, choice, count, text
+from explorer.notebook.views import compare_page
 from explorer.render.compare import (
     CSS,
     TOPK_COLUMNS,
@@ -27,6 +28,7 @@ from explorer.results.stats import binoculars
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
+from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared
 
@@ -82,6 +84,7 @@ class CompareTab:
                 self.table_b = gr.Dataframe(pd.DataFrame(columns=TOPK_COLUMNS), label="Model B at this token",
                                             interactive=False)  # fmt: skip
             self.pos = gr.Number(value=0, precision=0, minimum=0, label="Compared token (or span)")
+            self.dl_html = view_button("compare-dl-html")
         self._wire()
 
     def _wire(self) -> None:
@@ -99,6 +102,10 @@ class CompareTab:
         self.state.change(
             self.binoculars_of, [self.state], [self.binoculars], api_name="compare_stats", show_progress="hidden"
         )
+        gr.on(
+            [self.state.change, self.colour.input], self.view, [self.state, self.colour], [self.dl_html],
+            api_visibility="private", show_progress="hidden",
+        )  # fmt: skip
         self.colour.input(  # the person's change (a link's rerun draws its own heatmap: see words.py)
             self.restyle, [self.state, self.colour, self.pos], [self.heatmap, self.legend], api_visibility="private"
         )
@@ -119,6 +126,13 @@ class CompareTab:
         ]
 
     # ---- handlers ------------------------------------------------------------------------
+    @staticmethod
+    def view(c: Comparison | None, colour: str) -> gr.DownloadButton:
+        """The comparison shown, coloured as shown, as one HTML file (disabled before any)."""
+        if c is None:
+            return view_file("", "", None)
+        return view_file(c.a.model, "compare", compare_page(c, COLOURS.get(colour, "delta")))
+
     @staticmethod
     def binoculars_of(c: Comparison | None) -> str:
         """Binoculars of two models that share one tokenizer (A observes, B performs); nothing otherwise."""

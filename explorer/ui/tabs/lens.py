@@ -12,11 +12,13 @@ import pandas as pd
 from explorer.engine.lens import lens_ids
 from explorer.errors import ExplorerError
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, text, whole
+from explorer.notebook.views import lens_page
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
 from explorer.render.tables import ALT_COLUMNS
 from explorer.results.lens import LensGrid
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
+from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, user_errors
 from explorer.ui.tabs import Shared, twin_note
 
@@ -60,6 +62,7 @@ class LensTab:
             self.cell_df = gr.Dataframe(
                 pd.DataFrame(columns=ALT_COLUMNS), label="That layer's top-k", interactive=False
             )
+            self.dl_html = view_button("lens-dl-html")
             self.state = gr.State(None)
         self._wire(shared)
 
@@ -80,6 +83,10 @@ class LensTab:
             [self.state, self.grid, self.legend, *cell_out],
             api_name="lens",
         )
+        gr.on(
+            [self.state.change, self.metric.input], self.view, [self.state, self.metric], [self.dl_html],
+            api_visibility="private", show_progress="hidden",
+        )  # fmt: skip
         self.metric.input(  # the person's change (a link's rerun draws its own grid: see words.py)
             self.restyle,
             [self.state, self.metric, self.layer, self.pos],
@@ -130,6 +137,11 @@ class LensTab:
             self.legend: legend_html(metric),
             **self._cell(g, layer, pos),
         }
+
+    @staticmethod
+    def view(g: LensGrid | None, metric: str) -> gr.DownloadButton:
+        """The lens shown, coloured as shown, as one HTML file (disabled before any)."""
+        return view_file("", "", None) if g is None else view_file(g.model, "lens", lens_page(g, metric))
 
     def restyle(self, g: LensGrid | None, metric: str, layer=None, pos=None) -> dict:
         """The grid recoloured by `metric`, cell (`layer`, `pos`) still selected where it is one of the grid's."""

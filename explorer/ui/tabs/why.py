@@ -19,10 +19,11 @@ from explorer import bounds
 from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
 from explorer.errors import ExplorerError
 from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, count, text, whole
+from explorer.notebook.views import why_page
 from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
 from explorer.results.attribution import Attribution
 from explorer.ui.actions import uses_model
-from explorer.ui.downloads import write_text
+from explorer.ui.downloads import view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import progress_html
 from explorer.ui.tabs import Shared, twin_note
@@ -171,6 +172,7 @@ class WhyTab:
             with gr.Row():
                 self.dl_json = gr.DownloadButton("Download attribution JSON", value=None, interactive=False, size="sm")
                 self.dl_csv = gr.DownloadButton("Download attribution CSV", value=None, interactive=False, size="sm")
+                self.dl_html = view_button("why-dl-html")
             self.state = gr.State(None)
         self._wire()
         shared.model.change(
@@ -201,7 +203,8 @@ class WhyTab:
 
     @property
     def outputs(self) -> list:
-        return [self.summary, self.legend, self.text, self.table, self.plot, self.dl_json, self.dl_csv, self.state]
+        return [self.summary, self.legend, self.text, self.table, self.plot, self.dl_json, self.dl_csv, self.dl_html,
+                self.state]  # fmt: skip
 
     def _wire(self) -> None:
         event = self.button.click(
@@ -281,6 +284,7 @@ class WhyTab:
             self.plot: why_figure(a, with_special=with_special),
             self.dl_json: gr.DownloadButton(value=_write(a, "json"), interactive=True),
             self.dl_csv: gr.DownloadButton(value=_write(a, "csv"), interactive=True),
+            self.dl_html: view_file(a.model, f"why-{a.method}-{a.pos}", why_page(a)),
             self.state: a,
         }
 

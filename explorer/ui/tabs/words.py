@@ -12,6 +12,7 @@ from explorer.engine.word_ends import Progress, score_words
 from explorer.errors import ExplorerError
 from explorer.export.words import to_csv, to_json
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, whole
+from explorer.notebook.views import words_page
 from explorer.render.words import (
     CORRECTED_NOTE,
     CSS,
@@ -27,7 +28,7 @@ from explorer.results.scores import TokenScores
 from explorer.results.words import Words, leading, with_ends, words
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
-from explorer.ui.downloads import write_text
+from explorer.ui.downloads import view_button, view_file, write_text
 from explorer.ui.errors import error
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.score import UI_PREFILL
@@ -62,6 +63,7 @@ class WordsTab:
             with gr.Row():
                 self.dl_json = gr.DownloadButton("Download words JSON", value=None, interactive=False, size="sm")
                 self.dl_csv = gr.DownloadButton("Download words CSV", value=None, interactive=False, size="sm")
+                self.dl_html = view_button("words-dl-html")
             self.state = gr.State(None)  # (result, words, leading special tokens) of the table, for the files
         outputs = [self.legend, self.heatmap, self.summary, self.plot, self.detail, self.table, self.word]
         outputs += [self.note, self.words_table, self.state]
@@ -71,7 +73,9 @@ class WordsTab:
             outputs,
             api_name="words",
             show_progress_on=[self.note, self.words_table],
-        ).then(self.files, [self.state], [self.dl_json, self.dl_csv], api_visibility="private")
+        ).then(
+            self.files, [self.state, self.metric], [self.dl_json, self.dl_csv, self.dl_html], api_visibility="private"
+        )
         # .input, not .change: a link sets the metric and draws the chips with its word selected; a .change
         # here would redraw them again from the word box as it was before the link's rerun (a race).
         self.metric.input(
@@ -113,17 +117,19 @@ class WordsTab:
             self.word: 0,
         }
 
-    def files(self, state: tuple | None) -> dict:
-        """The words table's JSON and CSV files (after show)."""
+    def files(self, state: tuple | None, metric: str = "probability") -> dict:
+        """The words table's JSON and CSV files and the view as one HTML file (after show)."""
         if state is None:
             return {
                 self.dl_json: gr.DownloadButton(interactive=False),
                 self.dl_csv: gr.DownloadButton(interactive=False),
+                self.dl_html: view_file("", "", None),
             }
         r, w, lead = state
         return {
             self.dl_json: gr.DownloadButton(value=_write(r, w, lead, "json"), interactive=True),
             self.dl_csv: gr.DownloadButton(value=_write(r, w, lead, "csv"), interactive=True),
+            self.dl_html: view_file(r.model, "words", words_page(r, w, lead, metric)),
         }
 
     def _corrected(self, r: TokenScores, progress: Progress | None = None) -> tuple[Words, int, str]:

@@ -1,0 +1,113 @@
+"""The tool tabs' views as self-contained HTML files (explorer/notebook/views.py): each holds its result's numbers as
+text and its own JSON (logprob-data), no http(s) address in a src or href, no script to run, a CSP that allows only
+inline style, light and dark colours; built on the tiny GPT-2 and Llama."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from explorer.notebook import views
+from explorer.notebook.page import data_of
+from tests.helpers.views import view_files
+
+
+@pytest.fixture(scope="module")
+def made(gpt2, llama):
+    return view_files(gpt2, llama)
+
+
+def f4(x: float) -> str:
+    return html.escape(f"{float(x):.4f}")
+
+
+@pytest.mark.parametrize("name", ["words", "compare", "compare-spans", "answers", "why", "lens", "branch"])
+def test_each_view_is_one_self_contained_file(made, name):
+    page, _ = made[name]
+    assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
+    assert page.count("<html") == 1 and page.count("<body>") == page.count("</body>") == 1
+    assert f'content="{views.CSP}"' in page and "prefers-color-scheme: dark" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I), "a request when opened"
+    assert "@import" not in page and "url(" not in page
+    scripts = re.findall(r"<script([^>]*)>", page)
+    assert scripts == [' type="application/json" id="logprob-data"'], scripts  # data only: nothing runs
+    assert len(page) < 2_000_000
+
+
+def test_words_file_holds_its_numbers_and_json(made):
+    page, ws = made["words"]
+    rows = ws.rows()
+    assert data_of(page) == json.loads(json.dumps(views.words_dict(ws.scores, ws.words, ws.lead)))
+    for row in rows[1:4]:
+        assert f"<td>{f4(row['surprisal_corrected_bits'])}</td>" in page
+        assert html.escape(views.visible(row["text"])) in page
+
+
+def test_compare_file_holds_every_pair(made):
+    page, c = made["compare"]
+    assert data_of(page)["format"] == c.to_dict()["format"]
+    for j in (1, 3, 5):
+        assert f"<td>{f4(c.logprob_a[j])}</td>" in page and f"<td>{f4(c.js[j])}</td>" in page
+    page2, c2 = made["compare-spans"]
+    assert "different tokenizers" in page2 and f"<td>{f4(c2.span_logprob_b[2])}</td>" in page2
+    assert page.count('<svg class="lx-chart"') == 2 and page2.count('<svg class="lx-chart"') == 1
+
+
+def test_answers_why_lens_branch_files_hold_their_numbers(made):
+    page, res = made["answers"]
+    assert data_of(page) == json.loads(json.dumps(res.to_dict()))
+    best = res.answers[res.best]
+    assert "Paris" in page and f"{100 * float(res.normalised[res.best]):.4g}%" in page
+    assert f"<td>{f4(best.variants[0].logprob)}</td>" in page
+    page, a = made["why"]
+    assert data_of(page)["format"] == a.to_dict()["format"]
+    for u in a.ranked(3):
+        assert f"<td>{f4(a.values[u])}</td>" in page
+    page, g = made["lens"]
+    assert data_of(page)["n_layers"] == g.n_layers
+    last = [f"<td>{int(g.ranks[g.n_layers, p])}</td>" for p in range(1, g.n)]
+    assert "".join(last) in page  # the output layer's row of ranks, in order
+    page, tree = made["branch"]
+    d = data_of(page)
+    assert len(d["nodes"]) == tree.n and f"<td>{f4(tree.logprobs[-1])}</td>" in page
+
+
+def test_markdown_keeps_only_its_own_tags():
+    out = views.md_html("**a** <img src=x onerror=alert(1)> `<b>` *i* <code>x</code>\n\nnext")
+    assert "<img" not in out and "&lt;img" in out and "<code>&lt;b&gt;</code>" in out
+    assert out == (
+        "<p><strong>a</strong> &lt;img src=x onerror=alert(1)&gt; <code>&lt;b&gt;</code> <em>i</em> "
+        "<code>x</code></p><p>next</p>"
+    )
+
+
+def test_each_tab_offers_its_view_as_html(gpt2, llama, made):
+    """The tabs' *Download view (HTML)* buttons hold the file of the view they show (explorer/ui/tabs)."""
+    from tests.helpers.page import GPT2, make_page, path_of
+
+    p = make_page([gpt2, llama])
+
+    def held(button) -> str:
+        assert button.interactive and path_of(button).endswith(".view.html")
+        with open(path_of(button), encoding="utf-8") as f:
+            return f.read()
+
+    ws = made["words"][1]
+    words = p.tabs["words"]
+    out = words.files((ws.scores, ws.words, ws.lead), "surprisal")
+    assert held(out[words.dl_html]) == views.words_page(ws.scores, ws.words, ws.lead, "surprisal")
+    assert words.files(None)[words.dl_html].interactive is False
+    c = made["compare"][1]
+    assert held(p.tabs["compare"].view(c, "Jensen-Shannon")) == views.compare_page(c, "js")
+    assert p.tabs["compare"].view(None, "").interactive is False
+    g = made["lens"][1]
+    assert held(p.tabs["lens"].view(g, "entropy")) == views.lens_page(g, "entropy")
+    why = p.tabs["why"]
+    a = made["why"][1]
+    assert held(why.show(a)[why.dl_html]) == views.why_page(a)
+    answers = p.tabs["answers"]
+    out = answers.run(GPT2, "The capital of France is", " Paris| paris\n London\n Rome")
+    assert data_of(held(out[answers.dl_html]))["answers"][0]["answer"] == " Paris"
