@@ -17,7 +17,6 @@ from explorer.export.native import full_vocab_npy
 from explorer.models import Models
 from explorer.results.hidden import HiddenStates
 from explorer.results.scores import TokenScores
-from explorer.results.stats import stats_block
 from explorer.settings import Limits, max_logprobs
 
 
@@ -108,6 +107,7 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
         return_token_ids=bool(req.return_token_ids),
         tokens_as_ids=bool(req.return_tokens_as_token_ids),
         n=s.n,
+        text_stats=req.text_stats,
     )
 
 
@@ -136,9 +136,6 @@ def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
             pairs = generate_states(engine, ids, s, captures[i])
             results, states = results + [r for r, _ in pairs], states + [h for _, h in pairs]
     body = openai_completion.export(results, options=completion_options(req, s))
-    if req.text_stats:  # asked for: each choice's statistics of its scored prompt
-        for choice, r in zip(body["choices"], results):
-            choice["text_stats"] = stats_block(r)
     if ask is not None:
         hidden.attach(body, ask, states)
     return body
