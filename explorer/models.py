@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -148,10 +149,16 @@ class Models:
         self._pins: dict[str, int] = {}
         self._lock = threading.Lock()  # guards _engines and _pins
         self._load_lock = threading.Lock()  # one load at a time (they are memory-heavy)
+        _REGISTRIES.add(self)
         self.host: str | None = None  # the address the server listens on (set by it: links name one phones reach)
         self.public_url: str | None = None  # a share tunnel's public URL, when there is one
         self.batch_size = 0  # set by a server: its local models decode their generations together (serve_batched)
         self._said: set[str] = set()
+
+    def forget_locks(self) -> None:
+        """In a forked child (a ZeroGPU worker): a lock another thread of the parent held at the fork stays held here,
+        where that thread does not exist (only the forking one is copied); the child's registry takes fresh ones."""
+        self._lock, self._load_lock = threading.Lock(), threading.Lock()
 
     def serve_batched(self, size: int) -> None:
         """From now on every local model here, loaded or to be, decodes up to `size` generations together
@@ -354,6 +361,18 @@ class Models:
                 del self._engines[name]
         if over():
             log.warning("over the model budget: every other model is in use")
+
+
+_REGISTRIES: weakref.WeakSet[Models] = weakref.WeakSet()  # every registry of this process
+
+
+def _forget_locks() -> None:
+    for registry in list(_REGISTRIES):
+        registry.forget_locks()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_locks)
 
 
 def _weights_mb(engine: ModelEngine) -> float:

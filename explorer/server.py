@@ -58,7 +58,8 @@ def build_app(
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
     Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
-    `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where /v1 and the lessons answer `ZERO_GPU_MESSAGE`."""
+    `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where /v1's model work runs in `spaces.GPU` calls and
+    the lessons answer `ZERO_GPU_MESSAGE`."""
     import gradio as gr
 
     from explorer.api.framing import error_of
@@ -75,14 +76,15 @@ def build_app(
         token_router(models, limits, root_guard(auth, limits))
     )  # /tokenize, /detokenize, /health, /version
     app.add_exception_handler(ExplorerError, lambda request, exc: error_of(exc))
-    api = build_api(models, limits, auth=auth)
+    zero = zerogpu.active() if zero is None else zero
+    api = build_api(models, limits, auth=auth, zero=zero)
     app.state.gate = api.state.gate
     models.host = host
-    if zerogpu.active() if zero is None else zero:  # said on every route of theirs, never a failure mid-request
+    if zero:  # said on every route of theirs, never a failure mid-request
         app.include_router(not_on_zero_gpu())
     else:
         app.include_router(lesson_rooms(models, limits, auth, app.state))  # /lessons, /rooms, /lesson pages
-        app.mount("/v1", api)
+    app.mount("/v1", api)
     demo = page_app(models, limits)
     if limits.public:
         app.add_middleware(BodyCap, limit=limits.max_body_bytes)
@@ -103,14 +105,15 @@ def build_app(
 
 
 ZERO_GPU_MESSAGE = (
-    "On ZeroGPU the model runs only inside the page's own actions (each one a GPU call), so the HTTP API and the "
-    "lessons, which run it in this process, are not available on this Space. Run the app on a computer (`make run`; "
-    "`--host 0.0.0.0` for a classroom), or on a Space with CPU or GPU hardware, for them."
+    "A lesson runs the model for every student's answer, and on ZeroGPU each run is a GPU call that reserves at least "
+    f"{zerogpu.FLOOR_S} s of a daily GPU quota (a class of 30 answering one step: {30 * zerogpu.FLOOR_S // 60} "
+    "minutes of it), so the lessons are not available on this Space. Run them on a computer (`make run`; "
+    "`--host 0.0.0.0` for a classroom), or on a Space with CPU or GPU hardware."
 )
 
 
 def not_on_zero_gpu():
-    """/v1, /rooms, /lessons and the /lesson pages on ZeroGPU: a 503 saying why (JSON; a page for /lesson)."""
+    """/rooms, /lessons and the /lesson pages on ZeroGPU: a 503 saying why (JSON; a page for /lesson)."""
     from fastapi import APIRouter
     from fastapi.responses import HTMLResponse
 
@@ -119,7 +122,6 @@ def not_on_zero_gpu():
     router = APIRouter()
     methods = ["GET", "POST", "PUT", "DELETE"]
 
-    @router.api_route("/v1/{rest:path}", methods=methods, include_in_schema=False)
     @router.api_route("/rooms", methods=methods, include_in_schema=False)
     @router.api_route("/rooms/{rest:path}", methods=methods, include_in_schema=False)
     @router.api_route("/lessons", methods=methods, include_in_schema=False)

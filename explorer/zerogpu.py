@@ -21,9 +21,12 @@ the queue and needs more of the visitor's quota left.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 FLOOR_S = 10  # the least a call asks: a worker's fork, CUDA's start and the weights' move come first
 START_S = 3.0  # fork, CUDA context, the result pickled back
@@ -55,6 +58,23 @@ def gpu_seconds(tokens_in: int, tokens_out: int, rate: Rate, cap_s: float) -> in
     need = rate.start_s + tokens_in * rate.position_s + tokens_out * rate.step_s
     ceiling = int(cap_s) if cap_s > 0 else NO_CAP_S
     return max(FLOOR_S, min(math.ceil(need), ceiling))
+
+
+def cpu_only(value: Any, key: Callable[[Any], Any] = lambda k: k, depth: int = 0) -> Any:
+    """`value` as a GPU call sends it back, each dict key made `key(k)`; a TypeError when a torch object is anywhere in
+    it (dicts, lists, tuples and dataclasses, 8 levels deep): a CUDA tensor would hang the call, and results are numpy."""
+    if type(value).__module__.split(".")[0] == "torch":
+        raise TypeError(f"A GPU call returned a torch object ({type(value).__name__}): return numpy or Python.")
+    if depth > 8:
+        return value
+    if isinstance(value, dict):
+        return {key(k): cpu_only(v, key, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(cpu_only(v, key, depth + 1) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            cpu_only(getattr(value, f.name), key, depth + 1)
+    return value
 
 
 def active() -> bool:

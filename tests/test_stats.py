@@ -4,6 +4,7 @@ distribution: log_softmax of the tiny models' logits from a fresh full pass (flo
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import httpx
 import numpy as np
@@ -176,6 +177,18 @@ def test_the_api_sends_text_stats_only_when_asked(live, gpt2):
     body = httpx.post(live.url + "/v1/completions", json={**prompt, "text_stats": True}).json()
     expected = json.loads(dumps(stats.stats_block(score_ids(gpt2, gpt2.encode(TEXT), k=2))))
     assert body["choices"][0]["text_stats"] == expected
+
+
+def test_the_completions_exporter_writes_text_stats_only_when_its_options_ask():
+    from explorer.export import openai_completion
+
+    r = scored_prompt()
+    asked = openai_completion.Options(echo=True, logprobs=2, text_stats=True)
+    body = openai_completion.export([r, r], options=replace(asked, n=2))
+    assert [c["text_stats"] for c in body["choices"]] == [stats.stats_block(r)] * 2
+    assert list(body["choices"][0])[-1] == "text_stats"  # after every vLLM key
+    plain = openai_completion.export(r, options=openai_completion.Options(echo=True, logprobs=2))
+    assert "text_stats" not in plain["choices"][0]
 
 
 def test_the_api_refuses_text_stats_without_a_scored_prompt(live):

@@ -13,6 +13,8 @@ import pytest
 import torch
 
 from explorer import zerogpu
+from explorer.api import runner
+from explorer.errors import ExplorerError
 from explorer.settings import Limits
 from explorer.ui import gpu_calls
 from tests.zerogpu import DeviceApi, ZeroGpuServer
@@ -63,6 +65,79 @@ def test_only_cpu_objects_come_back_keyed_by_component_ids():
         gpu_calls.cpu_only({box: [torch.zeros(2)]})
 
 
+def test_the_packages_refusals_answer_in_its_words_and_a_bug_stays_a_bug():
+    quota = gr.Error("You have exceeded your GPU quota (60s requested vs. 55s left).", title="ZeroGPU quota exceeded")
+    why = runner.refusal(quota)
+    assert why is not None and why.code == "zerogpu_unavailable" and "55s left" in why.message
+    aborted = runner.refusal(gr.Error(runner.ABORTED, title=runner.WORKER_BUG))
+    assert aborted is not None and aborted.code == "zerogpu_unavailable"
+    assert runner.refusal(gr.Error("RuntimeError", title=runner.WORKER_BUG)) is None  # the work's own bug: a 500
+    assert runner.refusal(RuntimeError("boom")) is None
+    with pytest.raises(ExplorerError, match="55s left"), runner.refusals():
+        raise quota
+
+
+def _refuse(engine, *chunks):
+    yield from chunks
+    raise ExplorerError("Not this.", param="prompt", code="invalid_value")
+
+
+def test_what_the_worker_raises_or_returns_crosses_as_the_api_needs(gpt2):
+    """An ExplorerError in the worker comes back whole (its param and code: the same status as anywhere else), after
+    the chunks before it; a torch object is refused there."""
+    from explorer.models import Models
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    on_gpu = runner.OnZeroGpu(models, Limits())  # in process: without the package's ZeroGPU mode, no fork
+    got: list = []
+    with pytest.raises(ExplorerError) as err:
+        got += on_gpu.steps(gpt2, runner.Work(_refuse, (b"a", b"b")))
+    assert got == [b"a", b"b"] and (err.value.param, err.value.code) == ("prompt", "invalid_value")
+    with pytest.raises(ExplorerError, match="Not this"):
+        on_gpu.call(gpt2, runner.Work(lambda engine: list(_refuse(engine))))
+    with pytest.raises(TypeError, match="torch object"):
+        on_gpu.call(gpt2, runner.Work(lambda engine: [torch.zeros(2)]))
+
+
+def test_a_call_of_the_api_asks_for_its_tokens_at_its_models_rate(gpt2):
+    from explorer.models import Models
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    on_gpu = runner.OnZeroGpu(models, Limits(max_seconds=300))
+    rate = zerogpu.Rate.of(gpt2.weights_mb)
+    for tokens_in, tokens_out in [(0, 0), (16, 0), (16, 512), (10**6, 10**6)]:
+        work = runner.Work(print, (), tokens_in, tokens_out)
+        assert on_gpu.seconds(gpt2.name, work) == zerogpu.gpu_seconds(tokens_in, tokens_out, rate, 300)
+
+
+def test_a_worker_forked_while_another_thread_holds_the_registrys_lock_still_uses_it(gpt2):
+    """A lock held at fork time stays held in the child, where the thread that held it does not exist: the registry
+    takes fresh ones there (explorer/models.py), or the worker's first `use` would wait for ever."""
+    import os
+    import time
+
+    from explorer.models import Models
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    with models._lock:  # as another request's thread holds it for a moment, at the fork
+        pid = os.fork()
+        if pid == 0:  # the child: a worker
+            with models.use(gpt2.name) as engine:
+                os._exit(0 if engine is gpt2 else 1)
+    deadline, status = time.monotonic() + 30, None
+    while status is None and time.monotonic() < deadline:
+        done, code = os.waitpid(pid, os.WNOHANG)
+        status = code if done else None
+        time.sleep(0.05)
+    if status is None:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    assert status == 0, "the child waited for a lock no thread of it would release"
+
+
 # ---- the package's own fork, quota calls and worker --------------------------------------------------------
 @pytest.fixture
 def device_api():
@@ -97,10 +172,7 @@ def test_page_actions_run_in_the_forked_worker(gpt2_dir, device_api, tmp_path):
     srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env=env, args=("--device", "cpu"))
     try:
         # 1. a generation ran in the server's own process at start-up (tests/zerogpu_serve.py): its batch thread runs
-        # there, not in a worker; the API, which would run the model there too, says why it is not on ZeroGPU
-        r = httpx.post(srv.url + "/v1/completions", json={"prompt": "the fox", "max_tokens": 3},
-                       headers={"Authorization": "Bearer key"}, timeout=60)  # fmt: skip
-        assert r.status_code == 503 and r.json()["error"]["code"] == "not_on_zerogpu", r.text
+        # there, not in a worker
         client = Client(srv.url + "/", verbose=False)
         # 2. a short score, then a long generation, each under spaces.GPU in a forked worker
         scored = client.predict("the fox " * 8, "probability", "1, 10, 100, 1000", 5, api_name="/score")
@@ -113,6 +185,75 @@ def test_page_actions_run_in_the_forked_worker(gpt2_dir, device_api, tmp_path):
         assert [p for p, _ in device_api.calls].count("/release") >= 2
     finally:
         srv.stop()
+
+
+def test_the_api_runs_in_the_forked_worker(gpt2, gpt2_dir, live, device_api, tmp_path):
+    """/v1 with its key on ZeroGPU: an echo score and a streamed chat through the real `openai` client, each one
+    `spaces.GPU` call in a forked worker asking the rule's duration for its tokens, with the numbers of an independent
+    log_softmax + gather and of the same request on a server off ZeroGPU."""
+    import openai
+    from transformers import AutoModelForCausalLM
+
+    from tests.reference import ref_logprobs
+
+    env = {"ZEROGPU_TEST_NO_DEVICE": "1", "EXPLORER_API_KEY": "key", "EXPLORER_MAX_SECONDS": "40",
+           "ZEROGPU_TEST_WARM_THREAD": "1"}  # fmt: skip
+    srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env=env, args=("--device", "cpu"))
+    try:
+        zero = openai.OpenAI(base_url=srv.url + "/v1", api_key="key", max_retries=0)
+        here = openai.OpenAI(base_url=live.url + "/v1", api_key="unused", max_retries=0)
+        (name,) = [m.id for m in zero.models.list().data]
+        with pytest.raises(openai.AuthenticationError):  # a public server's API still needs its key
+            openai.OpenAI(base_url=srv.url + "/v1", api_key="wrong", max_retries=0).models.list()
+        rate = zerogpu.Rate.of(gpt2.weights_mb)
+
+        # 1. an echo score with logprobs: an independent log_softmax + gather, and the server off ZeroGPU
+        text = "The quick brown fox jumps over the lazy dog."
+        ask = {"prompt": text, "max_tokens": 0, "echo": True, "logprobs": 5}
+        scored = zero.completions.create(model=name, **ask).choices[0].logprobs
+        ids = gpt2.encode(text)
+        lp = ref_logprobs(AutoModelForCausalLM.from_pretrained(gpt2_dir).eval(), ids)  # (T-1, V)
+        np.testing.assert_allclose(scored.token_logprobs[1:], lp[torch.arange(len(ids) - 1), ids[1:]], atol=1e-5)
+        for pos, top in enumerate(scored.top_logprobs[1:]):  # the actual token, then the top 5
+            want = torch.sort(lp[pos], descending=True).values[:5].numpy()
+            np.testing.assert_allclose(sorted(top.values(), reverse=True)[: len(want)], want, atol=1e-5)
+        assert _same_numbers([{"text": text, "logprobs": scored.model_dump()}],
+                             [here.completions.create(model=gpt2.name, **ask).choices[0].model_dump()])  # fmt: skip
+        assert device_api.durations()[-1] == zerogpu.gpu_seconds(len(ids), 0, rate, 40)
+
+        # 2. a streamed chat, greedy, to the context's end: chunk by chunk the server off ZeroGPU's
+        chat = {"messages": [{"role": "user", "content": "the fox"}], "temperature": 0, "logprobs": True,
+                "top_logprobs": 3, "stream": True, "stream_options": {"include_usage": True}}  # fmt: skip
+        streamed, usage = _streamed(zero.chat.completions.create(model=name, **chat))
+        assert len(streamed) > 8, streamed  # the tiny model rarely ends early
+        off_zero, _ = _streamed(here.chat.completions.create(model=gpt2.name, **chat))
+        assert [t for t, _ in streamed] == [t for t, _ in off_zero]
+        np.testing.assert_allclose([lp for _, lp in streamed], [lp for _, lp in off_zero], atol=1e-5)
+        room = 128 - usage.prompt_tokens  # max_tokens unset: the room left in the tiny model's context
+        assert device_api.durations()[-1] == zerogpu.gpu_seconds(usage.prompt_tokens, room, rate, 40)
+
+        # 3. two prompts of 120 new tokens: the duration grows with the tokens asked, past the floor
+        two = zero.completions.create(model=name, prompt=["the fox", "a dog"], max_tokens=120, temperature=0)
+        assert len(two.choices) == 2
+        asked = zerogpu.gpu_seconds(two.usage.prompt_tokens, 240, rate, 40)
+        assert device_api.durations()[-1] == asked > zerogpu.FLOOR_S
+
+        # 4. each in a forked worker holding the GPU, never the server's process; every GPU released
+        assert len(device_api.durations()) == 3
+        assert device_api.allowed_pids() and srv.report()["pid"] not in device_api.allowed_pids()
+        assert [p for p, _ in device_api.calls].count("/release") == 3
+    finally:
+        srv.stop()
+
+
+def _streamed(chunks) -> tuple[list[tuple[str, float]], object]:
+    """(token, logprob) of each content token of a streamed chat, and its usage."""
+    out, usage = [], None
+    for c in chunks:
+        usage = c.usage or usage
+        for choice in c.choices:
+            out += [(e.token, e.logprob) for e in (choice.logprobs.content if choice.logprobs else None) or []]
+    return out, usage
 
 
 def _generate(client, prompt: str, max_tokens: int) -> list:
@@ -132,19 +273,25 @@ def test_the_worker_computes_on_the_gpu(gpt2_dir, device_api, tmp_path):
     device_api.gpu_uuid = uuid
     from gradio_client import Client
 
-    srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path)
+    srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env={"EXPLORER_API_KEY": "key"})
     try:
         scored = Client(srv.url + "/", verbose=False).predict(
             "the fox " * 8, "probability", "1, 10, 100, 1000", 5, api_name="/score"
         )
         assert "data-pos=" in scored[0]
+        ask = {"prompt": "the fox " * 8, "max_tokens": 4, "echo": True, "logprobs": 2}  # scored, then generated
+        r = httpx.post(srv.url + "/v1/completions", json=ask, headers={"Authorization": "Bearer key"}, timeout=120)
+        assert r.status_code == 200, r.text
+        lps = r.json()["choices"][0]["logprobs"]["token_logprobs"]
+        assert lps[0] is None and np.isfinite(lps[1:]).all() and len(device_api.durations()) >= 2
     finally:
         srv.stop()
 
 
-def test_on_zerogpu_the_api_and_the_lessons_say_why_they_are_not_there(gpt2):
-    """/v1 and the rooms run the model in the server's process, which on ZeroGPU has no GPU: each of their routes
-    answers 503 with the reason (JSON, or a page for /lesson), never a failure mid-request; the page stays."""
+def test_on_zerogpu_the_api_serves_and_the_lessons_say_why_they_are_not_there(gpt2):
+    """/v1 runs its model work through the ZeroGPU runner (here, without the package's ZeroGPU mode, `spaces.GPU` is
+    the function itself: the runner's own steps, in process) and answers as anywhere else; the rooms, which would
+    run the model once per student's answer, answer 503 with the reason (JSON, or a page for /lesson)."""
     from fastapi.testclient import TestClient
 
     from explorer.models import Models
@@ -152,13 +299,34 @@ def test_on_zerogpu_the_api_and_the_lessons_say_why_they_are_not_there(gpt2):
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
+    ask = {"model": gpt2.name, "prompt": "the fox jumps", "max_tokens": 0, "echo": True, "logprobs": 3}
     with TestClient(build_app(models, zero=True)) as client:
-        for method, path in [("GET", "/v1/models"), ("POST", "/v1/completions"), ("POST", "/rooms"),
-                             ("GET", "/lessons"), ("GET", "/rooms/ABCDE")]:  # fmt: skip
+        assert client.get("/v1/models").status_code == 200
+        on_zero = client.post("/v1/completions", json=ask)
+        assert on_zero.status_code == 200, on_zero.text
+        vocab = {"model": gpt2.name, "prompt": "the fox", "max_tokens": 0, "echo": True, "prompt_logprobs": -1}
+        npy_on_zero = client.post("/v1/completions", json=vocab, headers={"Accept": "application/x-npy"}).content
+        refused = client.post("/v1/completions", json={**ask, "max_tokens": 10_000})  # checked before any GPU call
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "max_tokens"
+        for method, path in [("POST", "/rooms"), ("GET", "/lessons"), ("GET", "/rooms/ABCDE")]:
             r = client.request(method, path, json={"model": gpt2.name, "prompt": "Hi"})
             assert r.status_code == 503 and r.json()["error"]["message"] == ZERO_GPU_MESSAGE, (path, r.text)
         page = client.get("/lesson")
         assert page.status_code == 503 and "not available on this Space" in page.text and "make run" in page.text
         assert client.get("/").status_code == 200
-    with TestClient(build_app(models, zero=False)) as client:  # elsewhere both are there
-        assert client.get("/v1/models").status_code == 200 and client.get("/lessons").status_code == 200
+    with TestClient(build_app(models, zero=False)) as client:  # elsewhere both are there, the same numbers
+        assert client.get("/lessons").status_code == 200
+        here = client.post("/v1/completions", json=ask).json()["choices"]
+        npy_here = client.post("/v1/completions", json=vocab, headers={"Accept": "application/x-npy"}).content
+    assert _same_numbers(on_zero.json()["choices"], here)
+    assert npy_on_zero[:6] == b"\x93NUMPY" and npy_on_zero == npy_here
+
+
+def _same_numbers(a: list[dict], b: list[dict], atol: float = 1e-5) -> bool:
+    """Two completions' choices with the same text, tokens and logprobs (within `atol`)."""
+    for x, y in zip(a, b, strict=True):
+        assert x["text"] == y["text"] and x["logprobs"]["tokens"] == y["logprobs"]["tokens"]
+        lx, ly = x["logprobs"]["token_logprobs"], y["logprobs"]["token_logprobs"]
+        assert [v is None for v in lx] == [v is None for v in ly]
+        np.testing.assert_allclose([v for v in lx if v is not None], [v for v in ly if v is not None], atol=atol)
+    return True

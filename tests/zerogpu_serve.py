@@ -40,8 +40,8 @@ def preload(self: Models) -> list:
 
 def warm_thread() -> None:
     """ZEROGPU_TEST_WARM_THREAD=1: one generation in the server's own process, so the default model's batch thread
-    runs here before any worker forks (nothing of the served app generates here on ZeroGPU: /v1 and the lessons
-    answer 503), as a thread started in the main process would."""
+    runs here before any worker forks (nothing of the served app generates here on ZeroGPU: the page and /v1 generate
+    in the package's workers), as a thread started in the main process would."""
     from explorer.engine import generate
     from explorer.settings import SamplerSettings
 

@@ -22,6 +22,7 @@ STATUS = {
     "room_not_found": 404,
     "not_teacher": 403,
     "rate_limit_exceeded": 429,
+    "zerogpu_unavailable": 503,
 }
 
 

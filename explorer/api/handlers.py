@@ -7,6 +7,7 @@ import time
 import uuid
 
 from explorer.api import hidden
+from explorer.api.runner import HERE, Runner, Work
 from explorer.api.schemas import ChatRequest, CompletionRequest
 from explorer.engine import generate, score_ids
 from explorer.engine.hidden import generate_states, score_states
@@ -15,9 +16,8 @@ from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
 from explorer.models import Models
-from explorer.results.hidden import HiddenStates
+from explorer.results.hidden import Capture, HiddenStates
 from explorer.results.scores import TokenScores
-from explorer.results.stats import stats_block
 from explorer.settings import Limits, max_logprobs
 
 
@@ -108,43 +108,69 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
         return_token_ids=bool(req.return_token_ids),
         tokens_as_ids=bool(req.return_tokens_as_token_ids),
         n=s.n,
+        text_stats=req.text_stats,
     )
 
 
-def completion_body(engine, req: CompletionRequest, limits: Limits) -> dict:
+def asked(prompts: list[list[int]], s) -> dict[str, int]:
+    """The positions a request's work reads and the tokens it may generate (n samples of each prompt): what a ZeroGPU
+    call asks for (explorer/api/runner.py)."""
+    return {"tokens_in": sum(len(ids) for ids in prompts), "tokens_out": len(prompts) * s.n * s.max_tokens}
+
+
+def completion_body(engine, req: CompletionRequest, limits: Limits, run: Runner = HERE) -> dict:
     prompts, s = completion_setup(engine, req, limits)
     ask = req.hidden_ask()
     if ask is not None and hidden.forwarded(engine):  # a backend that computes them: the request goes there whole
         hidden.check_forwarded(prompts, s.n, limits)
         return engine.forward("/v1/completions", req.model_dump(exclude_unset=True, by_alias=True))
+    captures = None
     if ask is not None:
         new = [min(s.max_tokens, max(engine.context - len(ids), 0)) for ids in prompts]
         captures = hidden.plan(ask, engine, prompts, new, s.n, limits)
-    results: list[TokenScores] = []
-    states: list[HiddenStates] = []
-    for i, ids in enumerate(prompts):
-        if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
-            k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
-            if ask is None:
-                results += [score_ids(engine, ids, k=k, listed=req.prompt_logprob_token_ids)] * s.n
-            else:  # the same forward passes give the logprobs and the states
-                r, h = score_states(engine, ids, k, captures[i], listed=req.prompt_logprob_token_ids)
-                results, states = results + [r] * s.n, states + [h] * s.n
-        elif ask is None:
-            results += generate(engine, ids, s)
-        else:
-            pairs = generate_states(engine, ids, s, captures[i])
-            results, states = results + [r for r, _ in pairs], states + [h for _, h in pairs]
+    work = Work(completions, (prompts, s, req.prompt_logprob_token_ids, captures), **asked(prompts, s))
+    results, states = run.call(engine, work)
     body = openai_completion.export(results, options=completion_options(req, s))
-    if req.text_stats:  # asked for: each choice's statistics of its scored prompt
-        for choice, r in zip(body["choices"], results):
-            choice["text_stats"] = stats_block(r)
     if ask is not None:
         hidden.attach(body, ask, states)
     return body
 
 
-def full_vocab_npy_body(engine, req, limits: Limits) -> bytes:
+def completions(
+    engine, prompts: list[list[int]], s, listed, captures: list[Capture] | None
+) -> tuple[list[TokenScores], list[HiddenStates]]:
+    """n choices of each prompt, and their hidden states where `captures` (one per prompt) asks for them."""
+    results: list[TokenScores] = []
+    states: list[HiddenStates] = []
+    for i, ids in enumerate(prompts):
+        capture = captures[i] if captures is not None else None
+        if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
+            k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
+            if capture is None:
+                results += [score_ids(engine, ids, k=k, listed=listed)] * s.n
+            else:  # the same forward passes give the logprobs and the states
+                r, h = score_states(engine, ids, k, capture, listed=listed)
+                results, states = results + [r] * s.n, states + [h] * s.n
+        else:
+            rs, hs = generated(engine, ids, s, capture)
+            results, states = results + rs, states + hs
+    return results, states
+
+
+def generated(engine, ids: list[int], s, capture: Capture | None) -> tuple[list[TokenScores], list[HiddenStates]]:
+    """n samples of prompt `ids`, and their hidden states where `capture` asks for them."""
+    if capture is None:
+        return generate(engine, ids, s), []
+    pairs = generate_states(engine, ids, s, capture)
+    return [r for r, _ in pairs], [h for _, h in pairs]
+
+
+def full_vocab_scores(engine, ids: list[int]) -> TokenScores:
+    """The prompt scored with every position's full distribution."""
+    return score_ids(engine, ids, k=-1)
+
+
+def full_vocab_npy_body(engine, req, limits: Limits, run: Runner = HERE) -> bytes:
     """`Accept: application/x-npy` with `prompt_logprobs: -1`: the prompt's full distributions as float16 .npy."""
     if req.prompt_logprobs != -1:
         raise ExplorerError(
@@ -166,7 +192,7 @@ def full_vocab_npy_body(engine, req, limits: Limits) -> bytes:
         if len(prompts) != 1:
             raise ExplorerError("`Accept: application/x-npy` takes one prompt.", param="prompt", code="invalid_value")
         ids = prompts[0]
-    return full_vocab_npy(score_ids(engine, ids, k=-1))
+    return full_vocab_npy(run.call(engine, Work(full_vocab_scores, (ids,), tokens_in=len(ids))))
 
 
 def chat_setup(engine, req: ChatRequest, limits: Limits):
@@ -197,19 +223,20 @@ def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Optio
     )
 
 
-def chat_body(engine, req: ChatRequest, limits: Limits) -> dict:
+def chat_body(engine, req: ChatRequest, limits: Limits, run: Runner = HERE) -> dict:
     ids, s, messages = chat_setup(engine, req, limits)
     ask = req.hidden_ask()
-    if ask is None:
-        return openai_chat.export(generate(engine, ids, s), options=chat_options(req, s, messages))
-    if hidden.forwarded(engine):  # as completion_body
-        hidden.check_forwarded([ids], s.n, limits)
-        return engine.forward("/v1/chat/completions", req.model_dump(exclude_unset=True, by_alias=True))
-    new = min(s.max_tokens, max(engine.context - len(ids), 0))
-    (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)
-    pairs = generate_states(engine, ids, s, capture)
-    body = openai_chat.export([r for r, _ in pairs], options=chat_options(req, s, messages))
-    hidden.attach(body, ask, [h for _, h in pairs])
+    capture = None
+    if ask is not None:
+        if hidden.forwarded(engine):  # as completion_body
+            hidden.check_forwarded([ids], s.n, limits)
+            return engine.forward("/v1/chat/completions", req.model_dump(exclude_unset=True, by_alias=True))
+        new = min(s.max_tokens, max(engine.context - len(ids), 0))
+        (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)
+    results, states = run.call(engine, Work(generated, (ids, s, capture), **asked([ids], s)))
+    body = openai_chat.export(results, options=chat_options(req, s, messages))
+    if ask is not None:
+        hidden.attach(body, ask, states)
     return body
 
 

@@ -22,6 +22,7 @@ from explorer.api import streaming
 from explorer.api.framing import DONE, error, error_event, error_of, json_response, read_json
 from explorer.api.guard import Guard
 from explorer.api.handlers import card, chat_body, completion_body, full_vocab_npy_body, model_list
+from explorer.api.runner import Runner, runner
 from explorer.api.schemas import ChatRequest, CompletionRequest, parse
 from explorer.api.tokenize import token_router
 from explorer.api.work import Gate
@@ -33,8 +34,11 @@ from explorer.settings import Limits
 log = logging.getLogger(__name__)
 
 
-def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str] | None = None) -> FastAPI:
-    """The `/v1` sub-application; EXPLORER_API_KEY (or `auth`) guards it."""
+def build_api(
+    models: Models, limits: Limits | None = None, auth: tuple[str, str] | None = None, zero: bool = False
+) -> FastAPI:
+    """The `/v1` sub-application; EXPLORER_API_KEY (or `auth`) guards it; `zero`: on ZeroGPU, where the model's work
+    runs in `spaces.GPU` calls (explorer/api/runner.py)."""
     # 1. the app, its gate and middleware
     limits = limits or Limits.from_env()
     models.serve_batched(limits.workers)  # requests generating at once decode together (engine/scheduler.py)
@@ -49,7 +53,7 @@ def build_api(models: Models, limits: Limits | None = None, auth: tuple[str, str
     api.include_router(token_router(models, limits, guard=lambda request: None))  # the Guard covers /v1 already
     add_error_handlers(api)
     add_model_routes(api, models, limits)
-    add_completion_routes(api, Served(models, limits, gate))
+    add_completion_routes(api, Served(models, limits, gate, runner(models, limits, zero)))
     return api
 
 
@@ -108,11 +112,12 @@ def add_completion_routes(api: FastAPI, served: Served) -> None:
 
 @dataclass(frozen=True)
 class Served:
-    """What the model routes serve with: the models, the server's limits, the work gate."""
+    """What the model routes serve with: the models, the server's limits, the work gate, where the work runs."""
 
     models: Models
     limits: Limits
     gate: Gate
+    run: Runner
 
 
 async def serve(served: Served, request: Request, schema, body_fn, events_fn):
@@ -130,7 +135,7 @@ async def serve(served: Served, request: Request, schema, body_fn, events_fn):
 
         def work():
             with models.use(req.model) as engine:
-                return body_fn(engine, req, limits)
+                return body_fn(engine, req, limits, served.run)
 
         body = await gate.run(work, request, token)
         if isinstance(body, bytes):
@@ -158,7 +163,7 @@ async def _stream(served: Served, request: Request, req, events_fn):
     token = await stack.enter_async_context(gate.slot())
     try:
         engine = await _threaded(gate, lambda: stack.enter_context(models.use(req.model)))
-        events = await _threaded(gate, lambda: events_fn(engine, req, limits))  # validates before the first byte
+        events = await _threaded(gate, lambda: events_fn(engine, req, limits, served.run))  # validated now
     except BaseException:
         await stack.aclose()
         raise

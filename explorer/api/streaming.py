@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from explorer.api.framing import sse
-from explorer.api.handlers import chat_options, chat_setup, completion_options, completion_setup
+from explorer.api.handlers import asked, chat_options, chat_setup, completion_options, completion_setup
+from explorer.api.runner import HERE, Runner, Work
 from explorer.engine import Done, score_ids
 from explorer.engine.generation import collect, samples, step_scores
 from explorer.export import openai_chat, openai_completion
@@ -70,9 +71,17 @@ def _echoed(engine, ids, s, step, done, prompt: TokenScores):
     return collect(engine, ids, s, steps, replace(end, prompt_rows=prompt.rows.sliced(slice(1, None))))
 
 
-def completion_events(engine, req, limits) -> Iterator[bytes]:
-    """Completions chunks for every prompt x n sample; with `echo`, each choice's first chunk leads with its prompt."""
+def completion_events(engine, req, limits, run: Runner = HERE) -> Iterator[bytes]:
+    """Completions chunks for every prompt x n sample (validated now, computed as they are read, by `run`)."""
     prompts, s = completion_setup(engine, req, limits)
+    tokens = asked(prompts, s)
+    if req.echo:  # each prompt is scored for its echo, then read again for its generation
+        tokens["tokens_in"] *= 2
+    return run.steps(engine, Work(completion_chunks, (req, prompts, s), **tokens))
+
+
+def completion_chunks(engine, req, prompts: list[list[int]], s) -> Iterator[bytes]:
+    """The chunks of `completion_events`; with `echo`, each choice's first chunk leads with its prompt."""
     o = completion_options(req, s)
     head = envelope("text_completion", engine.name, None, None, "cmpl")
     pk = o.prompt_logprobs if o.prompt_logprobs is not None else (o.logprobs or 0)
@@ -118,10 +127,15 @@ def completion_events(engine, req, limits) -> Iterator[bytes]:
     return sse(_ended(gen()))
 
 
-def chat_events(engine, req, limits) -> Iterator[bytes]:
-    """Chat chunks: role first, then one chunk per token with its logprobs, the last one with finish_reason."""
+def chat_events(engine, req, limits, run: Runner = HERE) -> Iterator[bytes]:
+    """Chat chunks (validated now, computed as they are read, by `run`)."""
     ids, s, messages = chat_setup(engine, req, limits)
-    o = chat_options(req, s, messages)
+    return run.steps(engine, Work(chat_chunks, (req, ids, s, chat_options(req, s, messages)), **asked([ids], s)))
+
+
+def chat_chunks(engine, req, ids: list[int], s, o: openai_chat.Options) -> Iterator[bytes]:
+    """The chunks of `chat_events`: role first, then one chunk per token with its logprobs, the last one with
+    finish_reason."""
     head = envelope("chat.completion.chunk", engine.name, None, None, "chatcmpl")
 
     def gen():

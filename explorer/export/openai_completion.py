@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
 from explorer.export.vllm_stream import prompt_logprobs_value
 from explorer.results.scores import TokenScores
+from explorer.results.stats import stats_block
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Options:
     return_token_ids: bool = False  # vLLM: token_ids and prompt_token_ids
     tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`: "token_id:{id}" for every token string
     n: int = 1  # choices per prompt (usage counts each prompt once)
+    text_stats: bool = False  # extension (this project): each choice's text statistics of its scored prompt
 
 
 def token_label(r: TokenScores, pos: int, token_id: int, tokens_as_ids: bool) -> str:
@@ -82,9 +84,9 @@ def completion_logprobs(
 
 
 def choice(r: TokenScores, index: int, o: Options) -> dict:
-    """One choice, every vLLM key present."""
+    """One choice, every vLLM key present (and `text_stats` when asked)."""
     text = (r.prompt_text if o.echo else "") + r.completion_text
-    return {
+    out: dict = {
         "index": index,
         "text": text,
         "logprobs": completion_logprobs(r, o.echo, o.logprobs, tokens_as_ids=o.tokens_as_ids, prompt_k=o.echo_k)
@@ -97,6 +99,9 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
         "prompt_token_ids": r.token_ids[: r.n_prompt].tolist() if o.return_token_ids else None,
         "routed_experts": None,  # vLLM: the experts a mixture-of-experts model routed through (null for others)
     }
+    if o.text_stats:
+        out["text_stats"] = stats_block(r)
+    return out
 
 
 def export(

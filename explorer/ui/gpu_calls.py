@@ -95,21 +95,10 @@ def sendable(value: Any) -> Any:
     return value
 
 
-def cpu_only(value: Any, depth: int = 0) -> Any:
-    """`value` as the worker sends it back: a dict's component keys as `Key`s; a torch object anywhere in it is an
-    error (the page's results are numpy: nothing may hold the worker's GPU memory)."""
-    if type(value).__module__.split(".")[0] == "torch":
-        raise TypeError(f"A page action returned a torch object ({type(value).__name__}): return numpy or Python.")
-    if depth > 8:
-        return value
-    if isinstance(value, dict):
-        return {(Key(k._id) if isinstance(k, gr.blocks.Block) else k): cpu_only(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(cpu_only(v, depth + 1) for v in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            cpu_only(getattr(value, f.name), depth + 1)
-    return value
+def cpu_only(value: Any) -> Any:
+    """`value` as the worker sends it back: a dict's component keys as `Key`s, and a torch object anywhere in it an
+    error (zerogpu.cpu_only: the page's results are numpy, nothing may hold the worker's GPU memory)."""
+    return zerogpu.cpu_only(value, key=lambda k: Key(k._id) if isinstance(k, gr.blocks.Block) else k)
 
 
 def received(value: Any, blocks: dict[int, Any]) -> Any:
