@@ -167,9 +167,7 @@ def sampler_controls(cap: int = 0) -> dict[str, Any]:
         c["temperature"] = slider("temperature", 0.05, "Temperature (0 = greedy)")
         c["top_p"] = slider("top_p", 0.01, "Top-p (1 = off)")
         c["top_k"] = slider("top_k", 1, "Top-k (0 = off)")
-        c["presence_penalty"] = slider(
-            "presence_penalty", 0.1, "Presence penalty (0 = off)", info="> 0: fewer repeats of words already written"
-        )
+        c["presence_penalty"] = slider("presence_penalty", 0.1, "Presence penalty (0 = off, > 0 = fewer repeats)")
     with gr.Row():
         c["seed"] = gr.Textbox(
             "",
