@@ -70,6 +70,11 @@ class Base:
         """The thresholds as the page's box writes them."""
         return ", ".join(map(str, self.thresholds))
 
+    @property
+    def look(self) -> dict:
+        """The colour settings by the names a run takes them (the page's RunOptions, Inspector.look_by_name)."""
+        return {"metric": self.metric, "thresholds_text": self.thresholds_text, "k": self.k}
+
     def to_dict(self) -> dict:
         """The link's base fields (flat), `base` naming the tab, after them."""
         d = asdict(self)
@@ -200,9 +205,13 @@ class ViewState:
     source: ResultLink | None = None
 
     def __post_init__(self):
+        if self.tab in TABS:  # a tab that makes the result is its own base, and its part the result's source
+            if self.tool is not None and self.source is not None and self.tool is not self.source:
+                raise ValueError(f"a {self.tab} view's tool and source are one part: give one")
+            object.__setattr__(self, "tool", self.tool or self.source)
         if self.tool is None and self.tab in LINKS:  # a tab's part left out: its defaults
             object.__setattr__(self, "tool", LINKS[self.tab]())
-        if self.tab in TABS:  # a tab that makes the result is its own base
+        if self.tab in TABS:
             object.__setattr__(self, "base", replace(self.base, tab=self.tab))
             object.__setattr__(self, "source", self.tool)
         elif self.tool is not None and not self.tool.on_result:
@@ -381,9 +390,10 @@ def _checked(d: object) -> ViewState:
     one whole), the shown tab's and the result's maker's kept; 4. the rules between them."""
     if not isinstance(d, dict):
         raise damaged("its content is not an object")
-    tab = choice(d, "tab", tuple(dict.fromkeys((*TABS, *LINKS))), "score")
-    link = LINKS.get(tab)
-    made_by = tab if tab in TABS else _choice_base(d) if link is None or link.on_result else ""
+    if missing := [t for t in TABS if t not in LINKS]:  # their checks are theirs: never read a link without them
+        raise RuntimeError(f"the link classes of {', '.join(missing)} are not defined: import explorer.ui.layout")
+    tab = choice(d, "tab", tuple(LINKS), "score")
+    made_by = tab if tab in TABS else _choice_base(d) if LINKS[tab].on_result else ""
     base = Base.read(d, made_by)
     parts = {name: cls.read(d) for name, cls in LINKS.items()}
     tool, source = parts.get(tab), parts.get(made_by)

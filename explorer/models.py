@@ -157,8 +157,13 @@ class Models:
 
     def forget_locks(self) -> None:
         """In a forked child (a ZeroGPU worker): a lock another thread of the parent held at the fork stays held here,
-        where that thread does not exist (only the forking one is copied); the child's registry takes fresh ones."""
+        where that thread does not exist (only the forking one is copied); the child's registry takes fresh ones, each
+        loaded engine a fresh forward lock, and no pin of the parent's threads holds a model here."""
         self._lock, self._load_lock = threading.Lock(), threading.Lock()
+        self._pins = {}
+        for engine in self._engines.values():
+            if hasattr(engine, "lock"):
+                engine.lock = threading.Lock()
 
     def serve_batched(self, size: int) -> None:
         """From now on every local model here, loaded or to be, decodes up to `size` generations together

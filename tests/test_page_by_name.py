@@ -83,3 +83,45 @@ def test_a_new_control_travels_through_a_link(built):
     assert "presence_penalty" not in plain  # unset: written as before it existed (old links keep their bytes)
     with pytest.raises(ExplorerError, match="presence_penalty"):  # outside its slider: refused, saying which
         decode(pack({"tab": "generate", "text": PROMPT, "sampler": {"presence_penalty": 3.0}}))
+
+
+def test_the_endpoints_keep_their_parameters_in_order(built):
+    """A client passing values by position keeps working: the controls added since come after the old ones."""
+    info = built[0].demo.get_api_info()["named_endpoints"]
+    names = {e: [p["parameter_name"] for p in info[e]["parameters"]] for e in ("/generate", "/chat", "/why")}
+    old = ["max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode", "score_prompt", "metric",
+           "thresholds_text", "k"]  # fmt: skip
+    assert names["/generate"] == ["prompt", *old, "presence_penalty"]
+    assert names["/chat"][-len(old) - 1 :] == [*old, "presence_penalty"]
+    assert names["/why"] == ["selected", "contrast", "method", "units", "detail", "mode", "steps", "baseline",
+                             "with_special"]  # fmt: skip
+
+
+@pytest.mark.parametrize("stops", [("a\r\nb",), ("x\\ny", "\n\n"), ("\u2028", "c:\\path\\"), ()])
+def test_stop_strings_survive_the_stop_box(stops):
+    s = Sampler(stop=stops)
+    assert Sampler.from_controls(s.controls()) == s
+
+
+def test_a_view_keeps_the_source_it_is_given():
+    from explorer.ui.tabs.generate import GenerateLink
+
+    own = GenerateLink(text="hello")
+    assert view("generate", text="hello").source == own
+    from explorer.links import ViewState
+
+    assert ViewState(tab="generate", source=own).source is own and ViewState(tab="generate", tool=own).tool is own
+
+
+def test_a_cleared_chat_says_so_instead_of_a_link(built):
+    from explorer.ui.sampler import RunOptions
+
+    p = built[0]
+    chat, ins = p.tabs["chat"], p.inspector
+    out = list(chat.reply(GPT2, [], "", "Hi", RunOptions.from_values({"max_tokens": 2, "k": 5})))[-1]
+    values = {c: None for c in p.share.copy_inputs}
+    values |= dict(zip(ins.look, ("logprob", "1, 10, 100, 1000", 5)))
+    values |= {ins.result: out[ins.result], ins.view: out[ins.view], ins.selected: 1, p.share.current: "chat"}
+    assert p.share.copy_link({**values, chat.history: out[chat.history]})[p.share.code]  # the conversation: a link
+    cleared = p.share.copy_link({**values, chat.history: []})  # after *New conversation*
+    assert not cleared[p.share.code] and "no message now" in cleared[p.share.link_note]

@@ -63,8 +63,8 @@ def test_gradient_methods_run_on_the_twin(served, method):
     pos = r.n - 1
     tab = ui.tabs["why"]
     out = list(
-        tab.run(state, pos, why_method=METHOD_LABELS[method], why_units="Tokens", why_detail=128,
-                why_mode=MODE_LABELS["remove"], why_steps=8, why_baseline=BASELINE_LABELS["neutral"],
+        tab.run(state, pos, method=METHOD_LABELS[method], units="Tokens", detail=128,
+                mode=MODE_LABELS["remove"], steps=8, baseline=BASELINE_LABELS["neutral"],
                 progress=lambda *a, **kw: None)
     )[-1]  # fmt: skip
     a = out[tab.state]

@@ -31,9 +31,9 @@ def ui(gpt2, llama):
 def why(ui, state, pos, contrast="", method="occlusion", units="Tokens", detail=128, with_special=False, steps=16):
     tab = ui.tabs["why"]
     out = list(
-        tab.run(state, pos, why_contrast=contrast, why_method=METHOD_LABELS[method], why_units=units,
-                why_detail=detail, why_mode=MODE_LABELS["remove"], why_steps=steps,
-                why_baseline=BASELINE_LABELS["neutral"], with_special=with_special, progress=lambda *a, **kw: None)
+        tab.run(state, pos, contrast=contrast, method=METHOD_LABELS[method], units=units, detail=detail,
+                mode=MODE_LABELS["remove"], steps=steps, baseline=BASELINE_LABELS["neutral"],
+                with_special=with_special, progress=lambda *a, **kw: None)
     )  # fmt: skip
     return tab, out[-1]
 
@@ -181,7 +181,7 @@ def test_a_why_link_restores_what_the_tab_showed(built):
     t = p.tabs["why"]
     result = list(p.tabs["score"].score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10))[-1][p.inspector.result]
     controls = [" the", METHOD_LABELS["occlusion"], "Words", 3, MODE_LABELS["replace"], 8, BASELINE_LABELS["zero"]]
-    own = list(t.run(result, 5, progress=lambda *a, **kw: None, **dict(zip(t.named, controls))))[-1]
+    own = list(t.run(result, 5, progress=lambda *a, **kw: None, **dict(zip(t.options, controls))))[-1]
     values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]
     tools = {c: None for c in p.share.copy_inputs}
     tools.update({p.share.current: "why", p.share.picker.name: "tiny-gpt2", **dict(zip(t.controls, controls))})

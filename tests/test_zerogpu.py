@@ -100,6 +100,31 @@ def test_what_the_worker_raises_or_returns_crosses_as_the_api_needs(gpt2):
         on_gpu.call(gpt2, runner.Work(lambda engine: [torch.zeros(2)]))
 
 
+def test_a_streams_refusal_comes_before_its_first_byte_and_the_worker_stops_inside_its_duration(gpt2):
+    """The package schedules a generator's GPU at its first item: `steps` asks for that item at once, so a refusal
+    (the quota) is a 503 before the stream's headers; the worker's deadline sits inside the duration asked."""
+    import gradio as gr
+
+    from explorer.models import Models
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    on_gpu = runner.OnZeroGpu(models, Limits(max_seconds=300))
+
+    def refused(name, work):
+        raise gr.Error("60s requested vs. 55s left", title="ZeroGPU quota exceeded")
+        yield  # a generator, as the package's wrapper of one
+
+    on_gpu._each = refused
+    with pytest.raises(ExplorerError, match="55s left"):
+        on_gpu.steps(gpt2, runner.Work(_refuse, (b"a",)))  # raised by the call itself, before any iteration
+    work = runner.Work(print, (), 16, 512)
+    asked = on_gpu.seconds(gpt2.name, work)
+    assert on_gpu._time(gpt2.name, work) == asked - runner.MARGIN_S
+    assert runner.OnZeroGpu(models, Limits(max_seconds=0))._time(gpt2.name, work) == asked - runner.MARGIN_S
+    assert runner.OnZeroGpu(models, Limits(max_seconds=5))._time(gpt2.name, work) == 5
+
+
 def test_a_call_of_the_api_asks_for_its_tokens_at_its_models_rate(gpt2):
     from explorer.models import Models
 
@@ -114,7 +139,8 @@ def test_a_call_of_the_api_asks_for_its_tokens_at_its_models_rate(gpt2):
 
 def test_a_worker_forked_while_another_thread_holds_the_registrys_lock_still_uses_it(gpt2):
     """A lock held at fork time stays held in the child, where the thread that held it does not exist: the registry
-    takes fresh ones there (explorer/models.py), or the worker's first `use` would wait for ever."""
+    and its engines take fresh ones there (explorer/models.py), or the worker's first `use` or forward would wait
+    for ever."""
     import os
     import time
 
@@ -122,10 +148,10 @@ def test_a_worker_forked_while_another_thread_holds_the_registrys_lock_still_use
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
-    with models._lock:  # as another request's thread holds it for a moment, at the fork
+    with models._lock, gpt2.lock:  # as other requests' threads hold them for a moment (the registry, a forward)
         pid = os.fork()
         if pid == 0:  # the child: a worker
-            with models.use(gpt2.name) as engine:
+            with models.use(gpt2.name) as engine, engine.lock:
                 os._exit(0 if engine is gpt2 else 1)
     deadline, status = time.monotonic() + 30, None
     while status is None and time.monotonic() < deadline:

@@ -19,7 +19,8 @@ The package's own refusals (the visitor's quota, no GPU free, the call aborted) 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 WORKER_BUG = "ZeroGPU worker error"  # the package's title for anything the worker raised, and for an aborted call
 ABORTED = "GPU task aborted"  # its words when the worker died or ran past its duration
+MARGIN_S = 2.0  # the worker stops its work this long before the duration asked runs out
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,23 @@ class OnZeroGpu:
             return returned(self._once(engine.name, work))
 
     def steps(self, engine: Any, work: Work) -> Iterator[Any]:
+        """The worker's items, its first one asked now: the package schedules the GPU at the first item, so its
+        refusal (the quota, no GPU free) is a 503 before a stream's headers are sent, not an event inside it."""
         items = self._each(engine.name, work)
         try:
+            with refusals():
+                first = returned(next(items))
+        except StopIteration:
+            return iter(())
+        except BaseException:
+            items.close()
+            raise
+        return self._rest(items, first)
+
+    @staticmethod
+    def _rest(items: Generator[Any, None, None], first: Any) -> Iterator[Any]:
+        try:
+            yield first
             with refusals():
                 for item in items:
                     bounds.check()  # the request's own stop (the client went away) and deadline, between chunks
@@ -105,9 +122,15 @@ class OnZeroGpu:
             items.close()  # the package stops the worker's generator at its next chunk
 
     # ---- in the worker ---------------------------------------------------------------------------------------
+    def _time(self, model: str, work: Work) -> float:
+        """The worker's own deadline: a little inside the duration the call asked, which the package enforces by
+        aborting the call (a 503 a client retries); past this one the work stops with the time cap's own error."""
+        cap = self.limits.max_seconds or math.inf  # 0: no cap of the server's own
+        return max(min(cap, self.seconds(model, work) - MARGIN_S), 1.0)
+
     def _in_worker(self, model: str, work: Work) -> Any:
         try:
-            with self.models.use(model) as engine, bounds.within(Token(self.limits.max_seconds).bound()):
+            with self.models.use(model) as engine, bounds.within(Token(self._time(model, work)).bound()):
                 return zerogpu.cpu_only(work.fn(engine, *work.args))
         except ExplorerError as err:
             return Refused(err)
@@ -115,7 +138,7 @@ class OnZeroGpu:
     def _steps_in_worker(self, model: str, work: Work) -> Iterator[Any]:
         try:
             with self.models.use(model) as engine:
-                for item in bounds.iterated(Token(self.limits.max_seconds).bound(), work.fn(engine, *work.args)):
+                for item in bounds.iterated(Token(self._time(model, work)).bound(), work.fn(engine, *work.args)):
                     yield zerogpu.cpu_only(item)
         except ExplorerError as err:
             yield Refused(err)

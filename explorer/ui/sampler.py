@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
@@ -27,6 +28,17 @@ PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
 def _slider(default: float, lo: float, hi: float) -> Any:
     """A field shown as a slider over lo..hi (a link's value must lie there too)."""
     return field(default=default, metadata={"range": (lo, hi)})
+
+
+def stop_line(stop: str) -> str:
+    """A stop string as one line of the stop box: a backslash, a new line and a carriage return written \\\\, \\n
+    and \\r (read back exactly by `stop_of`)."""
+    return stop.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def stop_of(line: str) -> str:
+    """The stop string one line of the stop box writes (`stop_line`'s inverse; a lone backslash stays one)."""
+    return re.sub(r"\\([\\nr])", lambda m: {"n": "\n", "r": "\r"}.get(m.group(1), "\\"), line)
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,7 @@ class Sampler:
         """Each control's value by name (the seed and the stop strings as their boxes write them)."""
         v: dict[str, Any] = {k: getattr(self, k) for k in self.names()}
         v["seed"] = "" if self.seed is None else str(self.seed)
-        v["stop"] = "\n".join(s.replace("\n", "\\n") for s in self.stop)
+        v["stop"] = "\n".join(stop_line(s) for s in self.stop)
         v["mode"] = MODE_CHOICES[self.mode == "processed"]
         return v
 
@@ -103,19 +115,18 @@ class Sampler:
     def from_controls(cls, values: Mapping[str, Any]) -> Sampler:
         """The controls' values by name as numbers and strings (a gr.Error saying which is not a number); the
         rules themselves are SamplerSettings' (`settings`)."""
-        kinds = {f.name: f.type for f in fields(cls)}
-        out: dict[str, Any] = {}
+        default, out = cls(), dict[str, Any]()
         try:
             for k in cls.names():
-                x = values.get(k, getattr(cls(), k))
+                x = values.get(k, getattr(default, k))
                 if k == "seed":
                     out[k] = parse_seed(x)
                 elif k == "stop":
-                    out[k] = tuple(s.replace("\\n", "\n") for s in str(x or "").splitlines() if s)
+                    out[k] = tuple(stop_of(line) for line in str(x or "").split("\n") if line)
                 elif k == "mode":
                     out[k] = "processed" if str(x).startswith("processed") else "raw"
-                else:
-                    out[k] = int(x) if kinds[k] in ("int", int) else float(x)
+                else:  # a slider: a whole number where its default is one
+                    out[k] = int(x) if isinstance(getattr(default, k), int) else float(x)
         except (ValueError, TypeError) as err:  # a number field that is not a number
             raise error(f"Check the sampler settings: {err}.") from None
         return cls(**out)
@@ -123,10 +134,10 @@ class Sampler:
     def settings(self, score_prompt: bool) -> SamplerSettings:
         """SamplerSettings with a concrete seed; the top-k computed once (at most the server's cap: the k slider
         only slices it), the prompt's too when `score_prompt`."""
-        k = page_k()
-        values = {k: getattr(self, k) for k in self.names()}
+        top = page_k()
+        values = {name: getattr(self, name) for name in self.names()}
         with user_errors():
-            return with_seed(SamplerSettings(**values, logprobs=k, prompt_logprobs=k if score_prompt else None))
+            return with_seed(SamplerSettings(**values, logprobs=top, prompt_logprobs=top if score_prompt else None))
 
 
 @dataclass(frozen=True)
@@ -145,11 +156,24 @@ class RunOptions:
         """From the controls' values by name (the sampler's fields, `score_prompt` and LOOK: as Gradio passes a
         handler's `inputs_kwargs`; the look: Inspector.look_by_name); a missing one takes its default."""
         look = {k: values[k] for k in ("metric", "thresholds_text", "k") if k in values}
-        return cls(Sampler.from_controls(values), bool(values.get("score_prompt", True)), **look)
+        return cls(sampler=Sampler.from_controls(values), score_prompt=bool(values.get("score_prompt", True)), **look)
 
     def settings(self) -> SamplerSettings:
         """SamplerSettings from the controls' values, with a concrete seed."""
         return self.sampler.settings(self.score_prompt)
+
+
+# the /generate, /chat and /branch endpoints' parameters in the order they have always had: a control added since
+# comes after them all (after the look too), so a client passing values by position keeps working
+ENDPOINT_ORDER = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode", "score_prompt", "metric",
+                  "thresholds_text", "k")  # fmt: skip
+
+
+def endpoint_inputs(controls: dict[str, Any], look: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A handler's keyword inputs: the sampler's `controls` and the inspector's `look` (by name), in ENDPOINT_ORDER,
+    then the controls added since."""
+    both = {**controls, **(look or {})}
+    return {k: both[k] for k in ENDPOINT_ORDER if k in both} | both
 
 
 def sampler_controls(cap: int = 0) -> dict[str, Any]:

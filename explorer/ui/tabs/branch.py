@@ -25,7 +25,7 @@ from explorer.settings import SamplerSettings, page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, user_errors
-from explorer.ui.sampler import RunOptions, sampler_controls
+from explorer.ui.sampler import RunOptions, endpoint_inputs, sampler_controls
 from explorer.ui.tabs import Shared
 
 SOURCES = ["the settings that made the text", "the settings below"]
@@ -118,7 +118,7 @@ class BranchTab:
             self.branch,
             inputs,
             [self.tree, self.prefixes, self.tree_view, self.leaf_a, self.leaf_b, *pick_out],
-            inputs_kwargs=self.controls,
+            inputs_kwargs=endpoint_inputs(self.controls),
             api_name="branch",
         )
         self.compare_btn.click(

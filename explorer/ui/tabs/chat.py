@@ -10,6 +10,7 @@ from typing import Any
 import gradio as gr
 
 from explorer.engine.turns import chat_turns
+from explorer.errors import ExplorerError
 from explorer.links import Base, ResultLink, ViewState, damaged, flag, messages, text
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error
@@ -17,6 +18,7 @@ from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
     RunOptions,
     Sampler,
+    endpoint_inputs,
     reuse_button,
     run,
     run_buttons,
@@ -55,7 +57,7 @@ class ChatTab:
             self.button, self.stop, self.reuse = run_buttons("Send")
             gr.Examples(EXAMPLES, inputs=[self.message])
         self.inputs = [shared.model, self.history, self.system, self.message]
-        self.options = {**self.controls, **self.inspector.look_by_name}  # the handler's keyword inputs
+        self.options = endpoint_inputs(self.controls, self.inspector.look_by_name)  # the handler's keyword inputs
         self.outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
         event = self.button.click(
             self.chat,
@@ -129,6 +131,8 @@ class ChatLink(ResultLink):
         said = [(m["role"], m["content"]) for m in history if m.get("role") in ("user", "assistant")]
         if said and said[-1][0] == "assistant":
             said = said[:-1]  # the reply: the link regenerates it
+        if not said:  # the conversation was cleared, or its first turn stopped: no message to regenerate from
+            raise ExplorerError("This conversation has no message now: send one, then copy its link.")
         system = str(values.get(tab.system) or "")
         return cls(system, tuple(said), Sampler.of(r.sampler or {}), r.prompt_k is not None)
 
@@ -143,7 +147,7 @@ class ChatLink(ResultLink):
 
     def run(self, tab: ChatTab, name: str, base: Base) -> Iterator[dict]:
         history = [{"role": r, "content": c} for r, c in self.messages[:-1]]
-        opts = RunOptions(self.sampler, self.score_prompt, base.metric, base.thresholds_text, base.k)
+        opts = RunOptions(sampler=self.sampler, score_prompt=self.score_prompt, **base.look)
         yield from tab.reply(name, history, self.system, self.messages[-1][1], opts)
 
     @classmethod

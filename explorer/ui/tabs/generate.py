@@ -15,6 +15,7 @@ from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
     RunOptions,
     Sampler,
+    endpoint_inputs,
     reuse_button,
     run,
     run_buttons,
@@ -41,7 +42,7 @@ class GenerateTab:
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
         self.inputs = [shared.model, self.prompt]
-        self.options = {**self.controls, **self.inspector.look_by_name}  # the handler's keyword inputs
+        self.options = endpoint_inputs(self.controls, self.inspector.look_by_name)  # the handler's keyword inputs
         self.outputs = [*self.inspector.outputs, self.reuse]
         event = self.button.click(
             self.generate,
@@ -109,7 +110,7 @@ class GenerateLink(ResultLink):
         return {tab.prompt: self.text, **{tab.controls[k]: x for k, x in controls.items()}}
 
     def run(self, tab: GenerateTab, name: str, base: Base) -> Iterator[dict]:
-        opts = RunOptions(self.sampler, self.score_prompt, base.metric, base.thresholds_text, base.k)
+        opts = RunOptions(sampler=self.sampler, score_prompt=self.score_prompt, **base.look)
         yield from tab.continue_prompt(name, self.text, opts)
 
     @classmethod

@@ -218,7 +218,7 @@ class ScoreLink(ResultLink):
         return {tab.text: self.text, tab.from_start: self.from_start}  # the start menu: once the model is in
 
     def run(self, tab: ScoreTab, name: str, base: Base) -> Iterator[dict]:
-        yield from tab.score(name, self.text, base.metric, base.thresholds_text, base.k, self.from_start, self.start)
+        yield from tab.score(name, self.text, **base.look, from_start=self.from_start, start=self.start)
 
     @classmethod
     def outputs(cls, tab: ScoreTab) -> list:

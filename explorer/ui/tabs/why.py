@@ -198,8 +198,9 @@ class WhyTab:
 
     @property
     def options(self) -> dict:
-        """`run`'s keyword inputs: the settings by their link keys, and whether special tokens are ranked too."""
-        return {**self.named, "with_special": self.with_special}
+        """`run`'s keyword inputs: the settings by the `/why` endpoint's names (their link keys less `why_`), and
+        whether special tokens are ranked too."""
+        return {k.removeprefix("why_"): c for k, c in self.named.items()} | {"with_special": self.with_special}
 
     @property
     def outputs(self) -> list:
@@ -230,9 +231,8 @@ class WhyTab:
         }
 
     def _request(
-        self, state: list, selected, why_contrast="", why_method="", why_units="", why_detail=0, why_mode="",
-        why_steps=32, why_baseline="",
-    ) -> dict:  # fmt: skip
+        self, state: list, selected, contrast="", method="", units="", detail=0, mode="", steps=32, baseline=""
+    ) -> dict:
         """The checked request (no model needed); gr.Error saying what to change."""
         if not state:
             raise error("Score a text, generate or chat first, then pick a token in the heatmap below.")
@@ -241,21 +241,20 @@ class WhyTab:
             pos = int(selected)
         except (TypeError, ValueError):
             raise error("Pick a token by clicking it in the heatmap below.") from None
-        labels = (why_method, why_units, why_mode, why_baseline)
-        if any(x not in options for x, options in zip(labels, (METHODS, UNITS, MODES, BASELINES))):
+        if method not in METHODS or units not in UNITS or mode not in MODES or baseline not in BASELINES:
             raise error("Pick a method, units, an occlusion mode and a baseline from the lists.")
-        m, u, md, b = METHODS[why_method], UNITS[why_units], MODES[why_mode], BASELINES[why_baseline]
-        d, n = int(why_detail or 0), int(why_steps or 32)
+        m, u, md, b = METHODS[method], UNITS[units], MODES[mode], BASELINES[baseline]
+        d, n = int(detail or 0), int(steps or 32)
         with user_errors():
             check_request(r, pos, m, u, md, n, d, b)
         kw = {"method": m, "units": u, "mode": md, "baseline": b, "detail": d, "steps": n}
-        return {"r": r, "pos": pos, "contrast": why_contrast or "", **kw}
+        return {"r": r, "pos": pos, "contrast": contrast or "", **kw}
 
     @uses_model
     def run(
         self, state: list, selected, progress=gr.Progress(), with_special: bool = False, **settings: Any
     ) -> Iterator[dict]:
-        """The attribution of the selected token of the current result (`settings`: by their link keys, `named`);
+        """The attribution of the selected token of the current result (`settings`: by the names of `options`);
         progress while it runs."""
         q = self._request(state, selected, **settings)
         r = q.pop("r")
@@ -339,7 +338,7 @@ class WhyLink(TabLink):
 
     def rerun(self, tab: WhyTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         controls = self.apply(tab, v)
-        settings = {f: controls[c] for f, c in tab.named.items()}
+        settings = {f.removeprefix("why_"): controls[c] for f, c in tab.named.items()}
         yield from tab.run(run.result, run.selected, progress=lambda *a, **kw: None, **settings)
 
     @classmethod
