@@ -128,3 +128,31 @@ def test_each_tab_offers_its_view_as_html(gpt2, llama, made):
     answers = p.tabs["answers"]
     out = answers.run(GPT2, "The capital of France is", " Paris| paris\n London\n Rome")
     assert data_of(held(out[answers.dl_html]))["answers"][0]["answer"] == " Paris"
+
+
+@pytest.mark.parametrize("name", ["words", "answers", "why", "lens", "branch"])
+def test_a_tool_file_says_it_does_not_open_and_what_does(made, name, tmp_path):
+    """*Open a session* and explorer.open read a tool tab's file and say which view it is and what opens instead."""
+    from explorer.errors import ExplorerError
+    from explorer.notebook.files import open_file
+
+    path = tmp_path / f"{name}.view.html"
+    path.write_text(made[name][0], encoding="utf-8")
+    view = {"lens": "Logit lens", "answers": "Answers"}.get(name, name.capitalize())
+    with pytest.raises(ExplorerError, match=f"it is an? {view} view's own JSON .*Score, Generate, Chat or Compare"):
+        open_file(path)
+
+
+@pytest.mark.parametrize("name", ["compare", "compare-spans"])
+def test_a_compare_file_opens_as_its_result_a(made, name, tmp_path):
+    from explorer.export.read.documents import open_document
+    from explorer.notebook.files import document_bytes, open_file
+
+    page, c = made[name]
+    path = tmp_path / f"{name}.view.html"
+    path.write_text(page, encoding="utf-8")
+    r = open_file(path)
+    assert r.token_ids.tolist() == c.a.token_ids.tolist() and r.to_dict() == c.a.to_dict()
+    opened = open_document(document_bytes(page.encode()))
+    assert [x.to_dict() for x in opened.results] == [c.a.to_dict(), c.b.to_dict()]
+    assert opened.about == "result A of a Compare view" and c.b.model in opened.notes[0]
