@@ -20,9 +20,13 @@ def made(gpt2, llama):
     return view_files(gpt2, llama)
 
 
-@pytest.mark.parametrize("name", ["words", "compare", "why", "lens"])
+KEPT = "words"  # the one view whose screenshots assets/screens/ keeps (view-words-light.png, view-words-dark.png)
+
+
+@pytest.mark.parametrize("name", ["words", "compare", "compare-spans", "answers", "why", "lens", "branch"])
 def test_view_file_opens_offline_from_a_file_and_in_an_iframe(browser, made, name, tmp_path, shots):
     page_html, _ = made[name]
+    shots = shots if name == KEPT else tmp_path
     path = tmp_path / f"{name}.view.html"
     path.write_text(page_html, encoding="utf-8")
     pg = offline_page(browser, lambda url: url.startswith("file://") or url.startswith("about:"))

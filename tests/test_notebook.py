@@ -75,3 +75,30 @@ def test_the_saved_page_works_offline_in_a_browser(browser, gpt2_dir, tmp_path):
     finally:
         page.context.close()
     assert os.path.getsize(path) > 0
+
+
+def test_the_view_takes_the_page_theme_light_and_dark():
+    """page.py's HOST_COLOURS (what Gradio's theme gives the page's CSS, for a view outside Gradio) are the theme's own
+    values, light and dark; the page's dark rules (`.dark ...`) reach the view under prefers-color-scheme: dark."""
+    from explorer.notebook.page import HOST_COLOURS, dark_rules, view_css
+    from explorer.render.heatmap import DARK
+    from explorer.ui.theme import theme
+
+    t = theme()
+
+    def value(name: str) -> str:
+        v = getattr(t, name)
+        while v.startswith("*"):
+            v = getattr(t, v[1:])
+        return {"white": "#ffffff"}.get(v, v)
+
+    for scheme, colours in HOST_COLOURS.items():
+        for var, colour in colours.items():
+            name = var.removeprefix("--").replace("-", "_") + ("_dark" if scheme == "dark" else "")
+            assert value(name) == colour, (scheme, var)
+    css = view_css()
+    dark = css[css.index("@media (prefers-color-scheme: dark)") :]
+    assert f"--lx-c0:{DARK[0]}" in dark and ".lx-view .alts tr.act" in dark and ".lx-view .lx .t.sel" in dark
+    assert dark_rules(".a{x:1} .dark{y:2} /* .dark .b{} */ .dark .c,.dark .d{z:3} body.dark .e{w:4}") == (
+        ".lx-view, #lx-card {y:2}\n.lx-view .c, .lx-view .d {z:3}"
+    )

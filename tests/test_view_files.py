@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 
 import pytest
@@ -46,6 +47,18 @@ def test_words_file_holds_its_numbers_and_json(made):
         assert html.escape(views.visible(row["text"])) in page
 
 
+def test_words_file_says_what_its_columns_are_not_what_the_tab_does(made):
+    """The file explains its corrected column (made by a second pass when the view was made), never the tab's
+    "its progress shows here"; a result the engine gave no corrected numbers for says so."""
+    from explorer.results.words import words
+
+    page, ws = made["words"]
+    assert "second full pass of the model over the text when this view was made" in page
+    assert "progress" not in page and "Show words runs" not in page
+    plain = views.words_page(ws.scores, words(ws.scores), ws.lead)  # no corrected numbers
+    assert "No corrected surprisal" in plain and "when this view was made" not in plain
+
+
 def test_compare_file_holds_every_pair(made):
     page, c = made["compare"]
     assert data_of(page)["format"] == c.to_dict()["format"]
@@ -62,6 +75,8 @@ def test_answers_why_lens_branch_files_hold_their_numbers(made):
     best = res.answers[res.best]
     assert "Paris" in page and f"{100 * float(res.normalised[res.best]):.4g}%" in page
     assert f"<td>{f4(best.variants[0].logprob)}</td>" in page
+    assert f"<td>{math.exp(best.variants[0].logprob):.3g}</td>" in page  # a tiny probability, not 0.0000
+    assert "<td>0.0000</td>" not in page
     page, a = made["why"]
     assert data_of(page)["format"] == a.to_dict()["format"]
     for u in a.ranked(3):
@@ -73,6 +88,8 @@ def test_answers_why_lens_branch_files_hold_their_numbers(made):
     page, tree = made["branch"]
     d = data_of(page)
     assert len(d["nodes"]) == tree.n and f"<td>{f4(tree.logprobs[-1])}</td>" in page
+    last = f"<tr><td>{tree.n - 1}</td><td>{tree.parent[-1]}</td>"  # ranks and parents whole, the root's blank
+    assert last in page and f"<td>{int(tree.ranks[-1])}</td></tr>" in page and "<tr><td>0</td><td></td>" in page
 
 
 def test_markdown_keeps_only_its_own_tags():
@@ -111,3 +128,31 @@ def test_each_tab_offers_its_view_as_html(gpt2, llama, made):
     answers = p.tabs["answers"]
     out = answers.run(GPT2, "The capital of France is", " Paris| paris\n London\n Rome")
     assert data_of(held(out[answers.dl_html]))["answers"][0]["answer"] == " Paris"
+
+
+@pytest.mark.parametrize("name", ["words", "answers", "why", "lens", "branch"])
+def test_a_tool_file_says_it_does_not_open_and_what_does(made, name, tmp_path):
+    """*Open a session* and explorer.open read a tool tab's file and say which view it is and what opens instead."""
+    from explorer.errors import ExplorerError
+    from explorer.notebook.files import open_file
+
+    path = tmp_path / f"{name}.view.html"
+    path.write_text(made[name][0], encoding="utf-8")
+    view = {"lens": "Logit lens", "answers": "Answers"}.get(name, name.capitalize())
+    with pytest.raises(ExplorerError, match=f"it is an? {view} view's own JSON .*Score, Generate, Chat or Compare"):
+        open_file(path)
+
+
+@pytest.mark.parametrize("name", ["compare", "compare-spans"])
+def test_a_compare_file_opens_as_its_result_a(made, name, tmp_path):
+    from explorer.export.read.documents import open_document
+    from explorer.notebook.files import document_bytes, open_file
+
+    page, c = made[name]
+    path = tmp_path / f"{name}.view.html"
+    path.write_text(page, encoding="utf-8")
+    r = open_file(path)
+    assert r.token_ids.tolist() == c.a.token_ids.tolist() and r.to_dict() == c.a.to_dict()
+    opened = open_document(document_bytes(page.encode()))
+    assert [x.to_dict() for x in opened.results] == [c.a.to_dict(), c.b.to_dict()]
+    assert opened.about == "result A of a Compare view" and c.b.model in opened.notes[0]

@@ -48,7 +48,8 @@ def save_html(r: TokenScores, path: str | os.PathLike[str], metric: str = DEFAUL
 def open_file(path: str | os.PathLike[str]) -> TokenScores:
     """The result held by the file at `path`: a session file (its first result), native JSON (TokenScores.to_dict),
     a captured vLLM / OpenAI body (explorer/export/read/documents.py), or an HTML view made by `save_html` /
-    `to_html` (its native JSON); gzipped too. Anything wrong is one ExplorerError that names the file."""
+    `to_html` (its native JSON), a Compare view's file or JSON (its result A); gzipped too. Anything wrong (a tool
+    tab's other files among it: their JSON is no result) is one ExplorerError that names the file."""
     from explorer.export.read.documents import MAX_FILE_BYTES, open_document
 
     target = os.fspath(path)

@@ -1,7 +1,8 @@
 """The Score view as one self-contained HTML string: a page to save (`page_html`) or a notebook output (`view_html`).
 
 What it holds, all inline (no CDN, no request when opened, works from file://):
-1. the page's own palette and CSS (explorer/render/heatmap.py's CSS, explorer/ui/static/page.css, read at call time);
+1. the page's own palette and CSS (explorer/render/heatmap.py's CSS, explorer/ui/static/page.css, read at call time)
+   with the colours Gradio's theme gives them, light, and the page's dark theme under prefers-color-scheme: dark;
 2. the summary line, the legend, the heatmap chips (render.heatmap.heatmap_html) and the card's data blob
    (render.page_data: the `.lx-data` element the page's script reads);
 3. the result's native JSON, full precision, in `<script type="application/json" id="logprob-data">`;
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import uuid
 from functools import cache
 from importlib import resources
@@ -30,23 +32,42 @@ from explorer.results.scores import TokenScores
 
 STATIC = ("ui", "static")  # the page's static files, inside the explorer package
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
-# what Gradio's theme gives the page's CSS, for a view outside Gradio (light; the card lives on <body>)
+# what Gradio's theme gives the page's CSS (explorer/ui/theme.py: Default, slate), light and dark, for a view outside
+# Gradio; the card lives on <body>, so it gets them too (tests/test_browser_score_file.py holds these to the theme)
+HOST_COLOURS = {
+    "light": {"--background-fill-primary": "#ffffff", "--background-fill-secondary": "#f8fafc",
+              "--border-color-primary": "#e2e8f0", "--body-text-color": "#1e293b",
+              "--body-text-color-subdued": "#475569", "--block-background-fill": "#ffffff"},
+    "dark": {"--background-fill-primary": "#0a0f1e", "--background-fill-secondary": "#0f172a",
+             "--border-color-primary": "#334155", "--body-text-color": "#f1f5f9",
+             "--body-text-color-subdued": "#cbd5e1", "--block-background-fill": "#1e293b"},
+}  # fmt: skip
 HOST_CSS = """
-.lx-view, #lx-card { --background-fill-primary: #fff; --background-fill-secondary: #f3f4f6;
-  --border-color-primary: #d1d5db; --body-text-color: #111827; --body-text-color-subdued: #4b5563;
-  --block-background-fill: #fff; }
-.lx-view { font: 14px/1.5 ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111827;
-  background: #fff; padding: 8px; }
+.lx-view, #lx-card { font-family: ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+.lx-view { font-size: 14px; line-height: 1.5; color: var(--body-text-color); background: var(--background-fill-primary);
+  padding: 8px; color-scheme: light; }
 .lx-view .lx-summary { margin: 0 0 6px; }
 .lx-view .lx-cols { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
 .lx-view .lx-cols > #heatmap { flex: 3 1 360px; min-width: 0; }
 .lx-view .lx-cols > .lx-side { flex: 2 1 260px; min-width: 0; }
 .lx-view #heatmap .lx { max-height: 70vh; }
-.lx-view .lx-detail:empty::before { content: "Click a token for every listed alternative."; color: #4b5563; }
+.lx-view .lx-detail:empty::before { content: "Click a token for every listed alternative.";
+  color: var(--body-text-color-subdued); }
 """
 DETAIL_JS = r"""
-const lxHex = (h) => new TextDecoder('utf-8').decode(new Uint8Array((h.match(/../g) || []).map((b) => parseInt(b, 16))));
-const lxShow = (t) => t.replace(/ /g, '·').replace(/\n/g, '↵').replace(/\t/g, '→');
+function lxHex(h) {  // bytes (hex) as text, a byte that is not UTF-8 as \xNN (Python's backslashreplace, as the page)
+  const b = (h.match(/../g) || []).map((x) => parseInt(x, 16)), dec = new TextDecoder('utf-8', { fatal: true });
+  let out = '', i = 0;
+  while (i < b.length) {
+    const n = b[i] < 0x80 ? 1 : b[i] >= 0xf8 ? 0 : b[i] >= 0xf0 ? 4 : b[i] >= 0xe0 ? 3 : b[i] >= 0xc2 ? 2 : 0;
+    try {
+      if (!n || i + n > b.length) throw new Error('not UTF-8');
+      out += dec.decode(new Uint8Array(b.slice(i, i + n))); i += n;
+    } catch (e) { out += '\\x' + b[i].toString(16).padStart(2, '0'); i += 1; }
+  }
+  return out;
+}
+const lxShow = (t) => t.replace(/ /g, '·').replace(/\n/g, '↵').replace(/\t/g, '→').replace(/\r/g, '␍');  // visible()
 function lxPct(p) {  // plain words, never e-notation (as the card)
   if (!(p > 0)) return '0%';
   const x = 100 * p;
@@ -120,6 +141,41 @@ def static(name: str) -> str:
     return resources.files("explorer").joinpath(*STATIC, name).read_text(encoding="utf-8")
 
 
+def _declare(colours: dict[str, str]) -> str:
+    return " ".join(f"{name}: {value};" for name, value in colours.items())
+
+
+def dark_rules(css: str) -> str:
+    """The rules of `css` for Gradio's dark theme (`.dark` and `.dark X`: a class Gradio sets on the page) scoped to
+    this view instead (`.lx-view X`; `.dark` itself to the view and the card), to sit under prefers-color-scheme."""
+    out = []
+    for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", re.sub(r"/\*.*?\*/", "", css, flags=re.S)):
+        parts = [p.strip() for p in selector.split(",")]
+        if all(p == ".dark" or p.startswith(".dark ") for p in parts):
+            scoped = ", ".join(".lx-view, #lx-card" if p == ".dark" else ".lx-view" + p[len(".dark") :] for p in parts)
+            out.append(f"{scoped} {{{body}}}")
+    return "\n".join(out)
+
+
+@cache
+def view_css() -> str:
+    """The view's CSS: the page's palette and CSS, Gradio's colours (light), the host's layout; the page's dark theme
+    under prefers-color-scheme: dark."""
+    page = PALETTE_CSS + static("page.css")
+    light = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['light'])} }}"
+    dark = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['dark'])} }}\n.lx-view {{ color-scheme: dark; }}\n"
+    return f"{page}{light}{HOST_CSS}@media (prefers-color-scheme: dark) {{\n{dark}{dark_rules(page)}\n}}\n"
+
+
+def page_css() -> str:
+    """A whole page's CSS around its one view: no margin, the view's background to the edges, light and dark."""
+    bg = {scheme: colours["--background-fill-primary"] for scheme, colours in HOST_COLOURS.items()}
+    return (
+        f"html, body {{ margin: 0; background: {bg['light']}; }} body > .lx-view {{ min-height: 100vh; "
+        f"box-sizing: border-box; }} @media (prefers-color-scheme: dark) {{ html, body {{ background: {bg['dark']}; }} }}"
+    )
+
+
 def json_script(data: dict, element_id: str) -> str:
     """`data` as strict JSON in a <script type="application/json">, `<`, `>` and `&` escaped so that no text in it
     can close the element."""
@@ -151,7 +207,7 @@ def view_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
     script = HOST_JS.replace("HEATMAP_JS", static("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
     return (
         f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
-        f"<style>{PALETTE_CSS}{static('page.css')}{HOST_CSS}</style>"
+        f"<style>{view_css()}</style>"
         f'<p class="lx-summary">{html.escape(summary_text(r))}</p>{legend_html(metric)}'
         '<div class="lx-cols"><div id="heatmap"><div class="lx-span" hidden></div>'
         f"{heatmap_html(r, metric)}{data_html(page_data(r))}</div>"
@@ -167,8 +223,8 @@ def page_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title></head><body>{view_html(r, metric)}</body></html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">'
+        f"<title>{title}</title><style>{page_css()}</style></head><body>{view_html(r, metric)}</body></html>\n"
     )
 
 

@@ -52,7 +52,8 @@ main.lx-file { max-width: 1100px; margin: 0 auto; padding: 12px 16px 32px; }
 h1 { font-size: 18px; margin: 4px 0 8px; } h2 { font-size: 15px; margin: 18px 0 6px; }
 .lx-meta { color: var(--sub); font-size: 12px; }
 code { font-family: ui-monospace, monospace; background: var(--bg2); padding: 0 3px; border-radius: 3px; }
-.lx-table { overflow-x: auto; }
+.lx-table { overflow-x: auto; margin-top: 12px; }
+table.lx-nums caption { text-align: left; font-weight: 600; padding: 2px 0 4px; }
 table.lx-nums { border-collapse: collapse; font-size: 12px; font-variant-numeric: tabular-nums; }
 table.lx-nums th, table.lx-nums td { border: 1px solid var(--line); padding: 2px 6px; text-align: left;
   white-space: pre-wrap; vertical-align: top; }
@@ -83,8 +84,9 @@ def md_html(text: str) -> str:
 def _cell(v: object) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
         return ""
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.4f}"
+    if isinstance(v, (float, np.floating)):  # 4 decimals; a small number keeps 3 significant digits (not 0.0000)
+        x = float(v)
+        return f"{x:.4f}" if x == 0 or abs(x) >= 5e-4 or not math.isfinite(x) else f"{x:.3g}"
     if isinstance(v, (list, tuple)):
         return " | ".join(str(x) for x in v)
     return str(v)
@@ -197,7 +199,7 @@ def words_page(r: TokenScores, w: Words, lead: int | None = None, metric: str = 
         + words_render.words_html(w, metric)
         + "<h2>Surprisal per word</h2>"
         + line_svg(w.surprisal_bits.tolist(), "Surprisal per word (bits, summed over its tokens)", "word")
-        + md_html(words_render.CORRECTED_NOTE)
+        + md_html(words_render.file_note(w, r))
         + table_html(table, "Words: summed and corrected surprisal")
     )
     return document("Words", r.model, body, words_render.CSS, words_dict(r, w, lead))
@@ -280,5 +282,7 @@ def branch_page(tree: BranchTree) -> str:
             for i, n in enumerate(tree.to_dict().get("nodes", []))
         ]
     )  # fmt: skip
+    for col in ("parent", "rank"):  # whole numbers, blank where there is none (the root has no parent, no rank)
+        frame[col] = frame[col].where(frame[col] >= 0).astype("Int64")
     body = branch.tree_html(tree) + table_html(frame, "Every node of the tree")
     return document("Branches", tree.model, body, branch.CSS, tree.to_dict())

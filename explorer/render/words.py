@@ -137,12 +137,30 @@ def word_tokens(r: TokenScores, w: Words, j: int) -> tuple[str, pd.DataFrame]:
     return md, pd.DataFrame(rows, columns=["pos", "token", "bytes", "id", "probability %", "logprob", "rank"])
 
 
-CORRECTED_NOTE = (
+COLUMNS_NOTE = (
     "**corrected**: the word's surprisal including that it ends there (the next token starts a new word), "
     "as Pimentel & Meister 2024 show word probabilities must be computed for `Ġ`/`▁` tokenizers; **summed**: the "
-    "usual sum of its tokens' surprisals. Show words runs a **second full pass** of the model over the text for "
-    "the corrected column (about as long as scoring it again; its progress shows here)."
+    "usual sum of its tokens' surprisals."
 )
+CORRECTED_NOTE = (  # the tab's, above its result
+    f"{COLUMNS_NOTE} Show words runs a **second full pass** of the model over the text for the corrected column "
+    "(about as long as scoring it again; its progress shows here)."
+)
+
+
+def file_note(w: Words, r: TokenScores) -> str:
+    """What the Words file says of its columns: what they mean, where the corrected one came from or why it is empty."""
+    if w.corrected is None or not np.isfinite(w.corrected).any():
+        return (
+            f"{COLUMNS_NOTE} **No corrected surprisal** in this file: the engine that made it gave none (the corrected "
+            "columns are empty); the summed ones are complete."
+        )
+    raw = " The corrected numbers are of the model's raw distribution." if r.mode != "raw" else ""
+    return (
+        f"{COLUMNS_NOTE} The corrected column came from a second full pass of the model over the text when this "
+        f"view was made; a blank cell is a word with a special token or one with nothing before it to predict it from."
+        f"{raw}"
+    )
 
 
 def words_table(r: TokenScores, w: Words, lead: int | None = None) -> pd.DataFrame:

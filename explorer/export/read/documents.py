@@ -19,6 +19,7 @@ import numpy as np
 from explorer.errors import ExplorerError
 from explorer.export.read.bodies import MAX_NAME, MAX_POSITIONS, bad, chat_body, completion_body, is_int, offline_body
 from explorer.export.read.stream import is_sse, merged, sse_chunks
+from explorer.results import answers, attribution, batch, branch, compare, lens, word_table
 from explorer.results.scores import TokenScores
 
 SESSION_FORMAT = "logprob-explorer/session"
@@ -32,7 +33,23 @@ SHAPES = {
     "vllm-offline": "a vLLM offline RequestOutput",
     "openai-completion": "an OpenAI completions body",
     "openai-chat": "an OpenAI chat body",
+    "comparison": "result A of a Compare view",
 }
+# the tool tabs' own JSON (their JSON downloads, and the logprob-data of their HTML files): each holds its view's
+# numbers but no token-by-token result to show, so it opens nowhere here; the message names it
+TOOL_FORMATS = {
+    answers.FORMAT: "an Answers view",
+    answers.QUIZ_FORMAT: "a quiz",
+    attribution.FORMAT: "a Why view",
+    lens.FORMAT: "a Logit lens view",
+    branch.FORMAT: "a Branch view",
+    word_table.FORMAT: "a word table (Batch, `words --file`)",
+    batch.FORMAT: "a Batch view",
+}
+OPENS = (
+    "what opens is a session file, native JSON, a captured vLLM or OpenAI body, or the HTML or JSON of the "
+    "Score, Generate, Chat or Compare views"
+)
 
 
 @dataclass
@@ -121,6 +138,18 @@ def _open(doc: object) -> Opened:
         if not isinstance(samples, list) or not samples or len(samples) > 64:
             raise bad("`samples` must be a list of 1 to 64 results")
         return Opened([native(s) for s in samples], "native")
+    if fmt == compare.FORMAT:
+        a, b = native(doc.get("a")), native(doc.get("b"))
+        notes = [f"It is a Compare view's file: A's result ({a.model}) is shown; B's ({b.model}) is its second."]
+        return Opened([a, b], "comparison", notes=notes)
+    tool = TOOL_FORMATS.get(fmt) if isinstance(fmt, str) else None
+    if tool is None and fmt is None and isinstance(doc.get("words"), list) and "reference" in doc:
+        tool = "a Words view"  # export/words.py's body names no format
+    if tool is not None:
+        raise bad(
+            f"it is {tool}'s own JSON (its download, or the data in its HTML file): that view's numbers, not a "
+            f"result a tab can show again; {OPENS}"
+        )
     if "error" in doc and "choices" not in doc:
         err = doc["error"]
         msg = err.get("message") if isinstance(err, dict) else err
@@ -130,10 +159,7 @@ def _open(doc: object) -> Opened:
         return Opened([r], shape, notes=notes)
     choices = doc.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise bad(
-            "it is none of the shapes this page reads (a session, native JSON, a vLLM or OpenAI "
-            "completions or chat body with logprobs)"
-        )
+        raise bad(f"it is none of the shapes this page reads: {OPENS}")
     r, shape, notes = chat_body(doc) if "message" in choices[0] else completion_body(doc)
     opened = Opened([r], shape, notes=notes)
     if len(choices) > 1:
