@@ -40,12 +40,13 @@ SIZES = {"wide": {"width": 1400, "height": 1000}, "phone": {"width": 420, "heigh
 
 
 def open_page(browser, url, size="wide", shown=True, **ctx):
-    """A new page at `url` in a `size` viewport, once the page's Text box is there; dialogs dismissed and kept.
+    """A new page at `url` in a `size` viewport (or `viewport=`), once the page's Text box is there; dialogs dismissed
+    and kept.
 
     `shown=False` for a share link that opens another tab: the Text box is then in the page but hidden, and
     whether it is seen before the link switches tabs is a race.
     """
-    c = browser.new_context(viewport=SIZES[size], **ctx)
+    c = browser.new_context(viewport=ctx.pop("viewport", SIZES[size]), **ctx)
     pg = c.new_page()
     pg.dialogs = []
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))

@@ -486,10 +486,13 @@ def test_an_answers_link_reopens_the_same_prompt_answers_and_bars(browser, live,
     fresh.context.close()
 
 
-def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code(browser, gpt2, screens):
+@pytest.mark.parametrize(("size", "viewport"), [("wide", SIZES["wide"]), ("phone", {"width": 420, "height": 900})])
+def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code(
+    browser, gpt2, screens, size, viewport
+):
     """On a server listening on 0.0.0.0, *Copy link* names this machine's local network address (a phone can open
-    it), and its QR code decodes to the same link; the test opens the link's path on loopback. On a loopback-only
-    server the link says it cannot reach other devices."""
+    it), and its QR code, as the page shows it wide and on a 420x900 phone, decodes to the same link; the test opens
+    the link's path on loopback. On a loopback-only server the link says it cannot reach other devices."""
     zxingcpp = pytest.importorskip("zxingcpp")
     from PIL import Image
 
@@ -501,7 +504,7 @@ def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code
         pytest.skip("this machine has no local network address")
     srv = LiveServer(gpt2, host="0.0.0.0")
     try:
-        pg = open_page(browser, srv.url)
+        pg = open_page(browser, srv.url, size, viewport=viewport)
         score(pg, TEXT)
         pg.get_by_role("button", name="Copy link").click()
         pg.wait_for_function(
@@ -516,7 +519,8 @@ def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code
         box = qr.bounding_box()
         modules = int(qr.get_attribute("width") or 0) // 4  # segno's scale: 4 px a module
         assert box and modules and box["width"] >= 3 * modules  # drawn at 3 px a module or more: a phone can read it
-        shot = screens / "share-qr-wide.png"
+        assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]  # whole on the screen
+        shot = screens / f"share-qr-{size}.png"
         pg.locator("#share-qr").screenshot(path=str(shot))
         assert [b.text for b in zxingcpp.read_barcodes(Image.open(shot))] == [url]
         pg.context.close()

@@ -1,7 +1,7 @@
 """The simple start in real Chromium, as a teacher meets it: an example chip scores at once, a surprising token
 clicked, the temperature typed, ten samples drawn, in four actions; the phone's first screen holds the text box and
-its button; the keyboard reaches the text box at once (a skip link) and each tab list is one tab stop; every view
-the default `make run` offers (llama.cpp) runs without an error badge."""
+its button; the keyboard reaches the text box at once (a skip link), in 3 Tab presses from the page's start, and
+each tab list is one tab stop; every view the default `make run` offers (llama.cpp) runs without an error badge."""
 
 from __future__ import annotations
 
@@ -93,6 +93,39 @@ def test_the_keyboard_reaches_the_text_box_at_once_and_a_tab_list_is_one_stop(br
     pg.keyboard.press("ArrowRight")
     assert pg.evaluate("document.activeElement.textContent.trim()") == "Generate"
     assert pg.get_by_label("Prompt", exact=True).is_visible()
+    pg.context.close()
+
+
+STOP = """() => { const e = document.activeElement; const r = e.getBoundingClientRect();
+  return {box: !!e.closest('#score-text'), name: (e.getAttribute('aria-label') || e.textContent || '').trim(),
+          y: r.top + window.scrollY, height: r.height}; }"""
+KEYBOARD_SIZES = {"wide": SIZES["wide"], "phone": {"width": 420, "height": 900}}  # the issue's phone
+
+
+@pytest.mark.parametrize("size", list(KEYBOARD_SIZES))
+def test_the_text_box_is_three_tab_presses_from_the_start_in_the_order_seen(browser, live, size):
+    """From the page's start, Tab reaches the Score tab's text box in at most 3 presses (the skip link, the tab list,
+    the box), with no positive tabindex and every stop before it above it on the screen (WCAG 2.4.3); the lesson
+    link, the walkthrough, the numbers and the model picker come after it, below it, and are all reached."""
+    pg = browser.new_context(viewport=KEYBOARD_SIZES[size]).new_page()
+    pg.goto(live.url)
+    pg.get_by_label("Text", exact=True).wait_for(timeout=60_000)
+    pg.locator(".lx-skip-start").wait_for(state="attached", timeout=30_000)
+    assert pg.evaluate("[...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0).length") == 0
+    stops = []
+    for _ in range(40):
+        pg.keyboard.press("Tab")
+        stops.append(pg.evaluate(STOP))
+    at = next((i for i, s in enumerate(stops) if s["box"]), None)
+    assert at is not None and at + 1 <= 3, [s["name"] for s in stops[:10]]
+    box = stops[at]
+    assert all(s["y"] + s["height"] <= box["y"] + 1 for s in stops[:at])  # each stop before the box is above it
+    after = [s for s in stops[at + 1 :] if not s["box"]]
+    names = [s["name"] for s in after]
+    for want in ("Show me how, in 3 steps", "Start a lesson", "What the numbers mean", "Load model"):
+        hit = next((s for s in after if s["name"].startswith(want)), None)
+        assert hit is not None and hit["y"] >= box["y"] + box["height"], (want, names)
+    assert any(n.startswith("Model (") for n in names), names
     pg.context.close()
 
 

@@ -1,4 +1,5 @@
-"""The Gradio page, top to bottom: intro, model picker, the tabs, then the token inspector they all fill.
+"""The Gradio page, top to bottom: intro and model status, the tabs, the model picker, then the token inspector
+they all fill.
 
 A new tab is a module in explorer/ui/tabs/ plus one line in LAYOUT (in a group, or in the top row).
 """
@@ -32,8 +33,7 @@ from explorer.ui.tabs.words import WordsTab
 
 INTRO = """# logprob-explorer
 See what a language model expected, word by word: type a text and press **Score**, then click a token to see
-what else the model thought could come there. **Teaching a class?** [Start a lesson](/lesson): everyone guesses
-the next word from their phone, and the class's guesses appear beside the model's."""
+what else the model thought could come there."""
 
 NUMBERS = """For every token the page shows its **probability** (how likely the model found it, given the text
 before it), its **logprob** (the natural log of that probability: 0 is certain, more negative is more
@@ -69,17 +69,18 @@ def page(models: Models) -> Page:
     """Build the page for `models`; each browser session gets its own model name and result."""
     # files the page writes (downloads, sessions) and visitors upload are deleted an hour after they were made
     with gr.Blocks(title="logprob-explorer", delete_cache=(CACHE_S, CACHE_S)) as demo:
+        # nothing to Tab to before the tab list: skip link, tab list, text box (the lesson link and the walkthrough
+        # sit under the Score tab's examples; the model picker and the numbers' meaning under the tabs)
         gr.Markdown(INTRO, elem_classes=["lx-intro", "lx-hide-present"])
-        tour = gr.Button("Show me how, in 3 steps", size="sm", elem_id="tour-start", elem_classes=["lx-hide-present"])
-        tour.click(None, js="() => { window.lxTour && window.lxTour(); }", api_visibility="private", queue=False)
-        with gr.Accordion("What the numbers mean", open=False, elem_classes=["lx-hide-present", "lx-numbers"]):
-            gr.Markdown(NUMBERS)
-        picker = ModelPicker(models)
+        picker = ModelPicker(models)  # its status line here; its menu below the tabs
         inspector = Inspector(models)  # made unrendered: the tabs send outputs to it, it is placed below them
         note = gr.HTML("", elem_id="share-note", js_on_load=None)  # what a link or an opened file says
         shared = Shared(models, picker.name, inspector)
         bar = TabBar(shared, LAYOUT)
         tabs = bar.built
+        picker.place()
+        with gr.Accordion("What the numbers mean", open=False, elem_classes=["lx-hide-present", "lx-numbers"]):
+            gr.Markdown(NUMBERS)
         # Copy link, the session and the QR code: under the tab's own result (Compare, Answers ...), right above
         # the heatmap's (filled by ui/share.py; shown with or without a result in the views below)
         slot = gr.Column(elem_id="share-slot", elem_classes=["lx-hide-present"])

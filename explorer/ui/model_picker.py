@@ -57,22 +57,26 @@ def model_label(allow_hub: bool) -> str:
 
 
 class ModelPicker:
-    """Menu + Load button + status line, and the session's current model name."""
+    """Menu + Load button + status line, and the session's current model name.
+
+    The status line goes where the picker is made (at the top: it says which model answers); the menu and its button
+    go where `place()` is called (below the tabs: the keyboard and the eye meet the text box first).
+    """
 
     def __init__(self, models: Models):
         self.models = models
         self.name = gr.State(models.default)
-        only_one = models.public and len(models.names) == 1  # nothing to pick: the status line says which
-        with gr.Row(elem_classes=["lx-hide-present", "lx-model"], visible=not only_one):
-            self.choice = gr.Dropdown(
-                models.names,
-                value=models.default,
-                label=model_label(models.allow_hub),
-                allow_custom_value=models.allow_hub,
-                scale=4,
-                min_width=280,
-            )
-            self.button = gr.Button("Load model", scale=1, min_width=140)
+        self.only_one = models.public and len(models.names) == 1  # nothing to pick: the status line says which
+        self.choice = gr.Dropdown(
+            models.names,
+            value=models.default,
+            label=model_label(models.allow_hub),
+            allow_custom_value=models.allow_hub,
+            scale=4,
+            min_width=280,
+            render=False,
+        )
+        self.button = gr.Button("Load model", scale=1, min_width=140, render=False)
         self.status = gr.Markdown(  # a callable: worked out again for each visitor's page load
             lambda: status_lines(models, models.loaded(models.default), models.default),
             elem_classes=["lx-hide-present"],
@@ -82,6 +86,12 @@ class ModelPicker:
         loading.failure(
             lambda name: name, [self.name], [self.choice], api_visibility="private"
         )  # a failed load: the menu shows the model still in use
+
+    def place(self) -> None:
+        """Lay out the menu and the Load button here (hidden where the server has one model only)."""
+        with gr.Row(elem_classes=["lx-hide-present", "lx-model"], visible=not self.only_one):
+            self.choice.render()
+            self.button.render()
 
     def load(self, choice: str, progress=gr.Progress()) -> dict:
         """Load `choice` for this session: its name into the session's state, a status line."""

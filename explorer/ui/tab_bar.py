@@ -41,7 +41,9 @@ class TabBar:
         self.first: dict[str, str] = {}  # group id -> its first tab's id
         self.current = gr.State("score")  # the tab shown
         self.memory = gr.BrowserState({}, storage_key=MEMORY_KEY, secret=MEMORY_SECRET)
-        with gr.Tabs(elem_classes=["lx-hide-present"], elem_id="tabs") as self.block:
+        # the top row wraps (on a phone too) rather than folding tabs into a "More tabs" menu: every tab in sight,
+        # and no second tab stop between the tab list and the Score tab's text box
+        with gr.Tabs(elem_classes=["lx-hide-present"], elem_id="tabs", overflow_behavior="wrap") as self.block:
             for item in layout:
                 if isinstance(item, Group):
                     self._group(shared, item)

@@ -36,6 +36,11 @@ EXAMPLES = [
     "Four score and seven years ago our fathers brought forth on this continent a new nation.",
 ]
 
+LESSON = (
+    "**Teaching a class?** [Start a lesson](/lesson): everyone guesses the next word from their phone, and the "
+    "class's guesses appear beside the model's."
+)
+
 
 def chip_label(example: str, most: int = 28) -> str:
     """An example's button: its first line, cut to `most` characters."""
@@ -77,7 +82,8 @@ def start_menu(engine: ModelEngine | None) -> dict:
 
 
 class ScoreTab:
-    """Text box, document start, Score and Stop."""
+    """Text box, Score, Continue and Stop, the examples, the walkthrough's button and the lesson link, the
+    temperature, the document start."""
 
     def __init__(self, shared: Shared):
         self.models, self.inspector = shared.models, shared.inspector
@@ -96,6 +102,11 @@ class ScoreTab:
                     gr.Button(chip_label(e), size="sm", scale=0, min_width=60, elem_classes=["lx-chip"])
                     for e in EXAMPLES
                 ]
+            with gr.Row(elem_classes=["lx-teach", "lx-hide-present"], equal_height=True):  # for a teacher
+                self.tour = gr.Button(
+                    "Show me how, in 3 steps", size="sm", scale=0, min_width=200, elem_id="tour-start"
+                )
+                gr.Markdown(LESSON, elem_classes=["lx-lesson"])
             with gr.Accordion("What comes next? The temperature", open=True, elem_id="next-token"):
                 with gr.Row(equal_height=True):
                     self.temperature = gr.Slider(
@@ -123,6 +134,7 @@ class ScoreTab:
             self.events.append(
                 filled.then(self.score, inputs, outputs, api_visibility="private", show_progress_on=where)
             )
+        self.tour.click(None, js="() => { window.lxTour && window.lxTour(); }", api_visibility="private", queue=False)
         self.stop.click(None, cancels=cast(Any, self.events))  # gradio types `cancels` as dicts; it takes events
         shared.model.change(self.menu, [shared.model], [self.start], api_visibility="private")
         nexts = [shared.model, self.text, self.temperature, self.next_state]
