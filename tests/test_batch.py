@@ -309,6 +309,10 @@ def test_tab_scores_the_file_and_offers_both_files(ui, gpt2, tmp_path):
     csv_path = path_of(out[tab.dl_csv])
     with open(csv_path, encoding="utf-8") as f:
         assert f.read() == b.to_csv()
+    from explorer.notebook.views import batch_page
+
+    with open(path_of(out[tab.dl_html]), encoding="utf-8") as f:  # the view as one HTML file
+        assert f.read() == batch_page(b)
     # a row opens its text in the Score tab
     evt = gr.SelectData(None, {"index": [2, 1], "value": "x", "row_value": table.iloc[2].tolist()})
     text, from_start, _, _, current = tab.pick(b, evt)

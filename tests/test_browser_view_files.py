@@ -23,7 +23,7 @@ def made(gpt2, llama):
 KEPT = "words"  # the one view whose screenshots assets/screens/ keeps (view-words-light.png, view-words-dark.png)
 
 
-@pytest.mark.parametrize("name", ["words", "compare", "compare-spans", "answers", "why", "lens", "branch"])
+@pytest.mark.parametrize("name", ["words", "compare", "compare-spans", "answers", "why", "lens", "branch", "batch"])
 def test_view_file_opens_offline_from_a_file_and_in_an_iframe(browser, made, name, tmp_path, shots):
     page_html, _ = made[name]
     shots = shots if name == KEPT else tmp_path

@@ -25,7 +25,7 @@ def f4(x: float) -> str:
     return html.escape(f"{float(x):.4f}")
 
 
-@pytest.mark.parametrize("name", ["words", "compare", "compare-spans", "answers", "why", "lens", "branch"])
+@pytest.mark.parametrize("name", ["words", "compare", "compare-spans", "answers", "why", "lens", "branch", "batch"])
 def test_each_view_is_one_self_contained_file(made, name):
     page, _ = made[name]
     assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
@@ -128,6 +128,15 @@ def test_each_tab_offers_its_view_as_html(gpt2, llama, made):
     answers = p.tabs["answers"]
     out = answers.run(GPT2, "The capital of France is", " Paris| paris\n London\n Rome")
     assert data_of(held(out[answers.dl_html]))["answers"][0]["answer"] == " Paris"
+
+
+def test_batch_file_holds_every_texts_figures_and_its_json(made):
+    page, b = made["batch"]
+    assert data_of(page) == json.loads(json.dumps(b.to_dict()))
+    for r in b.rows:  # each text's row: its id and perplexity as the table shows them, its bar's mean surprisal
+        assert f"<td>{r.id}</td>" in page and r.perplexity is not None
+        assert f"{-r.mean_logprob / math.log(2):.4g}" in page
+    assert "corpus perplexity" in page and "Mean surprisal of each text" in page and "Click a row" not in page
 
 
 @pytest.mark.parametrize("name", ["words", "answers", "why", "lens", "branch"])

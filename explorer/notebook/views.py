@@ -1,4 +1,4 @@
-"""The tool tabs' views (Words, Compare, Answers, Why, Logit lens, Branch) as self-contained HTML files: pure
+"""The tool tabs' views (Words, Compare, Answers, Why, Logit lens, Branch, Batch) as self-contained HTML files: pure
 functions of their result types, for the tabs' *Download view (HTML)*.
 
 What a file holds, all inline (no CDN, no script, no request when opened; it works from file:// and in an iframe):
@@ -28,9 +28,11 @@ from explorer.notebook.page import json_script
 from explorer.render import branch, compare, lens, why
 from explorer.render import words as words_render
 from explorer.render.answers import answers_markdown, variants_table
+from explorer.render.batch import batch_markdown, batch_table
 from explorer.render.text import visible
 from explorer.results.answers import Answers
 from explorer.results.attribution import Attribution
+from explorer.results.batch import Batch
 from explorer.results.branch import BranchTree
 from explorer.results.compare import Comparison
 from explorer.results.lens import LensGrid
@@ -286,3 +288,22 @@ def branch_page(tree: BranchTree) -> str:
         frame[col] = frame[col].where(frame[col] >= 0).astype("Int64")
     body = branch.tree_html(tree) + table_html(frame, "Every node of the tree")
     return document("Branches", tree.model, body, branch.CSS, tree.to_dict())
+
+
+BATCH_BARS = 60  # texts drawn as bars at most (the table holds every one)
+
+
+def batch_page(b: Batch) -> str:
+    """The Batch view: the summary, each text's mean surprisal as a bar (the first BATCH_BARS texts), the table of
+    every text."""
+    scored = [r for r in b.rows if not r.error and r.mean_logprob is not None][:BATCH_BARS]
+    labels = [f"{r.index + 1}. {r.id or visible(r.text)}" for r in scored]
+    bits = [-float(r.mean_logprob) / math.log(2) for r in scored]  # type: ignore[arg-type]
+    more = len([r for r in b.rows if not r.error and r.mean_logprob is not None]) - len(scored)
+    body = (
+        md_html(batch_markdown(b, on_page=False))
+        + (bars_svg(labels, bits, "Mean surprisal of each text (bits a token)") if scored else "")
+        + (f'<p class="lx-meta">The chart shows the first {BATCH_BARS} texts; the table, all.</p>' if more > 0 else "")
+        + table_html(batch_table(b), "Texts")
+    )
+    return document("Batch", b.model, body, "", b.to_dict())

@@ -51,8 +51,9 @@ def batch_table(b: Batch) -> pd.DataFrame:
     return pd.DataFrame([{name: get(r) for name, get in columns.items()} for r in b.rows], columns=list(columns))
 
 
-def batch_markdown(b: Batch) -> str:
-    """The batch's summary: texts done and failed, tokens, corpus perplexity, quiz accuracy, and why it stopped."""
+def batch_markdown(b: Batch, on_page: bool = True) -> str:
+    """The batch's summary: texts done and failed, tokens, corpus perplexity, quiz accuracy, and why it stopped
+    (`on_page`: and that a row opens in the Score tab)."""
     s = b.summary
     where = f" (from text {s['first_row']:,} of the file)" if s["first_row"] > 1 else ""
     parts = [
@@ -69,7 +70,8 @@ def batch_markdown(b: Batch) -> str:
         text += f" {s['failed']} could not be scored: see their `error`."
     if b.stopped:
         text += f"\n\n**Stopped after {s['done']:,} of {_n(s['texts'], 'text')}**: {b.stopped} The rows done are kept."
-    return text + "\n\nClick a row to open its text in the Score tab. The statistics are scores, not verdicts."
+    click = "Click a row to open its text in the Score tab. " if on_page else ""
+    return text + f"\n\n{click}The statistics are scores, not verdicts."
 
 
 def _n(n: int, what: str) -> str:

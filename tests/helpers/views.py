@@ -3,10 +3,12 @@ shared by tests/test_view_files.py and the browser test that opens the files."""
 
 from __future__ import annotations
 
+from explorer.engine.batch import run_batch
 from explorer.engine.branch import Prefixes, grow, plant
 from explorer.engine.lens import lens_ids
 from explorer.lm import LM
 from explorer.notebook import views
+from explorer.results.batch import BatchItem
 from explorer.settings import SamplerSettings
 
 TEXT = "The cat sat on the mat because it was warm."
@@ -24,7 +26,10 @@ def view_files(gpt2, llama) -> dict[str, tuple[str, object]]:
     prefixes = Prefixes(gpt2.name)
     tree = plant(gpt2, prefixes, gpt2.encode(TEXT))
     tree, _ = grow(gpt2, prefixes, tree, 5, int(tree.top_ids[5][1]), SamplerSettings(max_tokens=3, temperature=0))
+    texts = [TEXT, "The capital of France is Paris.", "x"]
+    b = run_batch(gpt2, [BatchItem(i + 1, t, f"t{i}") for i, t in enumerate(texts)], start="<|endoftext|>")
     return {
+        "batch": (views.batch_page(b), b),
         "words": (views.words_page(ws.scores, ws.words, ws.lead), ws),
         "compare": (views.compare_page(c, "js"), c),
         "compare-spans": (views.compare_page(c2), c2),

@@ -17,13 +17,14 @@ import gradio as gr
 from explorer import bounds
 from explorer.engine.batch import STOP_CODES, fill_word_table, score_batch, settings
 from explorer.errors import ExplorerError
+from explorer.notebook.views import batch_page
 from explorer.render.batch import batch_markdown, batch_table, row_of
 from explorer.results.batch import MAX_TEXTS, Batch, read_batch
 from explorer.results.stats import MIN_K_PERCENT
 from explorer.results.stimuli import Stimulus, read_stimuli
 from explorer.results.word_table import WordTable
 from explorer.ui.actions import uses_model
-from explorer.ui.downloads import cleared, read_upload, write_text
+from explorer.ui.downloads import cleared, read_upload, view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import progress_html
 from explorer.ui.tabs import Shared
@@ -83,6 +84,7 @@ class BatchTab:
                 self.dl_jsonl = gr.DownloadButton(
                     "Download the table (JSONL)", value=None, interactive=False, size="sm"
                 )
+                self.dl_html = view_button("batch-dl-html")
             with gr.Row():
                 self.words_button = gr.Button("Make the word table of every text", size="sm", scale=2)
                 self.dl_words = gr.DownloadButton(
@@ -111,7 +113,7 @@ class BatchTab:
 
     @property
     def outputs(self) -> list:
-        return [self.summary, self.table, self.dl_csv, self.dl_jsonl, self.state, self.first]
+        return [self.summary, self.table, self.dl_csv, self.dl_jsonl, self.dl_html, self.state, self.first]
 
     def clear(self) -> dict:
         """Before a run: no old result under a new error (the start box keeps its value)."""
@@ -155,6 +157,7 @@ class BatchTab:
             self.table: batch_table(b),
             self.dl_csv: gr.DownloadButton(value=_write(b, "csv"), interactive=True),
             self.dl_jsonl: gr.DownloadButton(value=_write(b, "jsonl"), interactive=True),
+            self.dl_html: view_file(b.model, "batch", batch_page(b)),
             self.state: b,
             self.first: _next(b) if rest else 1,
         }
