@@ -139,7 +139,7 @@ def test_batch_file_holds_every_texts_figures_and_its_json(made):
     assert "corpus perplexity" in page and "Mean surprisal of each text" in page and "Click a row" not in page
 
 
-@pytest.mark.parametrize("name", ["words", "answers", "why", "lens", "branch"])
+@pytest.mark.parametrize("name", ["words", "answers", "why", "lens", "branch", "batch"])
 def test_a_tool_file_says_it_does_not_open_and_what_does(made, name, tmp_path):
     """*Open a session* and explorer.open read a tool tab's file and say which view it is and what opens instead."""
     from explorer.errors import ExplorerError
