@@ -68,7 +68,7 @@ NOTES = {
     "([Hidden states](#hidden-states-return_hidden_states)); torch engine only; not with `stream` or `n > 1`; "
     "at most 16 prompt tokens (settable)",
     "text_stats": "this project's extension: `text_stats` on each choice (GLTR, Min-K%, Min-K%++, Fast-DetectGPT: "
-    "scores, not verdicts); only with `echo: true, max_tokens: 0`",
+    "scores, not verdicts); only with `echo: true, max_tokens: 0`, not with `stream: true`",
     "temperature": "0 = greedy (the argmax of the penalised logits)",
     "top_p": "nucleus sampling; 1 = off",
     "top_k": "vLLM extension: keep the k most likely; 0 or -1 = off",

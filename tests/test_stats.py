@@ -197,6 +197,13 @@ def test_the_api_refuses_text_stats_without_a_scored_prompt(live):
     assert "echo" in r.json()["error"]["message"]
 
 
+def test_the_api_refuses_text_stats_in_a_stream_instead_of_dropping_them(live):
+    asked = {"prompt": TEXT, "max_tokens": 0, "echo": True, "logprobs": 2, "text_stats": True, "stream": True}
+    r = httpx.post(live.url + "/v1/completions", json=asked)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "text_stats"
+    assert "stream" in r.json()["error"]["message"]
+
+
 def test_the_page_panels_show_value_meaning_reference_and_caveat(gpt2, gpt2_b):
     from explorer.ui.inspector import Inspector
     from explorer.ui.tabs.compare import CompareTab

@@ -192,6 +192,12 @@ class CompletionRequest(_Base):
                 param="text_stats",
                 code="invalid_value",
             )
+        if self.text_stats and self.stream:
+            raise ExplorerError(
+                "`text_stats` comes with a whole answer: set `stream: false` (a stream sends no statistics).",
+                param="text_stats",
+                code="invalid_value",
+            )
         if self.prompt_logprob_token_ids is not None and not (self.echo and self.max_tokens == 0):
             raise ExplorerError(
                 "`prompt_logprob_token_ids` applies when scoring a prompt: set `echo: true` and `max_tokens: 0`.",
