@@ -283,7 +283,8 @@ class RoomLimits:
     per_address: int = setting(
         50,
         "EXPLORER_ROOMS_PER_ADDRESS",
-        "rooms at once opened from one client address (behind a proxy, the proxy's address counts)",
+        "rooms at once opened from one client address (behind a proxy on the server's own network, a Space's: the "
+        "address it appended to X-Forwarded-For)",
         positive,
     )
     students: int = setting(200, "EXPLORER_ROOMS_STUDENTS", "students in one room", positive)
@@ -388,9 +389,10 @@ class Config:
     models: tuple[str, ...] = setting(
         (),
         "EXPLORER_MODELS",
-        "the models this server may serve (a,b,c: hub ids or local folders); the first is the default",
+        "the models this server may serve (a,b,c, or `--model` repeated: hub ids or local folders); the first is the "
+        "default",
         names,
-        flag="--model (repeatable)",
+        flag="--model",
         shown="EXPLORER_MODEL",
     )
     model: str | None = setting(
