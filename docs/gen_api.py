@@ -8,7 +8,7 @@ request models), numeric ranges (`settings.NUMBERS`, the ranges SamplerSettings 
 cap and list caps (constants of explorer.settings), the refused fields (`schemas.UNSUPPORTED`,
 `HARMLESS`), every error code with its HTTP status (each `ExplorerError(code=...)` under
 explorer/, `framing.STATUS`) and the limits with their variables and meanings
-(`settings.Limits`). What does not: one line per field saying what it does (NOTES below);
+(`config.Limits`'s field metadata). What does not: one line per field saying what it does (NOTES below);
 a field without a line, or a line without a field, stops the script.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import inspect
 import json
 import re
 import sys
@@ -230,29 +229,28 @@ def error_table() -> list[str]:
 
 
 def limits_table() -> list[str]:
-    source = inspect.getsource(settings.Limits)
-    comments = dict(re.findall(r"^\s+(\w+): [^=]+= [^#]+#\s*(.+)$", source, re.MULTILINE))
+    """Each field of `config.Limits` with its variable, defaults and meaning (the field's metadata)."""
     rows = [
         "| limit (`GET /v1/models` -> `limits`) | variable | default | public default | what it does |",
         "|---|---|---|---|---|",
     ]
     for f in dataclasses.fields(settings.Limits):
-        if f.name == "public":  # not a number: switched by --public / EXPLORER_PUBLIC / SPACE_ID (runtime.is_public)
+        if f.name == "public":  # not a number: switched by --public / EXPLORER_PUBLIC / SPACE_ID (config.Config.public)
             rows.append(
                 "| `public` | `EXPLORER_PUBLIC`, `--public`, or `SPACE_ID` set | `False` | `True` | "
-                f"{cell(comments[f.name])}; the public defaults apply, and the API is off unless `EXPLORER_API_KEY` is set |"
+                "a public deployment (--public, EXPLORER_PUBLIC=1, or a Hugging Face Space); the public defaults "
+                "apply, and the API is off unless `EXPLORER_API_KEY` is set |"
             )
             continue
-        var = f"EXPLORER_{f.name.upper()}"
-        if f'"{var}"' not in source or f.name not in comments:
-            raise SystemExit(
-                f"docs/gen_api.py: Limits.{f.name} has no {var} in Limits.from_env or no comment: update the script."
-            )
+        if f.name == "max_logprobs":  # reported in `capabilities`, below
+            continue
+        var, help = f.metadata["env"], f.metadata["help"]
         public = getattr(settings.PUBLIC_LIMITS, f.name)
-        rows.append(f"| `{f.name}` | `{var}` | `{f.default!r}` | `{public!r}` | {cell(comments[f.name])} |")
+        rows.append(f"| `{f.name}` | `{var}` | `{f.default!r}` | `{public!r}` | {cell(help)} |")
+    cap = next(f for f in dataclasses.fields(settings.Limits) if f.name == "max_logprobs")
     rows.append(
-        f"| `max_logprobs` (in `capabilities`) | `EXPLORER_MAX_LOGPROBS`, `--max-logprobs` | `{K}` | `{K}` | "
-        "most alternatives a request may ask per position; -1: no cap (then -1 asks for the whole vocabulary) |"
+        f"| `max_logprobs` (in `capabilities`) | `{cap.metadata['env']}`, `{cap.metadata['flag']}` | `{K}` | `{K}` | "
+        f"{cell(cap.metadata['help'])} |"
     )
     return rows
 

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from explorer.config import Config, current
 from explorer.engine import DEFAULT_MODEL, ModelEngine, load_any, plan
 from explorer.engine.memory import device_memory_mb
 from explorer.engine.scheduler import attach
@@ -55,26 +56,23 @@ def public_name(source: str) -> str:
     return source
 
 
-def _env_list(name: str) -> list[str]:
-    return [x.strip() for x in os.environ.get(name, "").split(",") if x.strip()]
+def is_public(flag: bool | None = None, config: Config | None = None) -> bool:
+    """Whether this is a public deployment: `--public`, else EXPLORER_PUBLIC (1/0), else on a Hugging Face Space
+    (`config`'s word: default, the configuration in force)."""
+    return bool(flag) or (config or current()).public
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "")
-    try:
-        return int(raw) if raw.strip() else default
-    except ValueError:
-        raise ExplorerError(f"{name}={raw!r} must be a whole number.", param=name) from None
-
-
-def is_public(flag: bool | None = None) -> bool:
-    """Whether this is a public deployment: `--public`, else EXPLORER_PUBLIC (1/0), else on a Hugging Face Space."""
-    if flag:
-        return True
-    env = os.environ.get("EXPLORER_PUBLIC", "").strip().lower()
-    if env:
-        return env in ("1", "true", "yes", "on")
-    return bool(os.environ.get("SPACE_ID"))
+def specs_of(sources: list[str], trust_remote_code: bool = False) -> dict[str, ModelSpec]:
+    """The operator's models by public name, in order; two folders may not share a name."""
+    specs: dict[str, ModelSpec] = {}
+    for src in sources:
+        spec = ModelSpec(public_name(src), src, trust_remote_code)
+        if spec.name in specs and specs[spec.name].source != src:
+            raise ExplorerError(
+                f"Two models are both called {spec.name!r}: give their folders different names.", param="model"
+            )
+        specs.setdefault(spec.name, spec)
+    return specs
 
 
 def is_loopback(host: str) -> bool:
@@ -101,50 +99,30 @@ class Models:
         public: bool = False,
         limits: Limits | None = None,
         engine: str | None = None,
+        config: Config | None = None,
     ):
-        sources = (
-            [m for m in (models or []) if m]
-            or _env_list("EXPLORER_MODELS")
-            or [os.environ.get("EXPLORER_MODEL") or DEFAULT_MODEL]
-        )
-        self.specs: dict[str, ModelSpec] = {}
-        for src in sources:
-            spec = ModelSpec(public_name(src), src, trust_remote_code)
-            if spec.name in self.specs and self.specs[spec.name].source != src:
-                raise ExplorerError(
-                    f"Two models are both called {spec.name!r}: give their folders different names.", param="model"
-                )
-            self.specs.setdefault(spec.name, spec)
+        """The operator's `models` (else `config`'s list, else the default model); every argument left unset comes
+        from `config` (default: the configuration in force, explorer/config.py)."""
+        config = config or current()
+        self.specs = specs_of([m for m in (models or []) if m] or config.served or [DEFAULT_MODEL], trust_remote_code)
         self.default = next(iter(self.specs))
-        self.device = device or os.environ.get("EXPLORER_DEVICE")
-        self.dtype = dtype or os.environ.get("EXPLORER_DTYPE")
-        self.max_loaded = max(1, max_loaded if max_loaded is not None else _env_int("EXPLORER_MAX_LOADED_MODELS", 2))
+        self.device = device or config.engine.device
+        self.dtype = dtype or config.engine.dtype
+        self.max_loaded = max(1, max_loaded if max_loaded is not None else config.max_loaded_models)
         # weights in memory at most (0: no budget); by default half of what the device has
-        self.max_mb = max_mb if max_mb is not None else _env_int("EXPLORER_MODEL_MEMORY_MB", -1)
+        self.max_mb = max_mb if max_mb is not None else config.model_memory_mb
         if self.max_mb < 0:
             self.max_mb = device_memory_mb(self.device) // 2
-        if allow_hub is None:
-            env = os.environ.get("EXPLORER_ALLOW_HUB_MODELS", "").strip().lower()
-            allow_hub = env in ("1", "true", "yes", "on") if env else not os.environ.get("SPACE_ID")
+        allow_hub = config.allow_hub() if allow_hub is None else allow_hub
         if public and allow_hub:
             log.warning("public mode: visitors pick only the listed models (EXPLORER_ALLOW_HUB_MODELS is ignored)")
         self.public = public
-        self.limits = limits or Limits.from_env(public)  # what one request may cost, on the page and the API
+        # what one request may cost, on the page and the API
+        self.limits = limits or config.with_public(public).limits
         self.allow_hub = allow_hub and not public  # a public server: the operator's list only
         self.compile: bool | None = None  # torch.compile the statistics (None: EXPLORER_COMPILE); off on ZeroGPU
         self.engine = engine  # auto | torch | llama.cpp (None: EXPLORER_ENGINE, else auto: engine/select.py) | remote
-        self._loader = loader or (
-            lambda spec: load_any(
-                spec.source,
-                self.device,
-                self.dtype,
-                spec.trust_remote_code,
-                engine="torch" if spec.twin_of else self.engine,
-                name=spec.twin_of or spec.name,
-                hub_only=spec.hub_only,
-                compile=self.compile,
-            )
-        )
+        self._loader = loader or self._load
         self._engines: OrderedDict[str, AnyEngine] = OrderedDict()  # least recently used first
         self._pins: dict[str, int] = {}
         self._lock = threading.Lock()  # guards _engines and _pins
@@ -154,6 +132,19 @@ class Models:
         self.public_url: str | None = None  # a share tunnel's public URL, when there is one
         self.batch_size = 0  # set by a server: its local models decode their generations together (serve_batched)
         self._said: set[str] = set()
+
+    def _load(self, spec: ModelSpec) -> AnyEngine:
+        """`spec`'s engine, loaded here (a served model's twin on the torch engine)."""
+        return load_any(
+            spec.source,
+            self.device,
+            self.dtype,
+            spec.trust_remote_code,
+            engine="torch" if spec.twin_of else self.engine,
+            name=spec.twin_of or spec.name,
+            hub_only=spec.hub_only,
+            compile=self.compile,
+        )
 
     def forget_locks(self) -> None:
         """In a forked child (a ZeroGPU worker): a lock another thread of the parent held at the fork stays held here,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
 import sys
 import time
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from explorer import __version__, zerogpu
+from explorer.config import Config, RoomLimits, current, quiet_gradio, use
 from explorer.errors import ExplorerError
 from explorer.models import Models, is_loopback, is_public
 from explorer.settings import Limits
@@ -20,7 +20,7 @@ PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public serv
 
 def parse_auth(value: str | None) -> tuple[str, str] | None:
     """`user:password` (EXPLORER_AUTH / --auth) -> (user, password); None when unset."""
-    value = value if value is not None else os.environ.get("EXPLORER_AUTH")
+    value = value if value is not None else current().auth
     if not value:
         return None
     user, sep, password = value.partition(":")
@@ -55,11 +55,12 @@ def build_app(
     limits: Limits | None = None,
     host: str | None = None,
     zero: bool | None = None,
+    rooms: RoomLimits | None = None,
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
     Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
     `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where /v1's model work runs in `spaces.GPU` calls and
-    the lessons answer `ZERO_GPU_MESSAGE`."""
+    the lessons answer `ZERO_GPU_MESSAGE`; `rooms`: the rooms' caps (None: the configuration in force's)."""
     import gradio as gr
 
     from explorer.api.framing import error_of
@@ -83,7 +84,7 @@ def build_app(
     if zero:  # said on every route of theirs, never a failure mid-request
         app.include_router(not_on_zero_gpu())
     else:
-        app.include_router(lesson_rooms(models, limits, auth, app.state))  # /lessons, /rooms, /lesson pages
+        app.include_router(lesson_rooms(models, limits, auth, app.state, rooms))  # /lessons, /rooms, /lesson pages
     app.mount("/v1", api)
     demo = page_app(models, limits)
     if limits.public:
@@ -144,13 +145,14 @@ def not_on_zero_gpu():
     return router
 
 
-def lesson_rooms(models: Models, limits: Limits, auth: tuple[str, str] | None, state):
-    """The rooms router (explorer/api/rooms.py) with its caps (EXPLORER_ROOMS_*) and this server's gate."""
+def lesson_rooms(models: Models, limits: Limits, auth: tuple[str, str] | None, state, caps: RoomLimits | None = None):
+    """The rooms router (explorer/api/rooms.py) with its caps (EXPLORER_ROOMS_*: the configuration in force, for
+    a public server or not, where none are given) and this server's gate."""
     from explorer.api.guard import room_guard
     from explorer.api.rooms import rooms_router
-    from explorer.lessons.rooms import RoomLimits, Rooms
+    from explorer.lessons.rooms import Rooms
 
-    rooms = Rooms(RoomLimits.from_env(limits.public))
+    rooms = Rooms(caps or current().with_public(limits.public).rooms)
     state.rooms = rooms
     return rooms_router(models, limits, rooms, state.gate, room_guard(auth))
 
@@ -287,10 +289,13 @@ def deployment(
     backend: tuple[str, str | None, str | None] | None = None,
     public: bool = False,
     engine_kind: str | None = None,
+    config: Config | None = None,
 ) -> Models:
-    """The registry a server serves: the operator's models (or the backend's), public or not (see `serve`)."""
-    public = is_public(public)
-    allow_hub = None if os.environ.get("EXPLORER_ALLOW_HUB_MODELS") or is_loopback(host) else False
+    """The registry a server serves: the operator's models (or the backend's), public or not (see `serve`); what the
+    arguments leave unset comes from `config` (default: the configuration in force)."""
+    config = config or current()
+    public = is_public(public, config)
+    allow_hub = None if config.allow_hub_models is not None or is_loopback(host) else False
     if backend:  # every model is served by the backend (see explorer/engine/remote.py)
         registry = remote_models(backend, models, public)
     else:
@@ -302,34 +307,36 @@ def deployment(
             allow_hub=allow_hub,
             public=public,
             engine=engine_kind,
+            config=config,
         )
     if public:
         print(f"Public mode: {registry.limits.summary()}; models: {', '.join(registry.names)}.", file=sys.stderr)
     return registry
 
 
-def serve(
-    models: list[str] | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    host: str = "127.0.0.1",
-    port: int = 7860,
-    share: bool = False,
-    trust_remote_code: bool = False,
-    auth: str | None = None,
-    backend: tuple[str, str | None, str | None] | None = None,
-    public: bool = False,
-    engine_kind: str | None = None,
-) -> int:
+def serve(config: Config, trust_remote_code: bool = False) -> int:
     """Load the default model, then serve the app and API until interrupted (SIGTERM stops it within seconds).
 
-    `public` (or EXPLORER_PUBLIC=1, or on a Hugging Face Space): the operator's models only, the public limits
-    (explorer/settings.py PUBLIC_LIMITS, each an EXPLORER_* setting), the HTTP API off unless EXPLORER_API_KEY is set.
+    `config.public` (EXPLORER_PUBLIC=1, --public, or on a Hugging Face Space): the operator's models only, the public
+    limits (explorer/config.py PUBLIC_LIMITS, each an EXPLORER_* setting), the HTTP API off unless EXPLORER_API_KEY is
+    set. While it serves, `config` is the configuration in force (explorer.config.current) in every thread.
     """
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    quiet_gradio()
+    with use(config):
+        return _serve(config, trust_remote_code)
+
+
+def _serve(config: Config, trust_remote_code: bool) -> int:
+    """`serve`'s work, under `config`: load, build the app, listen until stopped."""
+    auth, host, port, share = config.auth, config.host, config.port, config.share
+    backend = (config.backend, config.backend_key, config.backend_tokenizer) if config.backend else None
+    device, dtype, engine_kind = config.engine.device, config.engine.dtype, config.engine.kind
+    models = config.served or None
     credentials = parse_auth(auth)
     zero = zerogpu.activate() and not backend  # before any load: the `spaces` package must see the weights move
-    registry = deployment(models, device, dtype, host, trust_remote_code, backend, public, engine_kind)
+    registry = deployment(
+        models, device, dtype, host, trust_remote_code, backend, config.public, engine_kind, config=config
+    )
     print(f"Loading {registry.default} ...", file=sys.stderr)
     engine = registry.preload_for_zero_gpu()[0] if zero else registry.get()
     print(
@@ -337,26 +344,28 @@ def serve(
         file=sys.stderr,
     )
     if share:
-        return _serve_shared(registry, host, port, credentials)
+        return _serve_shared(registry, host, port, credentials, config.rooms)
     import uvicorn
 
-    app = build_app(registry, credentials, host=host)
+    app = build_app(registry, credentials, host=host, rooms=config.rooms)
     if zero:  # the weights packed once, now that every model is loaded and every GPU action wrapped
         zerogpu.start_up()
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    settings = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig, frame):  # running requests stop at their next step, then uvicorn exits
             app.state.gate.shutdown()
             super().handle_exit(sig, frame)
 
-    server = Server(config)
+    server = Server(settings)
     print(f"Web app: http://{host}:{port}/   API: http://{host}:{port}/v1", file=sys.stderr)
     server.run()
     return 0
 
 
-def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | None) -> int:
+def _serve_shared(
+    models: Models, host: str, port: int, auth: tuple[str, str] | None, caps: RoomLimits | None = None
+) -> int:
     """`--share`: Gradio's own launcher (for the public link), with the API routes added to its app."""
     from explorer.api.routes import build_api
     from explorer.ui.theme import launch_options
@@ -374,7 +383,7 @@ def _serve_shared(models: Models, host: str, port: int, auth: tuple[str, str] | 
     app.mount("/v1", api)
     app.router.routes.insert(0, app.router.routes.pop())  # before Gradio's catch-all routes
     app.state.gate, models.host, models.public_url = api.state.gate, host, public
-    rooms = lesson_rooms(models, models.limits, auth, app.state)
+    rooms = lesson_rooms(models, models.limits, auth, app.state, caps)
     for route in reversed(rooms.routes):  # before Gradio's catch-all routes too
         app.router.routes.insert(0, route)
     print(f"Web app: {local}  public: {public}  API: {local.rstrip('/')}/v1", file=sys.stderr)

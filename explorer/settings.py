@@ -6,14 +6,16 @@ reject exactly the same things with the same messages.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any, overload
 
+from explorer import config
+from explorer.config import MAX_K as MAX_K  # the caps live in explorer/config.py (read from the environment there)
+from explorer.config import PUBLIC_LIMITS as PUBLIC_LIMITS
+from explorer.config import Limits as Limits
 from explorer.errors import ExplorerError
 
 VERSION = "0.2.0"  # the package's version (explorer.__version__; pyproject.toml says the same)
-MAX_K = 20  # the default cap on top-k alternatives per position (vLLM's default --max-logprobs)
 MAX_STOP = 4
 MAX_STOP_CHARS = 256  # longer stop strings would cost a scan of their length every step
 GREEDY_BELOW = 1e-5  # vLLM's _SAMPLING_EPS: a smaller temperature means greedy
@@ -21,15 +23,10 @@ MAX_LOGPROB_IDS = 128  # `logprob_token_ids` per request, as vLLM allows
 
 
 def max_logprobs() -> int:
-    """The server's cap on top-k (`--max-logprobs` / EXPLORER_MAX_LOGPROBS, default 20); -1: no cap (the full vocabulary)."""
-    raw = os.environ.get("EXPLORER_MAX_LOGPROBS", "").strip()
-    try:
-        value = int(raw) if raw else MAX_K
-    except ValueError:
-        raise ExplorerError(f"EXPLORER_MAX_LOGPROBS={raw!r} must be a whole number (or -1 for no cap).") from None
-    if value < -1:
-        raise ExplorerError(f"EXPLORER_MAX_LOGPROBS={raw!r} must be -1 (no cap) or at least 0.")
-    return value
+    """The server's cap on top-k (`--max-logprobs` / EXPLORER_MAX_LOGPROBS, default 20); -1: no cap (the full vocabulary).
+
+    The configuration in force (explorer/config.py `current`): the entry point's, else the environment's now."""
+    return config.current().limits.max_logprobs
 
 
 def page_k(want: int = MAX_K) -> int:
@@ -233,136 +230,3 @@ class SamplerSettings:
 
 def _api_name(field_name: str) -> str:
     return {"logprob_ids": "logprob_token_ids"}.get(field_name, field_name)
-
-
-def _env_flag(name: str, default: bool) -> bool:
-    """A yes/no variable: 1/true/yes/on or 0/false/no/off (unset or empty: `default`)."""
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise ExplorerError(f"{name}={raw!r} must be 1 or 0.", param=name)
-
-
-def _env_number(name: str, default: float, kind=int):
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ExplorerError(f"{name}={raw!r} must be a number.", param=name) from None
-    if value < 0:
-        raise ExplorerError(f"{name}={raw!r} must not be negative.", param=name)
-    return value
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may cost, on the page and the API alike; reported by GET /v1/models and the page, and named
-    in the messages that enforce them. A public deployment (`public=True`) starts from tighter defaults."""
-
-    max_body_bytes: int = 2_000_000  # a request body larger than this is refused before it is parsed
-    max_choices: int = 64  # prompts x n of one request
-    max_tokens: int = 0  # most tokens one choice may generate; 0: the model's context
-    max_input_tokens: int = 0  # most tokens one prompt or text may have; 0: the model's context
-    max_seconds: float = 300.0  # a request computing longer is stopped (0: no limit)
-    full_vocab_max_prompt_tokens: int = 256  # prompt tokens x n for `prompt_logprobs: -1`
-    hidden_states: bool = True  # `return_hidden_states` served (off on a public server unless the operator says)
-    hidden_states_max_tokens: int = 16  # prompt tokens x n of a request with `return_hidden_states`
-    hidden_states_max_bytes: int = 32 * 1024 * 1024  # its states' bytes: positions x layers x hidden x dtype
-    queue: int = 32  # model requests waiting beyond the running ones; more get a 429 (the page: "busy")
-    workers: int = 8  # model requests computing at once; generations among them decode together (one batch)
-    public: bool = False  # a public deployment (--public, EXPLORER_PUBLIC=1, or a Hugging Face Space)
-
-    @classmethod
-    def from_env(cls, public: bool = False) -> Limits:
-        """The limits EXPLORER_* variables set, over the defaults (PUBLIC_LIMITS' where `public`)."""
-        base = PUBLIC_LIMITS if public else cls()
-        return cls(
-            max_body_bytes=_env_number("EXPLORER_MAX_BODY_BYTES", base.max_body_bytes),
-            max_choices=_env_number("EXPLORER_MAX_CHOICES", base.max_choices),
-            max_tokens=_env_number("EXPLORER_MAX_TOKENS", base.max_tokens),
-            max_input_tokens=_env_number("EXPLORER_MAX_INPUT_TOKENS", base.max_input_tokens),
-            max_seconds=_env_number("EXPLORER_MAX_SECONDS", base.max_seconds, float),
-            full_vocab_max_prompt_tokens=_env_number(
-                "EXPLORER_FULL_VOCAB_MAX_PROMPT_TOKENS", base.full_vocab_max_prompt_tokens
-            ),
-            hidden_states=_env_flag("EXPLORER_HIDDEN_STATES", base.hidden_states),
-            hidden_states_max_tokens=_env_number("EXPLORER_HIDDEN_STATES_MAX_TOKENS", base.hidden_states_max_tokens),
-            hidden_states_max_bytes=_env_number("EXPLORER_HIDDEN_STATES_MAX_BYTES", base.hidden_states_max_bytes),
-            queue=_env_number("EXPLORER_QUEUE", base.queue),
-            workers=max(1, _env_number("EXPLORER_WORKERS", base.workers)),
-            public=public,
-        )
-
-    def max_new_tokens(self, context: int, prompt_tokens: int) -> int:
-        """Most tokens a choice may generate after `prompt_tokens` of a model reading `context`."""
-        room = max(context - prompt_tokens, 0)
-        return min(room, self.max_tokens) if self.max_tokens else room
-
-    def check_input(self, n: int, param: str = "prompt") -> None:
-        """Refuse a prompt or text of `n` tokens over `max_input_tokens` (the model's context is the engine's check)."""
-        if self.max_input_tokens and n > self.max_input_tokens:
-            raise ExplorerError(
-                f"The text is {n} tokens; this server takes at most {self.max_input_tokens} per request "
-                "(EXPLORER_MAX_INPUT_TOKENS): shorten it.",
-                param=param,
-                code="input_tokens_above_cap",
-            )
-
-    def check_new_tokens(self, n: int, param: str = "max_tokens", context: int = 0) -> None:
-        """Refuse asking for more than `max_tokens` new tokens (where unset: more than the model's `context`, when
-        given)."""
-        cap = self.max_tokens or context
-        if cap and n > cap:
-            raise ExplorerError(
-                f"`{param}` (={n}) is more than this server generates per choice ({cap}"
-                f"{', EXPLORER_MAX_TOKENS' if self.max_tokens else ': the model context'}): ask for fewer.",
-                param=param,
-                code="integer_above_max_value",
-            )
-
-    def report(self) -> dict:
-        return {
-            "public": self.public,
-            "max_body_bytes": self.max_body_bytes,
-            "max_choices": self.max_choices,
-            "max_tokens": self.max_tokens or None,
-            "max_input_tokens": self.max_input_tokens or None,
-            "max_seconds": self.max_seconds or None,
-            "full_vocab_max_prompt_tokens": self.full_vocab_max_prompt_tokens,
-            "hidden_states": self.hidden_states,
-            "hidden_states_max_tokens": self.hidden_states_max_tokens,
-            "hidden_states_max_bytes": self.hidden_states_max_bytes,
-            "queue": self.queue,
-            "workers": self.workers,
-        }
-
-    def summary(self, context: int = 0) -> str:
-        """One line for people: what an action here may cost (input capped at the model's `context` where known)."""
-        most = min(self.max_input_tokens or context, context or self.max_input_tokens)
-        parts = [
-            f"texts up to {most:,} tokens" if most else None,
-            f"up to {self.max_tokens:,} new tokens" if self.max_tokens else None,
-            f"{self.max_seconds:g} s per action" if self.max_seconds else None,
-            f"at most {self.queue} people waiting in line" if self.queue else None,
-        ]
-        return ", ".join(p for p in parts if p)
-
-
-PUBLIC_LIMITS = Limits(
-    max_body_bytes=200_000,
-    max_choices=4,
-    max_tokens=256,
-    max_input_tokens=2048,
-    max_seconds=60.0,
-    full_vocab_max_prompt_tokens=32,
-    hidden_states=False,  # EXPLORER_HIDDEN_STATES=1 turns it on (under the same caps)
-    queue=16,
-    workers=4,
-    public=True,
-)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import base64
 import hmac
-import os
 
 from fastapi import Request
 
 from explorer.api.framing import error
+from explorer.config import current
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
@@ -32,12 +32,17 @@ def allowed(request: Request, key: str | None, auth: tuple[str, str] | None) -> 
     return True
 
 
+def api_key() -> str | None:
+    """EXPLORER_API_KEY of the configuration in force (asked per request: a test sets it on a running server)."""
+    return current().api_key
+
+
 OPEN_WHEN_OFF = ("/models", "/health", "/version")  # what a public server without a key still answers (no model work)
 
 
 def api_off(limits: Limits) -> bool:
     """A public server's API is off unless its operator set EXPLORER_API_KEY."""
-    return limits.public and not os.environ.get("EXPLORER_API_KEY")
+    return limits.public and not api_key()
 
 
 OFF_MESSAGE = (
@@ -55,7 +60,7 @@ class Guard:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            key = os.environ.get("EXPLORER_API_KEY")
+            key = api_key()
             path = scope.get("path", "")
             if api_off(self.limits):
                 if not path.endswith(OPEN_WHEN_OFF) and "/models/" not in path:
@@ -79,7 +84,7 @@ def root_guard(auth: tuple[str, str] | None, limits: Limits | None = None):
     def guard(request: Request) -> None:
         if limits is not None and api_off(limits):
             raise ExplorerError(OFF_MESSAGE, code="api_off")
-        if not allowed(request, os.environ.get("EXPLORER_API_KEY"), auth):
+        if not allowed(request, api_key(), auth):
             raise ExplorerError(
                 "Missing or wrong credentials: send the API key (or the EXPLORER_AUTH credentials).",
                 code="invalid_api_key",

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
+from explorer.config import Config, use
 from explorer.errors import ExplorerError
 
 COMMANDS: list[str] = [  # the commands' modules, in the order `--help` lists them, one line each
@@ -48,19 +48,20 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # 1. parse; --max-logprobs reaches the settings through the environment
+    # 1. parse
     a = parser().parse_args(argv)
-    if getattr(a, "max_logprobs", None) is not None:
-        os.environ["EXPLORER_MAX_LOGPROBS"] = str(a.max_logprobs)
-    # 2. run the command (it checks its arguments before loading a model) and write its body
+    # 2. run the command under the configuration its flags and the environment make (explorer.config: --max-logprobs
+    # reaches the settings this way), checking its arguments before loading a model, and write its body
     try:
-        body = _commands()[a.command].run(a)
-        if isinstance(body, int):  # serve: its exit status
-            return body
-        from explorer.cli.args import write
+        config = Config.from_args(a)
+        with use(config):
+            body = _commands()[a.command].run(a)
+            if isinstance(body, int):  # serve: its exit status
+                return body
+            from explorer.cli.args import write
 
-        write(body, getattr(a, "out", None))
-        return 0
+            write(body, getattr(a, "out", None))
+            return 0
     # 3. a mistake of the user's (or a file that cannot be written) is one line on stderr, exit status 2
     except ExplorerError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -35,19 +35,17 @@ def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     else:
         p.add_argument(
             "--model",
-            default=os.environ.get("EXPLORER_MODEL"),
-            help="hub id or local folder (default: SmolLM2-135M-Instruct)",
+            help="hub id or local folder (default: SmolLM2-135M-Instruct, or EXPLORER_MODEL)",
         )
-    p.add_argument("--device", default=os.environ.get("EXPLORER_DEVICE"), help="auto (default), cpu, cuda, cuda:N, mps")
+    p.add_argument("--device", help="auto (default), cpu, cuda, cuda:N, mps (or EXPLORER_DEVICE)")
     p.add_argument(
         "--dtype",
-        default=os.environ.get("EXPLORER_DTYPE"),
-        help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16",
+        help="auto (bf16 on GPU, float32 on CPU), float32, bfloat16, float16 (or EXPLORER_DTYPE)",
     )
     p.add_argument(
         "--engine",
-        default=os.environ.get("EXPLORER_ENGINE"),
-        help="auto (default: llama.cpp for a .gguf, and for the default model on a CPU-only machine), torch, llama.cpp",
+        help="auto (default: llama.cpp for a .gguf, and for the default model on a CPU-only machine), torch, llama.cpp "
+        "(or EXPLORER_ENGINE)",
     )
     p.add_argument(
         "--trust-remote-code",
@@ -56,16 +54,13 @@ def model_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     )
     p.add_argument(
         "--backend",
-        default=os.environ.get("EXPLORER_BACKEND"),
         help="a vLLM / OpenAI-compatible /v1 URL to use as the engine (or EXPLORER_BACKEND)",
     )
-    p.add_argument(
-        "--backend-key", default=os.environ.get("EXPLORER_BACKEND_KEY"), help="its API key (or EXPLORER_BACKEND_KEY)"
-    )
+    p.add_argument("--backend-key", help="its API key (or EXPLORER_BACKEND_KEY)")
     p.add_argument(
         "--backend-tokenizer",
-        default=os.environ.get("EXPLORER_BACKEND_TOKENIZER"),
-        help="a local folder or hub id of the served model's tokenizer (exact token bytes; default: the folder the "
+        help="a local folder or hub id of the served model's tokenizer (or EXPLORER_BACKEND_TOKENIZER; exact token "
+        "bytes; default: the folder the "
         "server names as the model's root, else the model id, when either loads here), or `server`: tokenize on the "
         "server (its /tokenize and /detokenize)",
     )
@@ -161,12 +156,25 @@ def source_text(a, verb: str) -> str:
     return text
 
 
+def backend_of(a) -> str | None:
+    """The served model's URL the command runs on: --backend, else EXPLORER_BACKEND (explorer.config)."""
+    from explorer.config import current
+
+    return getattr(a, "backend", None) or current().backend
+
+
 def load_engine(a, model: str | None):
-    """The engine the arguments ask for: a served model with --backend, else the model loaded here."""
-    if getattr(a, "backend", None):
+    """The engine the arguments ask for (each flag not given: its variable, explorer.config): a served model with
+    --backend, else the model loaded here."""
+    from explorer.config import current
+
+    config = current()  # the command line's (explorer.cli.main uses it while the command runs)
+    model = model or config.model
+    if config.backend:
         from explorer.engine.remote import RemoteEngine
 
-        return RemoteEngine(a.backend, model, a.backend_key, a.backend_tokenizer)
+        return RemoteEngine(config.backend, model, config.backend_key, config.backend_tokenizer)
     from explorer.engine import load_any
 
-    return load_any(model, a.device, a.dtype, a.trust_remote_code, engine=getattr(a, "engine", None))
+    device, dtype, kind = config.engine.device, config.engine.dtype, config.engine.kind
+    return load_any(model, device, dtype, a.trust_remote_code, engine=kind)

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.args import check_out, check_text, ids_arg, k_arg, load_engine, model_args, source_text
+from explorer.cli.args import (
+    backend_of,
+    check_out,
+    check_text,
+    ids_arg,
+    k_arg,
+    load_engine,
+    model_args,
+    source_text,
+)
 
 
 def add_parser(sub) -> None:
@@ -46,7 +55,7 @@ def _check(a: argparse.Namespace) -> str:
 
     check_k(a.logprobs, "logprobs", allow_full=False)
     check_out(a.out, "--out")
-    if getattr(a, "backend", None):
+    if backend_of(a):
         raise ExplorerError(
             "compare reads both models' logits, so it needs them loaded here: drop --backend.", param="backend"
         )

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.args import check_out, html_arg, ids_arg, k_arg, load_engine, model_args, source_text, write_html
+from explorer.cli.args import (
+    backend_of,
+    check_out,
+    html_arg,
+    ids_arg,
+    k_arg,
+    load_engine,
+    model_args,
+    source_text,
+    write_html,
+)
 from explorer.errors import ExplorerError
 from explorer.export import names as export_names
 
@@ -72,7 +82,7 @@ def _check(a: argparse.Namespace) -> str:
     if a.lookup:
         from explorer.results.lookup import check_queries
 
-        check_queries(a.lookup, a.format, getattr(a, "backend", None))
+        check_queries(a.lookup, a.format, backend_of(a))
     if a.stats:
         from explorer.results.stats import check_k_percent
 

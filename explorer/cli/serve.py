@@ -4,7 +4,6 @@ its `run` returns the exit status."""
 from __future__ import annotations
 
 import argparse
-import os
 
 from explorer.cli.args import model_args
 
@@ -12,9 +11,9 @@ from explorer.cli.args import model_args
 def add_parser(sub) -> None:
     sv = sub.add_parser("serve", help="run the web app and the OpenAI-compatible API")
     model_args(sv, many=True)
-    sv.add_argument("--host", default=os.environ.get("EXPLORER_HOST", "127.0.0.1"))
-    sv.add_argument("--port", type=int, default=int(os.environ.get("EXPLORER_PORT", "7860")))
-    sv.add_argument("--share", action="store_true", default=os.environ.get("EXPLORER_SHARE") == "1")
+    sv.add_argument("--host", help="the address to listen on (default 127.0.0.1, or EXPLORER_HOST; 0.0.0.0 on a Space)")
+    sv.add_argument("--port", type=int, help="default 7860 (or EXPLORER_PORT)")
+    sv.add_argument("--share", action="store_true", help="a public link through Gradio's tunnel (or EXPLORER_SHARE=1)")
     sv.add_argument("--auth", default=None, help="user:password: lock the page and the API (or EXPLORER_AUTH)")
     sv.add_argument(
         "--public",
@@ -25,18 +24,7 @@ def add_parser(sub) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    from explorer.config import current
     from explorer.server import serve
 
-    return serve(
-        models=a.model,
-        device=a.device,
-        dtype=a.dtype,
-        host=a.host,
-        port=a.port,
-        share=a.share,
-        backend=(a.backend, a.backend_key, a.backend_tokenizer) if a.backend else None,
-        trust_remote_code=a.trust_remote_code,
-        auth=a.auth,
-        public=a.public,
-        engine_kind=a.engine,
-    )
+    return serve(current(), trust_remote_code=a.trust_remote_code)  # the CLI's configuration (explorer.cli.main)

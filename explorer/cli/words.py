@@ -79,7 +79,9 @@ def run(a: argparse.Namespace) -> dict | str:
 
 def _no_backend(a: argparse.Namespace) -> None:
     """Refused before any request: a served model gives no distribution after the text."""
-    if a.backend:
+    from explorer.cli.args import backend_of
+
+    if backend_of(a):
         raise ExplorerError(
             "words needs the full next-token distribution at every position and after the text's last token, "
             "which a served model does not give: use a model loaded here (drop --backend).",

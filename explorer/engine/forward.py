@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -20,6 +19,7 @@ from typing import Any
 
 import torch
 
+from explorer.config import engine_options
 from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
@@ -133,7 +133,7 @@ class ForwardEngine(ABC):
         `compile=None` reads EXPLORER_COMPILE: 1 (on), 0 (off), auto (default: on).
         """
         if compile is None:
-            compile = os.environ.get("EXPLORER_COMPILE", "auto").lower() not in ("0", "false", "off", "no")
+            compile = engine_options().compile
         fn = compiled_sums() if compile else None
         if fn is None:
             return sums, None

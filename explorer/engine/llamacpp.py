@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from explorer.config import engine_options
 from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.forward import ForwardEngine, _one_torch_thread
@@ -61,7 +62,7 @@ def cores() -> int:
 
 def _threads_set() -> int:
     """EXPLORER_THREADS, or 0 where it is not set."""
-    return int(os.environ.get("EXPLORER_THREADS") or 0)
+    return engine_options().threads
 
 
 def default_threads() -> int:
@@ -93,7 +94,7 @@ def _lib():
         ) from None
     with _init_lock:
         if not _backend_ready:
-            set_verbose(os.environ.get("EXPLORER_LLAMA_VERBOSE", "") not in ("", "0"))
+            set_verbose(engine_options().llama_verbose)
             llama_cpp.llama_backend_init()
             _backend_ready = True
     return llama_cpp
@@ -173,7 +174,7 @@ class LlamaCppEngine(ForwardEngine):
         self._vocab = lc.llama_model_get_vocab(self._model)
         vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
-        n_ctx = min(trained, context or int(os.environ.get("EXPLORER_CONTEXT") or DEFAULT_CONTEXT))
+        n_ctx = min(trained, context or engine_options().context or DEFAULT_CONTEXT)
         self._threads_asked = threads  # also the batch's (else default_threads)
         self.threads = threads or default_threads()
         self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)

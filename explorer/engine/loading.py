@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 import torch
 
+from explorer.config import engine_options
 from explorer.errors import ExplorerError
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -38,7 +39,7 @@ class Loaded:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("EXPLORER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "logprob-explorer")
+    root = engine_options().cache or os.path.join(os.path.expanduser("~"), ".cache", "logprob-explorer")
     return Path(root)
 
 
@@ -133,7 +134,7 @@ def save_once(dest: Path, *parts) -> Path:
 
 def _hub_reachable(timeout: float = 3.0) -> bool:
     """Whether the hub answers a TCP connection at once (so an offline machine skips its retries)."""
-    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    host = urlparse(engine_options().hub_endpoint).hostname or "huggingface.co"
     try:
         socket.create_connection((host, 443), timeout=timeout).close()
         return True
@@ -158,7 +159,7 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_on
             pass
         if (converted_default_dir() / "config.json").exists():
             return _from_pretrained(str(converted_default_dir()), dtype, trust_remote_code)
-        if os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0") and _hub_reachable():
+        if not engine_options().hub_offline and _hub_reachable():
             try:
                 return _from_pretrained(model_id, dtype, trust_remote_code)
             except OSError:
@@ -167,7 +168,7 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_on
     try:  # the local cache first: no network when the model is already here
         return _from_pretrained(model_id, dtype, trust_remote_code, local_files_only=True)
     except OSError:
-        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0") or not _hub_reachable():
+        if engine_options().hub_offline or not _hub_reachable():
             raise ExplorerError(
                 f"Model {model_id!r} was not found: no such folder, and not in the local Hugging Face cache "
                 "while the hub cannot be reached. Give a folder holding config.json, or connect once to download it.",

@@ -14,10 +14,10 @@ rounding (about 1e-6 of the values; at most 3e-5 in a logprob of the default mod
 
 from __future__ import annotations
 
-import os
-
 import torch
 from torch import nn
+
+from explorer.config import engine_options
 
 BATCH_HINT = 8  # rows the packing is laid out for (a decode step's); any number of rows runs on it
 
@@ -53,7 +53,7 @@ class PackedLinear(nn.Module):
 def pack(model: nn.Module, room_mb: float) -> float:
     """Replace `model`'s float32 nn.Linear layers on the CPU by PackedLinear when their packed copies fit in
     `room_mb` (and EXPLORER_ONEDNN is not 0); returns the MB the packed copies take (0: nothing packed)."""
-    if os.environ.get("EXPLORER_ONEDNN", "1") == "0" or not available():
+    if not engine_options().onednn or not available():
         return 0.0
     found = [
         (parent, name, child)

@@ -14,6 +14,7 @@ import os
 
 import explorer.engine.gguf as gguf
 import explorer.engine.llamacpp as llamacpp
+from explorer.config import engine_options
 from explorer.engine.forward import ForwardEngine
 from explorer.engine.loading import DEFAULT_MODEL, pick_device
 from explorer.engine.model import Engine
@@ -24,8 +25,8 @@ log = logging.getLogger(__name__)
 
 
 def engine_choice(engine: str | None) -> str:
-    """`engine` (or EXPLORER_ENGINE, else auto), checked: one of ENGINES."""
-    raw = (engine or os.environ.get("EXPLORER_ENGINE") or "auto").strip().lower()
+    """`engine` (or EXPLORER_ENGINE, else auto: explorer.config), checked: one of ENGINES."""
+    raw = (engine or engine_options().kind or "auto").strip().lower()
     raw = {"llamacpp": "llama.cpp", "llama_cpp": "llama.cpp", "transformers": "torch"}.get(raw, raw)
     if raw not in ENGINES:
         raise ExplorerError(f"Unknown engine {raw!r}: use auto, torch or llama.cpp.", param="engine")

@@ -31,11 +31,13 @@ from typing import TypeVar
 
 import torch
 
+from explorer.config import engine_options
+
 __all__ = ["ON", "THREADS", "is_team", "run", "torch_threads"]
 
 T = TypeVar("T")
 
-ON = os.environ.get("EXPLORER_TEAM", "1") != "0"
+ON = engine_options().team  # EXPLORER_TEAM (explorer.config), read once: the import starts the team or does not
 THREADS = torch.get_num_threads()  # the team's: the process's default (every core, or OMP_NUM_THREADS)
 
 _jobs: queue.SimpleQueue = queue.SimpleQueue()

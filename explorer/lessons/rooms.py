@@ -12,7 +12,6 @@ import csv
 import hmac
 import io
 import math
-import os
 import secrets
 import threading
 import time
@@ -20,58 +19,13 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
+from explorer.config import RoomLimits as RoomLimits
 from explorer.errors import ExplorerError
 from explorer.lessons.schema import Lesson, Step, bare, shown
 from explorer.results.next_token import NextToken
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
-
-
-@dataclass(frozen=True)
-class RoomLimits:
-    """The caps of rooms; EXPLORER_ROOMS_* set them (a public server starts from PUBLIC_ROOMS)."""
-
-    rooms: int = 50  # rooms at once on this server
-    per_address: int = 50  # rooms at once opened from one client address (a public server: 3)
-    students: int = 200  # students in one room
-    answers: int = 1  # answers per student per guess or choose step
-    draws: int = 20  # draws per student per sample step
-    lifetime_s: float = 3 * 3600.0  # a room ends this long after it started
-    lessons: str = ""  # a folder of the teacher's own lesson files, listed beside the built-ins (EXPLORER_LESSONS)
-    idle_s: float = 3600.0  # ... or this long after its last request
-
-    @classmethod
-    def from_env(cls, public: bool = False) -> RoomLimits:
-        base = PUBLIC_ROOMS if public else cls()
-
-        def num(name: str, default, kind=int):
-            raw = os.environ.get(name)
-            if raw in (None, ""):
-                return default
-            try:
-                value = kind(raw)
-            except ValueError:
-                raise ExplorerError(f"{name} must be a number, got {raw!r}.", param=name) from None
-            if value <= 0:
-                raise ExplorerError(f"{name} must be more than 0, got {raw!r}.", param=name)
-            return value
-
-        return cls(
-            rooms=num("EXPLORER_ROOMS_MAX", base.rooms),
-            per_address=num("EXPLORER_ROOMS_PER_ADDRESS", base.per_address),
-            students=num("EXPLORER_ROOMS_STUDENTS", base.students),
-            answers=num("EXPLORER_ROOMS_ANSWERS", base.answers),
-            draws=num("EXPLORER_ROOMS_DRAWS", base.draws),
-            lifetime_s=num("EXPLORER_ROOMS_LIFETIME_S", base.lifetime_s, float),
-            idle_s=num("EXPLORER_ROOMS_IDLE_S", base.idle_s, float),
-            lessons=os.environ.get("EXPLORER_LESSONS", ""),
-        )
-
-
-PUBLIC_ROOMS = RoomLimits(
-    rooms=20, per_address=3, students=80, answers=1, draws=20, lifetime_s=2 * 3600.0, idle_s=1800.0
-)
 
 
 def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
