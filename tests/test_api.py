@@ -23,7 +23,7 @@ from tests.helpers.api import (  # noqa: F401 - the fixtures, and the tests ever
     test_streaming_completion,
     test_token_id_prompt_is_scored_as_sent,
 )
-from tests.reference import assert_rank_close, ref_logprobs
+from tests.helpers.reference import assert_rank_close, ref_logprobs
 
 
 def test_models_capabilities(live):

@@ -9,7 +9,7 @@ import torch
 from explorer.engine import Done, generate, score_ids, stream
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
-from tests.reference import assert_matches_reference, ref_logprobs
+from tests.helpers.reference import assert_matches_reference, ref_logprobs
 
 
 def _gen(engine, prompt="The capital of", **kw):

@@ -27,7 +27,6 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 from explorer.engine import Engine, generate, score_ids
 from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
-from tests.conftest import CORPUS, LiveServer
 from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
     client,
     model,
@@ -38,6 +37,8 @@ from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests 
     test_token_id_prompt_is_scored_as_sent,
 )
 from tests.helpers.exports import assert_generated_read_back
+from tests.helpers.servers import LiveServer
+from tests.helpers.tiny import CORPUS
 
 
 @pytest.fixture(scope="module")
