@@ -17,29 +17,21 @@ import torch
 pytest.register_assert_rewrite("tests.helpers")  # their asserts explain a failure, as a test's do
 
 from tests.helpers.servers import LiveServer  # noqa: E402 - after the rewrite above
-from tests.helpers.tiny import byte_fallback_tokenizer, byte_level_tokenizer, save, tiny_llama, write_gguf  # noqa: E402
+from tests.helpers.tiny import (  # noqa: E402
+    byte_fallback_tokenizer,
+    byte_level_tokenizer,
+    save,
+    tiny_gpt2,
+    tiny_llama,
+    write_gguf,
+)
 
 
 @pytest.fixture(scope="session")
 def gpt2_dir(tmp_path_factory):
     """A 2-layer GPT-2 with a byte-level BPE tokenizer and a chat template, saved to a folder."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
     tok = byte_level_tokenizer()
-    torch.manual_seed(0)
-    cfg = GPT2Config(
-        vocab_size=len(tok),
-        n_positions=128,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-    )
-    model = GPT2LMHeadModel(cfg)
-    with torch.no_grad():  # sharper logits than the default init, so ranks and top-k are meaningful
-        model.lm_head.weight.mul_(20)
-    return save(model, tok, tmp_path_factory.mktemp("gpt2"))
+    return save(tiny_gpt2(tok, seed=0, scale=20), tok, tmp_path_factory.mktemp("gpt2"))
 
 
 @pytest.fixture(scope="session")
@@ -221,25 +213,8 @@ def tiny_gguf(tiny_gguf_dir):
 @pytest.fixture(scope="session")
 def gpt2_b_dir(gpt2, tmp_path_factory):
     """A second tiny GPT-2 saved to a folder: the same tokenizer as `gpt2`, other weights."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    torch.manual_seed(7)
-    cfg = GPT2Config(
-        vocab_size=gpt2.vocab_size,
-        n_positions=128,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        bos_token_id=gpt2.tokenizer.bos_token_id,
-        eos_token_id=gpt2.tokenizer.eos_token_id,
-    )
-    model = GPT2LMHeadModel(cfg)
-    with torch.no_grad():
-        model.lm_head.weight.mul_(15)
-    path = tmp_path_factory.mktemp("gpt2-b")
-    model.save_pretrained(path)
-    gpt2.tokenizer.save_pretrained(path)
-    return str(path)
+    model = tiny_gpt2(gpt2.tokenizer, seed=7, scale=15, vocab_size=gpt2.vocab_size)
+    return save(model, gpt2.tokenizer, tmp_path_factory.mktemp("gpt2-b"))
 
 
 @pytest.fixture(scope="session")

@@ -65,6 +65,27 @@ def save(model, tok, path):
     return str(path)
 
 
+def tiny_gpt2(tok, seed: int, scale: float, vocab_size: int | None = None):
+    """A random 2-layer GPT-2 (128 positions, width 32) for `tok`, its output layer scaled by `scale`: sharper
+    logits than the default init, so ranks and top-k are meaningful."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    cfg = GPT2Config(
+        vocab_size=vocab_size or len(tok),
+        n_positions=128,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    model = GPT2LMHeadModel(cfg)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(scale)
+    return model
+
+
 def tiny_llama(tok, seed: int, context: int, arch: str = "Llama", **extra):
     """A random 2-layer Llama for `tok`, its output layer scaled so the distributions are not flat; `arch` another
     transformers architecture of the same shape ("Mistral"), `extra` more of its config (sliding_window=8)."""

@@ -23,6 +23,7 @@ from explorer.results.branch import BranchTree
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.actions import uses_model
+from explorer.ui.chips import click_js
 from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, picked, user_errors, whole_number
 from explorer.ui.sampler import RunOptions, endpoint_inputs, sampler_controls
@@ -35,19 +36,7 @@ there, and **Continue from here**: the text up to that position plus the alterna
 The shared prefix is not computed again (its KV cache is reused). Every node shows its token's logprob and rank
 under the model (raw numbers); every leaf its path's cumulative logprob and perplexity. Click a node for its detail
 and branch again from it."""
-TREE_JS = """
-const pick = (t) => {
-  element.querySelectorAll('.tn.sel').forEach((x) => x.classList.remove('sel'));
-  t.classList.add('sel');
-  trigger('click', {node: Number(t.dataset.node)});
-};
-element.addEventListener('click', (e) => { const t = e.target.closest('[data-node]'); if (t) pick(t); });
-element.addEventListener('keydown', (e) => {
-  if (e.key !== 'Enter' && e.key !== ' ') return;
-  const t = e.target.closest('[data-node]');
-  if (t) { e.preventDefault(); pick(t); }
-});
-"""
+TREE_JS = click_js("node", ".tn.sel")
 
 
 def _choices(top: list[tuple[int, float]], pieces: dict[int, bytes], actual: int) -> list[tuple[str, str]]:
