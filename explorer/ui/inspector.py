@@ -166,13 +166,9 @@ class Inspector:
         self.block.render()
 
     @property
-    def look(self) -> list:
-        """The inputs every action reads: colour by, thresholds, k."""
-        return [self.metric, self.thresholds, self.k]
-
-    @property
-    def look_by_name(self) -> dict:
-        """`look` by the names a run takes them (RunOptions' fields)."""
+    def look(self) -> dict:
+        """The inputs every action reads (colour by, thresholds, k) by the names a run takes them: RunOptions'
+        fields, a handler's keyword inputs, and the keys of a link's values (Base.look)."""
         return {"metric": self.metric, "thresholds_text": self.thresholds, "k": self.k}
 
     @property
