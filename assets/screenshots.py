@@ -21,7 +21,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.browser import pick_tab  # noqa: E402 - the browser tests' own helper, found from the repository root
+from tests.helpers.browser import pick_tab  # noqa: E402 - the browser tests' own helper, found from the repository root
 
 OUT = ROOT / "assets" / "screens"
 SIZES = {"wide": {"width": 1400, "height": 1000}, "phone": {"width": 420, "height": 860}}

@@ -135,7 +135,7 @@ def _load(url: str, bodies: list[list[dict]], pid: int | None) -> dict:
 
 def _ours(folder: str, workers: int, *args: str):
     sys.path.insert(0, str(ROOT))
-    from tests.conftest import ServerProcess
+    from tests.helpers.servers import ServerProcess
 
     # the app's defaults but the batch size (the tests' servers skip torch.compile of the statistics: a faster start)
     env = {"EXPLORER_WORKERS": str(workers), "EXPLORER_QUEUE": "64", "EXPLORER_COMPILE": "auto"}
@@ -186,7 +186,7 @@ def _vllm(folder: str):
         return None
     sys.path.insert(0, str(ROOT))
     try:
-        from tests.vllm_peer import VENV, Unavailable, VllmServer
+        from tests.helpers.vllm_peer import VENV, Unavailable, VllmServer
     except ImportError:
         return None
     if not (VENV / "bin" / "python").exists():  # never installed here: make test-vllm makes it (minutes)

@@ -72,9 +72,9 @@ def tokenizer():
 
         return AutoTokenizer.from_pretrained(str(converted_default_dir())), "SmolLM2's tokenizer (49,152 tokens)"
     except Exception:  # noqa: BLE001 - no default model here: the tests' own
-        from tests.conftest import _byte_level_tokenizer
+        from tests.helpers.tiny import byte_level_tokenizer
 
-        return _byte_level_tokenizer(), "the tests' tiny byte-level tokenizer"
+        return byte_level_tokenizer(), "the tests' tiny byte-level tokenizer"
 
 
 def random_llama(tok, hidden: int, layers: int, seed: int = 0):

@@ -15,11 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from tests.conftest import _byte_level_tokenizer
+from tests.helpers.tiny import byte_level_tokenizer
 
 
 def main(out: str) -> int:
-    tok = _byte_level_tokenizer()
+    tok = byte_level_tokenizer()
     torch.manual_seed(0)
     cfg = LlamaConfig(
         vocab_size=len(tok),

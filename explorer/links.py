@@ -32,7 +32,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 
 from explorer.errors import ExplorerError
-from explorer.render.heatmap import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRICS
+from explorer.results.colour_by import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRIC_NAMES
 from explorer.settings import MAX_K
 
 VERSION = "2"
@@ -72,7 +72,7 @@ class Base:
 
     @property
     def look(self) -> dict:
-        """The colour settings by the names a run takes them (the page's RunOptions, Inspector.look_by_name)."""
+        """The colour settings by the names a run takes them (the page's RunOptions, Inspector.look)."""
         return {"metric": self.metric, "thresholds_text": self.thresholds_text, "k": self.k}
 
     def to_dict(self) -> dict:
@@ -85,8 +85,8 @@ class Base:
     def read(cls, d: dict, tab: str) -> Base:
         """The base fields of a link's object `d`, checked (made by `tab`)."""
         metric = d.get("metric", DEFAULT_METRIC)
-        if not isinstance(metric, str) or metric not in METRICS:
-            raise damaged(f"`metric` must be one of {', '.join(METRICS)}, got {str(metric)[:40]!r}")
+        if not isinstance(metric, str) or metric not in METRIC_NAMES:
+            raise damaged(f"`metric` must be one of {', '.join(METRIC_NAMES)}, got {str(metric)[:40]!r}")
         return cls(
             tab=tab,
             model=text(d, "model", 200),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
@@ -17,13 +16,14 @@ from openai.types.chat import ChatCompletion
 from tests.helpers.api import (  # noqa: F401 - the fixtures, and the tests every engine passes (run here on torch)
     client,
     model,
+    seeded_answers,
     test_bad_chat_and_unknown_model,
     test_completion_logprobs,
     test_streaming_chat_equals_non_stream,
     test_streaming_completion,
     test_token_id_prompt_is_scored_as_sent,
 )
-from tests.reference import assert_rank_close, ref_logprobs
+from tests.helpers.reference import assert_rank_close, ref_logprobs
 
 
 def test_models_capabilities(live):
@@ -149,17 +149,7 @@ def test_api_key_enforced(live, monkeypatch, model):
 def test_load_loses_nothing_and_mixes_nothing(client, model):
     """8 concurrent clients, 200 requests: each seeded answer equals the same request made alone (the same text;
     the logprobs within 1e-5: the generations decode in one batch, whose float32 sums may differ in the last bits)."""
-    prompts = ["The quick", "fox jumps", "The capital of", "def add(a, b):", "Grüße aus"]
-
-    def ask(i):
-        r = client.completions.create(
-            model=model, prompt=prompts[i % 5], max_tokens=4, temperature=1.0, seed=i % 7, logprobs=1
-        )
-        return i, r.choices[0].text, r.choices[0].logprobs.token_logprobs
-
-    alone = {(i % 5, i % 7): ask(i)[1:] for i in range(35)}
-    with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(ask, range(200)))
+    results, alone = seeded_answers(client, model, 200)
     assert len(results) == 200
     for i, text, lps in results:
         want_text, want_lps = alone[(i % 5, i % 7)]

@@ -19,8 +19,8 @@ from explorer.engine.hidden import local_engine
 from explorer.errors import ExplorerError
 from explorer.results.hidden import HiddenStates, hook_name
 from explorer.settings import PUBLIC_LIMITS, Limits
-from tests.conftest import LiveServer
 from tests.helpers.api import client, model  # noqa: F401 - the module's openai client on the live server
+from tests.helpers.servers import LiveServer
 
 TOL = 1e-5
 LAYERS = [0, 1, -1, "final_norm"]  # the tiny models have L = 2 blocks

@@ -272,7 +272,7 @@ def test_the_target_is_no_contrast(gpt2):
 def remote(gpt2_dir):
     """Our own server on the tiny GPT-2 in a second process, through the remote engine (a real /v1)."""
     from explorer.engine.remote import RemoteEngine
-    from tests.conftest import ServerProcess
+    from tests.helpers.servers import ServerProcess
 
     server = ServerProcess(gpt2_dir)
     yield RemoteEngine(server.url + "/v1", tokenizer=gpt2_dir)

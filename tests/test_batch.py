@@ -23,7 +23,7 @@ from explorer.render.batch import batch_markdown, batch_table
 from explorer.results.batch import COLUMNS, MAX_TEXTS, BatchItem, read_batch
 from explorer.results.stats import text_stats
 from tests.helpers.page import GPT2, make_page, path_of
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

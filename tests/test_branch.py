@@ -14,7 +14,7 @@ from explorer.results.branch import BranchTree
 from explorer.settings import SamplerSettings
 from tests.helpers.cli import run
 from tests.helpers.page import make_page
-from tests.reference import assert_matches_reference, ref_logprobs
+from tests.helpers.reference import assert_matches_reference, ref_logprobs
 
 TEXT = "The quick brown fox jumps over the lazy dog. The capital of France is Paris. The capital of Italy is Rome."
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import SIZES, in_view, new_result, open_page, require_chromium, score, wait_detail
-from tests.reference import ref_logprobs
+from tests.helpers.browser import SIZES, in_view, new_result, open_page, require_chromium, score, wait_detail
+from tests.helpers.reference import ref_logprobs
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -286,7 +286,7 @@ def test_nothing_of_the_results_before_the_first_run(page, size):
 @pytest.fixture(scope="module")
 def two_models(gpt2, llama):
     """The app serving both tiny models (tiny-gpt2 is the default)."""
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(gpt2, llama, allow_hub=True)
     yield srv

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import require_chromium, serious
+from tests.helpers.browser import require_chromium, serious
 
 require_chromium()
 pytestmark = pytest.mark.browser

@@ -10,7 +10,7 @@ import pytest
 
 from explorer.engine.answers import run_quiz
 from explorer.results.answers import read_quiz
-from tests.browser import open_page, pick_tab, require_chromium
+from tests.helpers.browser import open_page, pick_tab, require_chromium
 
 require_chromium()
 pytestmark = pytest.mark.browser

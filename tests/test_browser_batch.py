@@ -9,7 +9,7 @@ import csv
 import pytest
 
 from explorer.engine import score_text
-from tests.browser import open_page, pick_tab, require_chromium
+from tests.helpers.browser import open_page, pick_tab, require_chromium
 
 require_chromium()
 pytestmark = pytest.mark.browser

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import BLOB, new_result, open_page, pick_tab, require_chromium, score
-from tests.conftest import ServerProcess
+from tests.helpers.browser import BLOB, new_result, open_page, pick_tab, require_chromium, score
+from tests.helpers.servers import ServerProcess
 
 require_chromium()
 pytestmark = pytest.mark.browser

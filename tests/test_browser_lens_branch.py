@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import pick_tab, require_chromium
+from tests.helpers.browser import pick_tab, require_chromium
 
 require_chromium()
 pytestmark = pytest.mark.browser

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import SIZES, require_chromium, serious
+from tests.helpers.browser import SIZES, require_chromium, serious
 
 require_chromium()
 pytestmark = pytest.mark.browser

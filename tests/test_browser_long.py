@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import in_view, open_page, require_chromium, score, wait_detail
+from tests.helpers.browser import in_view, open_page, require_chromium, score, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -18,7 +18,7 @@ def size(request):
 @pytest.fixture(scope="module")
 def long_live(long_gpt2):
     """The app on the 8,192-position tiny GPT-2."""
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(long_gpt2)
     yield srv

@@ -12,8 +12,8 @@ import pytest
 
 from explorer.links import encode
 from explorer.settings import PUBLIC_LIMITS
-from tests.browser import SIZES, open_page, require_chromium
-from tests.conftest import LiveServer, before_each_pass
+from tests.helpers.browser import SIZES, open_page, require_chromium
+from tests.helpers.servers import LiveServer, before_each_pass
 from tests.helpers.share import view
 
 require_chromium()

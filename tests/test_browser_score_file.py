@@ -14,7 +14,7 @@ import pytest
 from explorer.lm import LM
 from explorer.notebook.page import HOST_COLOURS, data_of, page_html
 from explorer.results.text import visible
-from tests.browser import offline_page, require_chromium, serious
+from tests.helpers.browser import offline_page, require_chromium, serious
 
 require_chromium()
 pytestmark = pytest.mark.browser

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.links import encode
-from tests.browser import SIZES, open_page, pick_tab, require_chromium, score, wait_detail
+from tests.helpers.browser import SIZES, open_page, pick_tab, require_chromium, score, wait_detail
 from tests.helpers.share import view
 
 require_chromium()
@@ -173,7 +173,7 @@ def test_a_captured_vllm_body_opens_and_shows_its_tokens(browser, live, tmp_path
 def test_a_body_recorded_from_vllm_with_default_options_shows_every_prompt_token(browser, live, tmp_path, screens):
     """vLLM's completions body with `prompt_logprobs` and no `return_token_ids` (so no `prompt_token_ids`): every
     prompt token in the heatmap, the first as [?]; then its stream, saved as the SSE text (.txt), opens too."""
-    from tests.recorded import positions, raw
+    from tests.helpers.recorded import positions, raw
 
     name = "completions.prompt-logprobs.json"
     want, n_prompt = positions(name)
@@ -224,7 +224,7 @@ def test_on_a_public_server_a_link_keeps_to_the_caps_and_the_allowlist(browser, 
     from dataclasses import replace
 
     from explorer.settings import PUBLIC_LIMITS
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(gpt2, limits=replace(PUBLIC_LIMITS, max_input_tokens=16), public=True)
     try:
@@ -497,7 +497,7 @@ def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code
     from PIL import Image
 
     from explorer.reach import lan_address
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     lan = lan_address()
     if lan is None:

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.browser import SIZES, new_result, require_chromium, wait_detail
+from tests.helpers.browser import SIZES, new_result, require_chromium, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -132,8 +132,8 @@ def test_the_text_box_is_three_tab_presses_from_the_start_in_the_order_seen(brow
 def test_every_view_the_default_run_offers_runs_without_an_error(browser, smollm_gguf, shots):
     """On llama.cpp (as `make run` serves the default model) the Logit lens and the gradient methods of Why run
     on the torch engine on the same weights, and say so."""
-    from tests.browser import pick_tab, score
-    from tests.conftest import LiveServer
+    from tests.helpers.browser import pick_tab, score
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(smollm_gguf)
     try:
@@ -182,7 +182,7 @@ def test_the_walkthrough_shows_three_steps_and_can_be_skipped_and_replayed(brows
 def test_the_expert_views_are_grouped_and_a_group_reopens_at_the_view_last_used(browser, smollm_live):
     """Score, Generate and Chat first, the expert views in groups one click away; the browser remembers the view
     last opened in a group, and *Copy link* describes the view a group shows."""
-    from tests.browser import pick_tab
+    from tests.helpers.browser import pick_tab
 
     pg = fresh(browser, smollm_live.url, "wide", "light")
     top = [t.inner_text() for t in pg.get_by_role("tab").all()]

@@ -8,7 +8,7 @@ import html
 
 import pytest
 
-from tests.browser import offline_page, require_chromium
+from tests.helpers.browser import offline_page, require_chromium
 from tests.helpers.views import view_files
 
 require_chromium()
@@ -60,7 +60,7 @@ def test_the_words_tab_downloads_its_view(browser, live):
     """On the page: Show words, then *Download view (HTML)* gives the Words view's file, its JSON the words'."""
     import json
 
-    from tests.browser import open_page, pick_tab, score
+    from tests.helpers.browser import open_page, pick_tab, score
 
     pg = open_page(browser, live.url, "wide")
     score(pg, "The cat sat on the mat.")

@@ -14,8 +14,7 @@ from explorer.engine.lookup import lookup
 from explorer.engine.whatif import logits_row, whatif
 from explorer.results.words import words
 from explorer.settings import SamplerSettings
-from tests.browser import pick_tab, require_chromium, score, wait_detail
-from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
+from tests.helpers.browser import pick_tab, require_chromium, score, wait_detail
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -25,7 +24,7 @@ TEXT = "The capital of France is Paris. The capital of Italy is Rome."
 @pytest.fixture(scope="module")
 def server(gpt2, llama, gpt2_b):
     """The app with three models: tiny-gpt2 (the default), tiny-llama, tiny-gpt2-b (the Compare tab's default B)."""
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(gpt2, llama, gpt2_b)
     yield srv

@@ -14,7 +14,7 @@ import pytest
 
 from explorer.engine.attribution import DETAIL, attribute
 from explorer.engine.scoring import score_text
-from tests.browser import open_page, require_chromium
+from tests.helpers.browser import open_page, require_chromium
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -23,7 +23,7 @@ TEXT = "The capital of France is Paris"
 
 @pytest.fixture(scope="module")
 def server(smollm):
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(smollm)
     yield srv
@@ -70,7 +70,7 @@ def test_why_paris_rather_than_london(browser, server, smollm, shots, size):
     assert ("raises" if a.values[u] > 0 else "lowers") in (chips.nth(u).get_attribute("title") or "")
     summary = pg.locator("#why-summary").inner_text()
     assert f"{a.f:.4f}" in summary and "Occlusion" in summary
-    pg.screenshot(path=str(shots / f"why-paris-{size}.png"), full_page=True)  # tests/browser.py screens_dir
+    pg.screenshot(path=str(shots / f"why-paris-{size}.png"), full_page=True)  # tests/helpers/browser.py screens_dir
     # the link reopens the same view
     pg.get_by_role("button", name="Copy link").click()
     link = pg.get_by_label("Link")
@@ -94,7 +94,7 @@ def test_why_paris_rather_than_london(browser, server, smollm, shots, size):
 
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_why_this_token_brings_its_result_into_view(browser, server, size):
-    from tests.browser import in_view
+    from tests.helpers.browser import in_view
 
     pg = open_page(browser, server.url, size)
     pg.get_by_label("Text", exact=True).fill(TEXT)

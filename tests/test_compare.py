@@ -15,7 +15,6 @@ from explorer.engine.compare import compare_ids, compare_prompts, compare_text, 
 from explorer.errors import ExplorerError
 from explorer.export import dumps
 from explorer.results.compare import Comparison, aligned_spans, span_sums
-from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋🙂"
 
@@ -215,7 +214,7 @@ def test_compiled_divergences_equal_eager(gpt2_dir, gpt2, gpt2_b):
 def _samples():
     from dataclasses import replace as dc_replace
 
-    from tests.samples import scored_prompt
+    from tests.helpers.samples import scored_prompt
 
     a = scored_prompt()  # 'The sky is' (a GPT-2-like tokenization)
     b = dc_replace(

@@ -13,7 +13,6 @@ import pytest
 
 from explorer.engine.compare import compare_ids
 from explorer.render.text import visible
-from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 
 
 def run_cli(*args):
@@ -82,7 +81,7 @@ def test_cli_bad_input_is_one_line_before_loading(gpt2_dir, args, needle):
 @pytest.fixture(scope="module")
 def tab(gpt2, gpt2_b, llama):
     from explorer.ui.tabs.compare import CompareTab
-    from tests.views import build_tab
+    from tests.helpers.page import build_tab
 
     return build_tab(CompareTab, gpt2, gpt2_b, llama)
 

@@ -31,7 +31,7 @@ def test_one_row_kernel_equals_eager_and_log_softmax(gpt2_dir, gpt2):
     import torch
 
     from explorer.engine.metrics import row_stats, sums
-    from tests.reference import assert_rank_close
+    from tests.helpers.reference import assert_rank_close
 
     compiled = Engine.load(gpt2_dir, device="cpu", compile=True)
     if not compiled.compiled:

@@ -6,7 +6,7 @@ import pytest
 
 from explorer.engine import generate, score_text
 from explorer.settings import SamplerSettings
-from tests.reference import assert_matches_reference, ref_logprobs
+from tests.helpers.reference import assert_matches_reference, ref_logprobs
 
 pytestmark = pytest.mark.slow
 

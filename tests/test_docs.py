@@ -23,8 +23,8 @@ from explorer.export import openai_chat, openai_completion, vllm, vllm_offline
 from explorer.export.common import envelope, fingerprint, last_chunk, usage_chunk
 from explorer.results.scores import TokenScores
 from tests.helpers.exports import check_completion_logprobs, check_prompt_logprobs
-from tests.repo import ROOT, repo_files
-from tests.samples import generated_chat, scored_prompt
+from tests.helpers.repo import ROOT, repo_files
+from tests.helpers.samples import generated_chat, scored_prompt
 
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHAPES = ROOT / "docs" / "shapes.md"

@@ -17,8 +17,8 @@ from explorer.export.native import full_vocab_npy
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 from tests.helpers.exports import assert_generated_read_back, check_completion_logprobs, check_prompt_logprobs
-from tests.reference import ref_logprobs
-from tests.samples import generated_chat, scored_prompt
+from tests.helpers.reference import ref_logprobs
+from tests.helpers.samples import generated_chat, scored_prompt
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = {

@@ -9,7 +9,7 @@ import torch
 from explorer.engine import Done, generate, score_ids, stream
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
-from tests.reference import assert_matches_reference, ref_logprobs
+from tests.helpers.reference import assert_matches_reference, ref_logprobs, ref_processed
 
 
 def _gen(engine, prompt="The capital of", **kw):
@@ -53,11 +53,7 @@ def test_processed_mode_matches_hf_scores(gpt2):
     from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
     warp = LogitsProcessorList([TemperatureLogitsWarper(0.7), TopKLogitsWarper(20), TopPLogitsWarper(0.8)])
-    with torch.no_grad():
-        logits = gpt2.model(torch.tensor([r.token_ids.tolist()])).logits[0].float()
-    for pos in range(r.n_prompt, r.n):
-        ids = torch.tensor([r.token_ids[:pos].tolist()])
-        lp = torch.log_softmax(warp(ids, logits[pos - 1 : pos].clone()), -1)[0]
+    for pos, lp in ref_processed(gpt2.model, r, warp).items():
         assert abs(float(lp[r.token_ids[pos]]) - r.logprobs[pos]) < 1e-4
         assert int((lp >= lp[r.token_ids[pos]]).sum()) == r.ranks[pos]
         assert r.ranks[pos] <= 20  # a sampled token survived the filters
@@ -95,11 +91,7 @@ def test_penalties_and_min_p_match_hf_processors(gpt2):
             MinPLogitsWarper(0.05),
         ]
     )
-    with torch.no_grad():
-        logits = gpt2.model(torch.tensor([r.token_ids.tolist()])).logits[0].float()
-    for pos in range(r.n_prompt, r.n):
-        ids = torch.tensor([r.token_ids[:pos].tolist()])
-        lp = torch.log_softmax(warp(ids, logits[pos - 1 : pos].clone()), -1)[0]
+    for pos, lp in ref_processed(gpt2.model, r, warp).items():
         assert abs(float(lp[r.token_ids[pos]]) - r.logprobs[pos]) < 1e-4
 
 

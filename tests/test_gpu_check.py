@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.repo import ROOT
+from tests.helpers.repo import ROOT
 
 
 def gpu_check():

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from openai.types import ErrorObject
 
 from explorer.settings import Limits
-from tests.conftest import LiveServer, ServerProcess, before_each_pass
+from tests.helpers.servers import LiveServer, ServerProcess, before_each_pass
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -37,7 +37,7 @@ def test_one_version_everywhere():
 
     import explorer
     from explorer.export.common import fingerprint
-    from tests.repo import ROOT
+    from tests.helpers.repo import ROOT
 
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
     assert explorer.__version__ == version and fingerprint() == f"logprob-explorer-{version}"

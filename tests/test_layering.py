@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.repo import ROOT, repo_files
+from tests.helpers.repo import ROOT, repo_files
 
 EXEMPT = ("tests/", "bench/")  # tests and benchmarks may import anything
 ENGINE_ONLY = ("torch", "transformers")

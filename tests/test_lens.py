@@ -17,8 +17,8 @@ from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
 from explorer.settings import check_k
 from tests.helpers.cli import run
+from tests.helpers.reference import assert_rank_close, ref_row
 from tests.helpers.shapes import recorded
-from tests.reference import assert_rank_close, ref_row
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße 東京 👋"
 

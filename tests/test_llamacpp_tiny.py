@@ -15,7 +15,6 @@ Not run against it, and why:
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import openai
@@ -27,10 +26,10 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 from explorer.engine import Engine, generate, score_ids
 from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
-from tests.conftest import CORPUS, LiveServer
 from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
     client,
     model,
+    seeded_answers,
     test_bad_chat_and_unknown_model,
     test_completion_logprobs,
     test_streaming_chat_equals_non_stream,
@@ -38,6 +37,8 @@ from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests 
     test_token_id_prompt_is_scored_as_sent,
 )
 from tests.helpers.exports import assert_generated_read_back
+from tests.helpers.servers import LiveServer
+from tests.helpers.tiny import CORPUS
 
 
 @pytest.fixture(scope="module")
@@ -126,17 +127,7 @@ def test_prompt_logprobs_through_the_openai_client(client, model, tiny_gguf):
 
 def test_concurrent_answers_equal_solo_ones(client, model):
     """8 concurrent clients, 80 seeded requests: the same tokens as each request made alone, logprobs to 1e-2."""
-    prompts = ["The quick", "fox jumps", "The capital of", "def add(a, b):", "Grüße aus"]
-
-    def ask(i):
-        r = client.completions.create(
-            model=model, prompt=prompts[i % 5], max_tokens=4, temperature=1.0, seed=i % 7, logprobs=1
-        )
-        return i, r.choices[0].text, r.choices[0].logprobs.token_logprobs
-
-    alone = {(i % 5, i % 7): ask(i)[1:] for i in range(35)}
-    with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(ask, range(80)))
+    results, alone = seeded_answers(client, model, 80)
     for i, text, lps in results:
         want_text, want_lps = alone[(i % 5, i % 7)]
         assert text == want_text

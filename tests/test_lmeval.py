@@ -1,7 +1,7 @@
 """EleutherAI's lm-evaluation-harness scores the same both ways: `local-completions` on our /v1/completions (our
 server in a second process, its tokenizer read through /tokenizer_info and /tokenize) and `hf` in process on the
 same folder. Small local tasks (tests/data/lmeval/): 60 multiple-choice questions, 21 paragraphs and one long
-essay in rolling windows of the same length both ways. `make test-lmeval`; tests/lmeval_peer.py installs lm-eval.
+essay in rolling windows of the same length both ways. `make test-lmeval`; tests/helpers/lmeval_peer.py installs lm-eval.
 
 Both sides run the model in float32 on the CPU, and two things differ (measured on " Canberra", one token, against
 float64 log_softmax of transformers' own logits over the whole text): our logits come from the body once and the
@@ -20,8 +20,8 @@ import math
 import httpx
 import pytest
 
-from tests.conftest import ServerProcess
-from tests.lmeval_peer import TASKS, Run, Unavailable, run_lmeval, venv_python
+from tests.helpers.lmeval_peer import TASKS, Run, Unavailable, run_lmeval, venv_python
+from tests.helpers.servers import ServerProcess
 
 pytestmark = pytest.mark.lmeval
 

@@ -15,7 +15,7 @@ import pytest
 
 from explorer.engine import Engine, generate, score_ids
 from explorer.settings import Limits, SamplerSettings
-from tests.conftest import LiveServer, before_each_pass
+from tests.helpers.servers import LiveServer, before_each_pass
 from tests.helpers.threads import at_once
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ from explorer.engine.lookup import FEW_QUERIES, logprobs_of_ids, lookup
 from explorer.errors import ExplorerError
 from explorer.export import dumps
 from explorer.results.lookup import Lookup, joint_logprobs, parse_query
-from tests.reference import assert_rank_close, ref_logprobs
+from tests.helpers.reference import assert_rank_close, ref_logprobs
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. 東京 👋"
 
@@ -188,7 +188,7 @@ def test_cli_score_lookup(gpt2_dir, gpt2):
 @pytest.fixture(scope="module")
 def tab(gpt2, llama):
     from explorer.ui.tabs.lookup import LookupTab
-    from tests.views import build_tab
+    from tests.helpers.page import build_tab
 
     return build_tab(LookupTab, gpt2, llama)
 

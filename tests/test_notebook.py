@@ -53,7 +53,7 @@ def test_the_saved_page_works_offline_in_a_browser(browser, gpt2_dir, tmp_path):
     lm = explorer.load(gpt2_dir, device="cpu")
     s = lm.score("The quick brown fox jumps over the lazy dog.", k=5, context_start=True)
     path = s.save_html(tmp_path / "fox.html")
-    from tests.browser import offline_page
+    from tests.helpers.browser import offline_page
 
     page = offline_page(browser, lambda url: url == Path(path).as_uri())  # the page's own file only
     try:

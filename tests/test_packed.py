@@ -9,7 +9,7 @@ from transformers import AutoModelForCausalLM
 
 from explorer.engine import Engine
 from explorer.engine.packed import PackedLinear, available, pack
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 pytestmark = pytest.mark.skipif(not available(), reason="this torch build has no oneDNN packed linear")
 TEXT = "the quick brown fox jumps over the lazy dog and the cat sat on the mat"

@@ -15,8 +15,8 @@ from explorer.errors import ExplorerError
 from explorer.links import LINKS, TABS, ResultLink, decode, encode
 from explorer.settings import SamplerSettings
 from explorer.ui.sampler import Sampler, sampler_controls
+from tests.helpers.reference import ref_logprobs
 from tests.helpers.share import built, last, pack, restore, view  # noqa: F401 - `built`: fixture
-from tests.reference import ref_logprobs
 
 GPT2 = "tiny-gpt2"
 PROMPT = "the the the cat the"
@@ -120,7 +120,7 @@ def test_a_cleared_chat_says_so_instead_of_a_link(built):
     chat, ins = p.tabs["chat"], p.inspector
     out = list(chat.reply(GPT2, [], "", "Hi", RunOptions.from_values({"max_tokens": 2, "k": 5})))[-1]
     values = {c: None for c in p.share.copy_inputs}
-    values |= dict(zip(ins.look, ("logprob", "1, 10, 100, 1000", 5)))
+    values |= dict(zip(ins.look.values(), ("logprob", "1, 10, 100, 1000", 5)))
     values |= {ins.result: out[ins.result], ins.view: out[ins.view], ins.selected: 1, p.share.current: "chat"}
     assert p.share.copy_link({**values, chat.history: out[chat.history]})[p.share.code]  # the conversation: a link
     cleared = p.share.copy_link({**values, chat.history: []})  # after *New conversation*

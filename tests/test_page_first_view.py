@@ -47,7 +47,7 @@ def test_what_comes_next_is_the_models_distribution_at_the_temperature(ui, gpt2)
     import numpy as np
     import torch
 
-    from tests.reference import ref_logprobs
+    from tests.helpers.reference import ref_logprobs
 
     text = "the quick brown"
     score = ui.tabs["score"]

@@ -13,8 +13,8 @@ from explorer.links import decode
 from explorer.settings import page_k
 from explorer.ui.inspector import View
 from explorer.ui.sampler import RunOptions
+from tests.helpers.page import make_page
 from tests.helpers.share import page_values
-from tests.views import whole_page
 
 T = "1, 10, 100, 1000"
 GPT2 = "tiny-gpt2"
@@ -52,7 +52,7 @@ def test_page_k_is_the_servers_cap_where_lower(monkeypatch, raw, full, ten):
 def capped(request, gpt2, monkeypatch):
     """(the page built under a cap, the cap)."""
     monkeypatch.setenv("EXPLORER_MAX_LOGPROBS", str(request.param))
-    return whole_page(gpt2), request.param
+    return make_page([gpt2]), request.param
 
 
 def score(p, text=TEXT, k=20):
@@ -124,7 +124,7 @@ def test_branch_under_the_cap(capped):
 
 def test_a_link_made_under_a_cap_of_zero_opens(monkeypatch, gpt2):
     monkeypatch.setenv("EXPLORER_MAX_LOGPROBS", "0")
-    p = whole_page(gpt2)
+    p = make_page([gpt2])
     r = score(p)[p.inspector.result][0]
     k = p.inspector.k.value  # 0: the fixed slider
     code = p.share.copy_link(page_values(p, [[r], View(), 1, "logprob", T, k, TEXT, False, "eos", "", "", []]))[
@@ -136,7 +136,7 @@ def test_a_link_made_under_a_cap_of_zero_opens(monkeypatch, gpt2):
 def test_the_cap_is_read_when_a_request_runs(monkeypatch, gpt2):
     """A page built before the cap was set (its modules imported before --max-logprobs is parsed) still obeys it."""
     monkeypatch.delenv("EXPLORER_MAX_LOGPROBS", raising=False)
-    p = whole_page(gpt2)
+    p = make_page([gpt2])
     assert p.inspector.k.maximum == 20
     monkeypatch.setenv("EXPLORER_MAX_LOGPROBS", "3")
     out = score(p, k=20)

@@ -15,7 +15,7 @@ from explorer.errors import ExplorerError
 from explorer.models import Models, is_public
 from explorer.server import deployment
 from explorer.settings import PUBLIC_LIMITS, Limits
-from tests.conftest import LiveServer, before_each_pass
+from tests.helpers.servers import LiveServer, before_each_pass
 
 ENV = [
     "SPACE_ID",
@@ -243,7 +243,7 @@ def test_as_a_space_the_models_work_goes_through_spaces_gpu(gpt2, monkeypatch):
 
 
 def test_app_py_on_a_space_starts_public_with_the_api_off(gpt2_dir):
-    from tests.conftest import ServerProcess
+    from tests.helpers.servers import ServerProcess
 
     srv = ServerProcess(gpt2_dir, env={"SPACE_ID": "someone/logprob-explorer"}, app=True)
     try:

@@ -19,7 +19,7 @@ from explorer.cli import main
 from explorer.errors import ExplorerError
 from explorer.export import FORMATS, dumps, export
 from explorer.notebook.page import data_of, static
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 ATOL = 1e-6

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
 from explorer.export.read.documents import MAX_FILE_BYTES, open_document
-from tests.recorded import (
+from tests.helpers.recorded import (
     DATA,
     NAMES,
     all_files,
@@ -207,7 +207,7 @@ def local_runs(smollm):
     and the (T-1, V) log_softmax of its logits over them."""
     import torch
 
-    from tests.reference import ref_logprobs
+    from tests.helpers.reference import ref_logprobs
 
     tok, runs = smollm.tokenizer, {}
 
@@ -240,7 +240,7 @@ def local_runs(smollm):
 def test_recorded_numbers_equal_a_local_forward_pass(smollm, local_runs, name):
     """Plain torch log_softmax + gather on the model's logits, to 1e-4: logprobs, ranks (where the body gives
     them), and the alternatives' logprobs; the ids the body gives (or implies by its text) are the local ones."""
-    from tests.reference import assert_rank_close
+    from tests.helpers.reference import assert_rank_close
 
     r = open_document(raw(name)).results[0]
     ids, n_prompt, lp = local_runs(name)

@@ -18,7 +18,7 @@ from explorer.engine.interface import forward_pass
 from explorer.engine.remote import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
-from tests.conftest import ServerProcess
+from tests.helpers.servers import ServerProcess
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_our_api_on_a_remote_engine_without_a_tokenizer(backend, gpt2):
     """/tokenize was a 500, /detokenize said 'outside the vocabulary (0..-1)', /v1/models 'vocab_size: 0'."""
     import httpx
 
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(RemoteEngine(backend, tokenizer=SERVER))
     try:
@@ -253,7 +253,7 @@ class Faulty(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", 0))
         asked = json.loads(self.rfile.read(length) or b"{}")
         if self.path.endswith("/detokenize"):  # the remote vocabulary learning a token's text
-            from tests.samples import scored_prompt
+            from tests.helpers.samples import scored_prompt
 
             pieces = scored_prompt().pieces
             text = b"".join(pieces.get(i, b"a") for i in asked["tokens"]).decode()
@@ -311,7 +311,7 @@ def test_faults_are_clear_messages(faulty, mode, needle):
 
 
 def test_a_recorded_vllm_body_parses_into_the_same_result(faulty):
-    from tests.samples import scored_prompt
+    from tests.helpers.samples import scored_prompt
 
     _, url = faulty
     Faulty.mode = "golden"
@@ -326,7 +326,7 @@ def test_a_vllm_server_tells_its_vocabulary_and_caps_by_refusing(faulty):
     """vLLM's card names neither: its refusal of a full-vocabulary request does; our /v1/models passes them on."""
     import httpx
 
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     _, url = faulty
     Faulty.mode = "vllm"
@@ -375,8 +375,8 @@ def test_a_stream_cut_short_is_a_message(faulty):
 @pytest.mark.browser
 def test_the_app_runs_on_a_remote_engine(browser, remote):
     """The page scores through the remote engine: a chip per token, and the numbers the engine gives."""
-    from tests.browser import require_chromium
-    from tests.conftest import LiveServer
+    from tests.helpers.browser import require_chromium
+    from tests.helpers.servers import LiveServer
 
     require_chromium()
     text = "The quick brown fox"
@@ -404,7 +404,7 @@ def test_hidden_states_go_whole_to_a_backend_that_announces_them(backend, gpt2_d
     that backend answers it, under this server's model name; a backend that does not announce them: a 400 in words."""
     import httpx
 
-    from tests.conftest import LiveServer, ServerProcess
+    from tests.helpers.servers import LiveServer, ServerProcess
 
     body = {"prompt": "The quick brown fox", "max_tokens": 0, "echo": True, "logprobs": 1,
             "return_hidden_states": {"layers": [0, -1, "final_norm"]}}  # fmt: skip

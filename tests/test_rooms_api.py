@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from explorer.results.words import END_SETS, end_class, end_masks
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 LESSON = {
     "title": "Tiny",

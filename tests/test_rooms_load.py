@@ -14,8 +14,8 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from tests.conftest import LiveServer
 from tests.helpers.rooms_load import run_class
+from tests.helpers.servers import LiveServer
 
 pytestmark = pytest.mark.slow
 

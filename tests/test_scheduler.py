@@ -363,11 +363,11 @@ def test_a_sliding_window_model_decodes_each_generation_on_its_own(tmp_path):
     scheduler; its generations still run, each alone. Its KV figure is the config's (2 x layers x kv heads x
     head dim x 4 bytes)."""
     from explorer.engine.interface import Batching
-    from tests.conftest import _byte_fallback_tokenizer, _save, _tiny_llama
+    from tests.helpers.tiny import byte_fallback_tokenizer, save, tiny_llama
 
-    tok = _byte_fallback_tokenizer()
-    model = _tiny_llama(tok, seed=2, context=64, arch="Mistral", sliding_window=8)
-    engine = Engine.load(_save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
+    tok = byte_fallback_tokenizer()
+    model = tiny_llama(tok, seed=2, context=64, arch="Mistral", sliding_window=8)
+    engine = Engine.load(save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
     assert isinstance(engine, Batching) and engine.kv_position_bytes() == 2 * 2 * 2 * 8 * 4
     said = attach(engine, 4)
     assert said == "sliding: each generation decodes on its own (a sliding-window model is not batched).", said
@@ -398,7 +398,7 @@ def test_eight_openai_clients_at_once_get_what_each_gets_alone(gpt2_dir):
     """The real `openai` client, eight threads against the server: each answer equals the request alone."""
     import openai
 
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     alone, served = _pair(gpt2_dir, "sched-api")
     served.scheduler = None  # the server attaches its own, of EXPLORER_WORKERS rows

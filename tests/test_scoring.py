@@ -9,8 +9,8 @@ import torch
 from explorer.engine import score_ids, score_text
 from explorer.errors import ExplorerError
 from explorer.settings import check_k
+from tests.helpers.reference import assert_matches_reference, ref_logprobs
 from tests.helpers.shapes import recorded
-from tests.reference import assert_matches_reference, ref_logprobs
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋 🦊 Ωmega"
 

@@ -19,6 +19,7 @@ from explorer.errors import ExplorerError
 from explorer.export.read.documents import open_document
 from explorer.links import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
 from explorer.ui.sampler import Sampler
+from tests.helpers.recorded import close, json_paths
 from tests.helpers.share import (  # noqa: F401 - `built`: fixture
     GEN,
     JSON,
@@ -33,7 +34,6 @@ from tests.helpers.share import (  # noqa: F401 - `built`: fixture
     view,
     with_base,
 )  # fmt: skip
-from tests.recorded import close, json_paths
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -165,7 +165,7 @@ def test_an_existing_site_is_replaced_only_when_asked(inputs, tmp_path, capsys):
 @pytest.mark.browser
 def test_the_site_opens_offline_with_no_request(browser, inputs, tmp_path):
     """The session's Chromium (tests/conftest.py `browser`: one Playwright per test session)."""
-    from tests.browser import offline_page
+    from tests.helpers.browser import offline_page
 
     out = tmp_path / "site"
     assert main(["site", str(out), str(inputs["native"]), str(inputs["session"])]) == 0

@@ -9,7 +9,7 @@ import gradio
 import tomllib
 import yaml
 
-from tests.repo import ROOT
+from tests.helpers.repo import ROOT
 
 SPACE_ONLY = {"spaces"}  # the Space's own package: not a dependency elsewhere
 SDK = {"gradio"}  # the Space installs it from `sdk_version`

@@ -19,9 +19,8 @@ from explorer.export.native import export as native_export
 from explorer.results import stats
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
-from tests.conftest import CORPUS
-from tests.samples import scored_prompt
-from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
+from tests.helpers.samples import scored_prompt
+from tests.helpers.tiny import CORPUS
 
 TEXT = "The quick brown fox jumps over the lazy dog. Grüße aus München! 東京 👋🙂 " + CORPUS[0]
 
@@ -235,7 +234,7 @@ def test_the_panel_says_a_generated_result_counts_the_prompt_too(gpt2):
 def remote(gpt2_dir):
     """The remote engine on our own server in a second process (the tiny GPT-2)."""
     from explorer.engine.remote import RemoteEngine
-    from tests.conftest import ServerProcess
+    from tests.helpers.servers import ServerProcess
 
     server = ServerProcess(gpt2_dir)
     yield RemoteEngine(server.url + "/v1", tokenizer=gpt2_dir)

@@ -18,7 +18,6 @@ from explorer import bounds
 from explorer.engine import generate, score_ids, team
 from explorer.errors import ExplorerError
 from explorer.settings import Limits, SamplerSettings
-from tests.views import gpt2_b, gpt2_b_dir  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not team.ON, reason="EXPLORER_TEAM=0")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import LiveServer
+from tests.helpers.servers import LiveServer
 
 
 def file_config(folder: str) -> dict:
@@ -91,7 +91,9 @@ VLLM_OWN = {
 def test_it_is_vllms_answer_on_the_default_folder(vllm_server, smollm):
     r = httpx.get(vllm_server.url + "/tokenizer_info", timeout=30)
     if r.status_code == 404:
-        pytest.skip("the vLLM peer runs without --enable-tokenizer-info-endpoint (tests/vllm_peer.py starts it with)")
+        pytest.skip(
+            "the vLLM peer runs without --enable-tokenizer-info-endpoint (tests/helpers/vllm_peer.py starts it with)"
+        )
     theirs = r.json()
     srv = LiveServer(smollm)
     try:

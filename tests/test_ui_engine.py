@@ -20,8 +20,8 @@ from explorer.engine.turns import chat_turns
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
+from tests.helpers.reference import assert_matches_reference, ref_logprobs
 from tests.helpers.shapes import recorded
-from tests.reference import assert_matches_reference, ref_logprobs
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from tests.helpers.page import (  # noqa: F401 - ui and v are fixtures
     ui,
     v,
 )
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 
 def test_score_handler_outputs(ui, v, gpt2):

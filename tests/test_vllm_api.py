@@ -12,7 +12,7 @@ import pytest
 import torch
 from openai.types.chat import ChatCompletion
 
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 USER = [{"role": "user", "content": "Tell me about foxes"}]
 

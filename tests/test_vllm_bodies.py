@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from explorer.export.read.documents import open_document
-from tests.recorded import assert_opens_as_recorded, raw
-from tests.vllm_record import COMPLETION, OFFLINE, REQUESTS, differences, fetch, fetch_stable, parsed
+from tests.helpers.recorded import assert_opens_as_recorded, raw
+from tests.helpers.vllm_record import COMPLETION, OFFLINE, REQUESTS, differences, fetch, fetch_stable, parsed
 
 pytestmark = pytest.mark.vllm
 

@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from tests.vllm_peer import VERSION
+from tests.helpers.vllm_peer import VERSION
 
 pytestmark = pytest.mark.vllm
 

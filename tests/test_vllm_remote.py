@@ -1,4 +1,4 @@
-"""The remote engine on the real vLLM (tests/vllm_peer.py): every number equals the local torch engine's on the
+"""The remote engine on the real vLLM (tests/helpers/vllm_peer.py): every number equals the local torch engine's on the
 same folder (rescoring the ids vLLM chose, to 1e-4), with the model's tokenizer here (the card's root) and
 without one (the server tokenizes); what vLLM cannot give is refused with a reason, never mislabelled."""
 
@@ -21,7 +21,7 @@ from explorer.engine.remote import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
-from tests.scores_match import assert_scores_match
+from tests.helpers.scores_match import assert_scores_match
 
 pytestmark = pytest.mark.vllm
 
@@ -297,7 +297,7 @@ def test_cli_refusals_through_vllm_say_why(url, args, needle):
 
 @pytest.fixture(scope="module", params=["root", SERVER])
 def app(request, vllm_server, default_model_dir):
-    from tests.conftest import ServerProcess
+    from tests.helpers.servers import ServerProcess
 
     env = {"EXPLORER_BACKEND": vllm_server.url + "/v1"}
     if request.param == SERVER:

@@ -1,5 +1,5 @@
-"""The shape oracle: every request of tests/vllm_requests.py sent to a real vLLM and to our server on the same
-model folder, the two answers compared key by key (tests/shape_diff.py). A difference passes only when
+"""The shape oracle: every request of tests/helpers/vllm_requests.py sent to a real vLLM and to our server on the same
+model folder, the two answers compared key by key (tests/helpers/shape_diff.py). A difference passes only when
 docs/api.md's table "Where we differ from vLLM" lists it, with its reason; a listed difference that no longer
 occurs fails too, so the table stays exactly true."""
 
@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from tests.repo import ROOT
-from tests.shape_diff import allowed, diff
-from tests.vllm_peer import answer
-from tests.vllm_requests import REQUESTS
+from tests.helpers.repo import ROOT
+from tests.helpers.shape_diff import allowed, diff
+from tests.helpers.vllm_peer import answer
+from tests.helpers.vllm_requests import REQUESTS
 
 pytestmark = pytest.mark.vllm
 
@@ -37,7 +37,7 @@ def differences(req, ours: tuple[int, object], theirs: tuple[int, object]) -> li
 
 @pytest.fixture(scope="module")
 def ours(smollm):
-    from tests.conftest import LiveServer
+    from tests.helpers.servers import LiveServer
 
     srv = LiveServer(smollm)
     yield srv

@@ -15,7 +15,7 @@ from explorer.export.common import nums
 from explorer.export.vllm import prompt_logprobs
 from explorer.export.vllm_stream import number_texts, prompt_logprobs_chunks
 from explorer.results.scores import TokenScores
-from tests.samples import generated_chat, scored_prompt
+from tests.helpers.samples import generated_chat, scored_prompt
 
 KS = (None, 0, 3, -1)
 NINF = -np.inf

@@ -15,7 +15,7 @@ from explorer.engine.whatif import logits_row, whatif
 from explorer.errors import ExplorerError
 from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings
-from tests.reference import ref_logprobs
+from tests.helpers.reference import ref_logprobs
 
 samplers = st.builds(
     dict,
@@ -103,7 +103,7 @@ def test_bad_positions(gpt2):
 @pytest.fixture(scope="module")
 def tab(gpt2, llama):
     from explorer.ui.tabs.whatif import WhatIfTab
-    from tests.views import build_tab
+    from tests.helpers.page import build_tab
 
     return build_tab(WhatIfTab, gpt2, llama)
 

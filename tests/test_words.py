@@ -157,7 +157,7 @@ def test_generated_and_empty_results(gpt2):
 @pytest.fixture(scope="module")
 def tab(gpt2):
     from explorer.ui.tabs.words import WordsTab
-    from tests.views import build_tab
+    from tests.helpers.page import build_tab
 
     return build_tab(WordsTab, gpt2)
 

@@ -1,7 +1,7 @@
 """ZeroGPU as the `spaces` package runs a Space's code, on the CPU: the real package in ZeroGPU mode against a
-stand-in of its device API (tests/zerogpu.py), so the fork, the durations asked and the quota's calls, the threads
+stand-in of its device API (tests/helpers/zerogpu.py), so the fork, the durations asked and the quota's calls, the threads
 in the worker and what comes back are the package's own. Its two worker steps that need a CUDA device (CUDA's
-start, the weights' move) are skipped there (tests/zerogpu_serve.py); the test that needs them skips, saying so.
+start, the weights' move) are skipped there (tests/helpers/zerogpu_serve.py); the test that needs them skips, saying so.
 `pytest -m zerogpu` runs this tier alone."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from explorer.api import runner
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 from explorer.ui import gpu_calls
-from tests.zerogpu import DeviceApi, ZeroGpuServer
+from tests.helpers.zerogpu import DeviceApi, ZeroGpuServer
 
 pytestmark = pytest.mark.zerogpu
 
@@ -197,7 +197,7 @@ def test_page_actions_run_in_the_forked_worker(gpt2_dir, device_api, tmp_path):
            "ZEROGPU_TEST_WARM_THREAD": "1"}  # fmt: skip
     srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env=env, args=("--device", "cpu"))
     try:
-        # 1. a generation ran in the server's own process at start-up (tests/zerogpu_serve.py): its batch thread runs
+        # 1. a generation ran in the server's own process at start-up (tests/helpers/zerogpu_serve.py): its batch thread runs
         # there, not in a worker
         client = Client(srv.url + "/", verbose=False)
         # 2. a short score, then a long generation, each under spaces.GPU in a forked worker
@@ -220,7 +220,7 @@ def test_the_api_runs_in_the_forked_worker(gpt2, gpt2_dir, live, device_api, tmp
     import openai
     from transformers import AutoModelForCausalLM
 
-    from tests.reference import ref_logprobs
+    from tests.helpers.reference import ref_logprobs
 
     env = {"ZEROGPU_TEST_NO_DEVICE": "1", "EXPLORER_API_KEY": "key", "EXPLORER_MAX_SECONDS": "40",
            "ZEROGPU_TEST_WARM_THREAD": "1"}  # fmt: skip

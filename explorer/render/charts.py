@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.render.figures import line, styled
 from explorer.render.heatmap import (
     DEFAULT_THRESHOLDS,
     LIGHT,
@@ -34,29 +35,18 @@ def curves(r: TokenScores) -> go.Figure:
         [(r.ranks[pos], "rank"), (r.entropy[pos], "entropy"), (r.surprisal_bits[pos], "surprisal")], start=1
     ):
         fig.add_trace(
-            go.Scatter(
-                x=pos,
-                y=y,
-                mode="lines+markers",
-                name=name,
-                text=tokens,
-                marker={"size": 4},
-                hovertemplate="pos %{x}: %{text}<br>" + name + " %{y:.3f}<extra></extra>",
-            ),
+            line(pos, y, name, tokens, "pos %{x}: %{text}<br>" + name + " %{y:.3f}<extra></extra>"),
             row=row,
             col=1,
         )
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_xaxes(title_text="position", row=3, col=1)
-    fig.update_layout(
+    return styled(
+        fig,
         height=520,
         showlegend=False,
         margin={"l": 40, "r": 10, "t": 30, "b": 30},
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig
 
 
 def rank_histogram(r: TokenScores, thresholds=DEFAULT_THRESHOLDS) -> go.Figure:
@@ -66,12 +56,9 @@ def rank_histogram(r: TokenScores, thresholds=DEFAULT_THRESHOLDS) -> go.Figure:
     counts = np.bincount(b, minlength=len(names))
     colours = [LIGHT[i] for i in RANK_BINS[len(names)]]
     fig = go.Figure(go.Bar(x=names, y=counts, marker_color=colours, marker_line_color="#555", marker_line_width=1))
-    fig.update_layout(
+    return styled(
+        fig,
         height=260,
         title="tokens per rank bucket",
         margin={"l": 40, "r": 10, "t": 40, "b": 30},
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.render.figures import line, styled
 from explorer.render.text import escape, visible
 from explorer.results.compare import Comparison
 from explorer.results.scores import TokenScores
@@ -138,43 +139,24 @@ def compare_curves(c: Comparison) -> go.Figure:
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08, subplot_titles=titles)
     for y, name in ((la, f"A {c.a.model}"), (lb, f"B {c.b.model}")):
         fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=y,
-                mode="lines+markers",
-                name=name,
-                text=hover,
-                marker={"size": 4},
-                hovertemplate="%{x}: %{text}<br>%{y:.3f}<extra>" + html.escape(name) + "</extra>",
-            ),
+            line(x, y, name, hover, "%{x}: %{text}<br>%{y:.3f}<extra>" + html.escape(name) + "</extra>"),
             row=1,
             col=1,
         )
     if c.paired:
         for y, name in ((c.kl_ab, "KL(A‖B)"), (c.kl_ba, "KL(B‖A)"), (js, "JS")):
             fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=y,
-                    mode="lines+markers",
-                    name=name,
-                    text=hover,
-                    marker={"size": 4},
-                    hovertemplate="%{x}: %{text}<br>" + name + " %{y:.4f}<extra></extra>",
-                ),
+                line(x, y, name, hover, "%{x}: %{text}<br>" + name + " %{y:.4f}<extra></extra>"),
                 row=2,
                 col=1,
             )
     fig.update_xaxes(tick0=0, dtick=max(1, math.ceil(len(texts) / 12)))  # whole positions, never 0.2 steps
-    fig.update_layout(
+    return styled(
+        fig,
         height=220 + 200 * rows,
         margin={"l": 40, "r": 10, "t": 30, "b": 30},
         legend={"orientation": "h"},
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig
 
 
 def _piece(r: TokenScores, i: int) -> str:

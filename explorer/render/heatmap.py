@@ -16,6 +16,7 @@ from itertools import pairwise
 import numpy as np
 
 from explorer.render.text import chip_html, escape
+from explorer.results.colour_by import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRIC_NAMES
 from explorer.results.scores import TokenScores
 
 
@@ -54,8 +55,7 @@ METRICS = {
         ("0 bits", "14+ bits"),
     ),
 }
-DEFAULT_METRIC = "logprob"
-DEFAULT_THRESHOLDS = (1, 10, 100, 1000)
+assert tuple(METRICS) == METRIC_NAMES, "a metric has a palette here and a name in explorer/results/colour_by.py"
 N_BINS = 8
 RANK_BINS = {
     2: (7, 0),

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.render.figures import line, styled
 from explorer.render.text import escape, visible
 from explorer.results.lookup import Lookup
 from explorer.results.scores import TokenScores
@@ -38,31 +39,26 @@ def lookup_figure(r: TokenScores, lookups: list[Lookup]) -> go.Figure:
         name = html.escape(visible(x.query)) + (" (first token)" if x.multi_token else "")
         for row, y, fmt in ((1, x.probs[pos], "%{y:.3g}"), (2, x.ranks[pos], "%{y}")):
             fig.add_trace(
-                go.Scatter(
-                    x=pos,
-                    y=y,
-                    mode="lines+markers",
-                    name=name,
+                line(
+                    pos,
+                    y,
+                    name,
+                    hover,
+                    "pos %{x} before %{text}<br>" + name + " " + fmt + "<extra></extra>",
                     legendgroup=name,
                     showlegend=row == 1,
-                    text=hover,
-                    marker={"size": 4},
-                    hovertemplate="pos %{x} before %{text}<br>" + name + " " + fmt + "<extra></extra>",
                 ),
                 row=row,
                 col=1,
             )
     fig.update_yaxes(type="log")
     fig.update_xaxes(title_text="position (the distribution that predicts this token)", row=2, col=1)
-    fig.update_layout(
+    return styled(
+        fig,
         height=480,
         margin={"l": 40, "r": 10, "t": 30, "b": 30},
         legend={"orientation": "h"},
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig
 
 
 def lookup_table(r: TokenScores, lookups: list[Lookup]) -> pd.DataFrame:

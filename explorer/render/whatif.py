@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from explorer.render.figures import styled
 from explorer.render.text import escape, visible
 from explorer.results.whatif import WhatIf
 
@@ -60,15 +61,12 @@ def whatif_figure(w: WhatIf) -> go.Figure:
         )
         fig.update_yaxes(autorange="reversed", row=row, col=1)
     fig.update_xaxes(title_text="probability", range=[0, 1])
-    fig.update_layout(
+    return styled(
+        fig,
         height=max(420, 2 * 22 * len(w.raw_ids) + 150),
         showlegend=False,
         margin={"l": 10, "r": 10, "t": 56, "b": 30},  # the first title under Plotly's toolbar, not beneath it
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig
 
 
 def whatif_markdown(w: WhatIf) -> str:

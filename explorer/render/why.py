@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from explorer.render.figures import styled
 from explorer.render.text import escape, visible
 from explorer.results.attribution import CAVEAT, MEANING, NAMES, Attribution
 
@@ -168,12 +169,9 @@ def why_figure(a: Attribution, n: int = 15, with_special: bool = False) -> go.Fi
     )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text="value (nats of f)" if a.signed else "attention weight", zeroline=True)
-    fig.update_layout(
+    return styled(
+        fig,
         height=max(220, 24 * len(top) + 80),
         showlegend=False,
         margin={"l": 10, "r": 10, "t": 20, "b": 40},
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig

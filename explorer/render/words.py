@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from explorer.render.figures import styled
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
 from explorer.results.words import Words, shown_tokens, word_rows
@@ -94,16 +95,13 @@ def words_figure(w: Words) -> go.Figure:
             hovertemplate="word %{x}: %{text}<br>%{y:.2f} bits (%{customdata} tokens)<extra></extra>",
         )
     )
-    fig.update_layout(
+    return styled(
+        fig,
         height=300,
         title="surprisal per word (bits)",
         margin={"l": 40, "r": 10, "t": 40, "b": 30},
         xaxis_title="word",
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(128,128,128,0.12)",
-        font={"color": "#888"},
     )
-    return fig
 
 
 def words_summary(w: Words, r: TokenScores) -> str:

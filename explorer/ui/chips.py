@@ -1,22 +1,31 @@
-"""Clickable chips in a gr.HTML (compare, words): a click or Enter on `[data-pos]` fires the component's click event."""
+"""Clickable chips in a gr.HTML (compare, words; the branch tree's nodes): a click or Enter on `[data-pos]` fires the
+component's click event."""
 
 from __future__ import annotations
 
 import gradio as gr
 
-CLICK_JS = """
-const pick = (t) => {
-  element.querySelectorAll('.sel').forEach((x) => x.classList.remove('sel'));
+
+def click_js(key: str, selected: str = ".sel") -> str:
+    """The `js_on_load` of a gr.HTML whose `[data-KEY]` elements are picked by a click, Enter or Space: the one
+    picked gets the class `sel` (the last pick, found by `selected`, loses it) and the component's click event
+    fires with {KEY: its number} (read back by `clicked`)."""
+    return f"""
+const pick = (t) => {{
+  element.querySelectorAll('{selected}').forEach((x) => x.classList.remove('sel'));
   t.classList.add('sel');
-  trigger('click', {pos: Number(t.dataset.pos)});
-};
-element.addEventListener('click', (e) => { const t = e.target.closest('[data-pos]'); if (t) pick(t); });
-element.addEventListener('keydown', (e) => {
+  trigger('click', {{{key}: Number(t.dataset.{key})}});
+}};
+element.addEventListener('click', (e) => {{ const t = e.target.closest('[data-{key}]'); if (t) pick(t); }});
+element.addEventListener('keydown', (e) => {{
   if (e.key !== 'Enter' && e.key !== ' ') return;
-  const t = e.target.closest('[data-pos]');
-  if (t) { e.preventDefault(); pick(t); }
-});
+  const t = e.target.closest('[data-{key}]');
+  if (t) {{ e.preventDefault(); pick(t); }}
+}});
 """
+
+
+CLICK_JS = click_js("pos")
 
 
 def clicked(evt: gr.EventData) -> int:

@@ -37,3 +37,20 @@ def user_errors() -> Iterator[None]:
         yield
     except ExplorerError as err:
         raise error(str(err)) from None
+
+
+def whole_number(value, unpicked: str) -> int:
+    """`value` (a position or node clicked or typed) as an int; gr.Error(`unpicked`: how to pick one) when it is none."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise error(unpicked) from None
+
+
+def picked(value, n: int, unpicked: str, outside: str, first: int = 0) -> int:
+    """`value` as an index in first..n-1: gr.Error(`unpicked`) when it is no number, else gr.Error(`outside`, its
+    `{i}`, `{first}` and `{last}` filled in) when it is out of that range."""
+    i = whole_number(value, unpicked)
+    if not first <= i < n:
+        raise error(outside.format(i=i, first=first, last=n - 1))
+    return i

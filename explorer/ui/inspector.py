@@ -35,7 +35,7 @@ from explorer.results.stats import text_stats
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import Downloads
-from explorer.ui.errors import error, info
+from explorer.ui.errors import error, info, picked
 from explorer.ui.theme import HEATMAP_JS, JUMP_JS, PRESENT_JS
 
 DEFAULT_THRESHOLDS_TEXT = ", ".join(map(str, DEFAULT_THRESHOLDS))
@@ -166,13 +166,9 @@ class Inspector:
         self.block.render()
 
     @property
-    def look(self) -> list:
-        """The inputs every action reads: colour by, thresholds, k."""
-        return [self.metric, self.thresholds, self.k]
-
-    @property
-    def look_by_name(self) -> dict:
-        """`look` by the names a run takes them (RunOptions' fields)."""
+    def look(self) -> dict:
+        """The inputs every action reads (colour by, thresholds, k) by the names a run takes them: RunOptions'
+        fields, a handler's keyword inputs, and the keys of a link's values (Base.look)."""
         return {"metric": self.metric, "thresholds_text": self.thresholds, "k": self.k}
 
     @property
@@ -322,12 +318,8 @@ class Inspector:
         if not state:
             raise error("Score a text or generate first, then click a token.")
         r = state[0]
-        try:
-            pos = int(pos)
-        except (TypeError, ValueError):
-            raise error("Pick a token by clicking it in the heatmap, or type its position.") from None
-        if not 0 <= pos < r.n:
-            raise error(f"Position {pos} is outside this text (0..{r.n - 1}).")
+        unpicked = "Pick a token by clicking it in the heatmap, or type its position."
+        pos = picked(pos, r.n, unpicked, "Position {i} is outside this text ({first}..{last}).")
         return self._detail(r, pos, k, view)
 
     def restyle(self, state: list, metric: str, thresholds_text: str, selected, view: View | None = None) -> dict:

@@ -116,7 +116,7 @@ def _open_in_score(batch: BatchTab, score: ScoreTab, tab_block: gr.Tabs, share: 
         api_visibility="private", queue=False,
     )  # fmt: skip
     opened = picked.success(
-        score.score, score.inputs, score.inspector.outputs, api_visibility="private",
+        score.score, score.inputs, score.inspector.outputs, inputs_kwargs=score.options, api_visibility="private",
         show_progress_on=[score.inspector.summary],
     )  # fmt: skip
     score.stop.click(None, cancels=cast(Any, [opened]))

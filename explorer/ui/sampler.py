@@ -20,14 +20,10 @@ from explorer.render.heatmap import Marks
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
+from explorer.ui.sliders import Range, ranged
 
 MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperature / top-k / top-p"]
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
-
-
-def _slider(default: float, lo: float, hi: float) -> Any:
-    """A field shown as a slider over lo..hi (a link's value must lie there too)."""
-    return field(default=default, metadata={"range": (lo, hi)})
 
 
 def stop_line(stop: str) -> str:
@@ -45,14 +41,14 @@ def stop_of(line: str) -> str:
 class Sampler:
     """The page's sampler, one field per control by the same name (its widget: `sampler_controls`): what Generate,
     Chat and Branch run with and what their links carry (`sampler`). Names and rules are SamplerSettings'; a
-    slider's range is its field's `range`. A new control is a field here and its widget there."""
+    slider's Range is its field's (`ranged`). A new control is a field here and its widget there."""
 
     LINK_V2: ClassVar[tuple[str, ...]] = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode")
-    max_tokens: int = _slider(48, 1, 512)
-    temperature: float = _slider(0.7, 0.0, 2.0)
-    top_p: float = _slider(1.0, 0.01, 1.0)
-    top_k: int = _slider(0, 0, 200)
-    presence_penalty: float = _slider(0.0, -2.0, 2.0)
+    max_tokens: int = ranged(Range(1, 512, 1, 48))
+    temperature: float = ranged(Range(0.0, 2.0, 0.05, 0.7))
+    top_p: float = ranged(Range(0.01, 1.0, 0.01, 1.0))
+    top_k: int = ranged(Range(0, 200, 1, 0))
+    presence_penalty: float = ranged(Range(-2.0, 2.0, 0.1, 0.0))
     seed: int | None = None
     stop: tuple[str, ...] = ()
     mode: str = "raw"
@@ -62,9 +58,14 @@ class Sampler:
         return tuple(f.name for f in fields(cls))
 
     @classmethod
+    def sliders(cls) -> dict[str, Range]:
+        """Each slider's name -> its Range."""
+        return {f.name: f.metadata["slider"] for f in fields(cls) if "slider" in f.metadata}
+
+    @classmethod
     def ranges(cls) -> dict[str, tuple[float, float]]:
         """Each slider's name -> (low, high)."""
-        return {f.name: f.metadata["range"] for f in fields(cls) if "range" in f.metadata}
+        return {name: (r.lo, r.hi) for name, r in cls.sliders().items()}
 
     # ---- a link's `sampler` ----------------------------------------------------------------------
     def to_link(self) -> dict:
@@ -154,7 +155,7 @@ class RunOptions:
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> RunOptions:
         """From the controls' values by name (the sampler's fields, `score_prompt` and LOOK: as Gradio passes a
-        handler's `inputs_kwargs`; the look: Inspector.look_by_name); a missing one takes its default."""
+        handler's `inputs_kwargs`; the look: Inspector.look); a missing one takes its default."""
         look = {k: values[k] for k in ("metric", "thresholds_text", "k") if k in values}
         return cls(sampler=Sampler.from_controls(values), score_prompt=bool(values.get("score_prompt", True)), **look)
 
@@ -179,19 +180,14 @@ def endpoint_inputs(controls: dict[str, Any], look: dict[str, Any] | None = None
 def sampler_controls(cap: int = 0) -> dict[str, Any]:
     """Each control by its name (Sampler's fields, then `score_prompt`): max tokens (up to the server's `cap` where
     it has one), temperature, top-p, top-k, presence penalty, seed, stop strings, mode, score-the-prompt."""
-    d, ranges = Sampler(), Sampler.ranges()
-
-    def slider(key: str, step: float, label: str, most: float = math.inf, **kw: Any) -> gr.Slider:
-        lo, hi = ranges[key]
-        return gr.Slider(lo, min(hi, most), value=min(getattr(d, key), most), step=step, label=label, **kw)
-
+    s = Sampler.sliders()
     c: dict[str, Any] = {}
     with gr.Row():
-        c["max_tokens"] = slider("max_tokens", 1, "Max tokens", cap or math.inf)
-        c["temperature"] = slider("temperature", 0.05, "Temperature (0 = greedy)")
-        c["top_p"] = slider("top_p", 0.01, "Top-p (1 = off)")
-        c["top_k"] = slider("top_k", 1, "Top-k (0 = off)")
-        c["presence_penalty"] = slider("presence_penalty", 0.1, "Presence penalty (0 = off, > 0 = fewer repeats)")
+        c["max_tokens"] = s["max_tokens"].widget("Max tokens", cap or math.inf)
+        c["temperature"] = s["temperature"].widget("Temperature (0 = greedy)")
+        c["top_p"] = s["top_p"].widget("Top-p (1 = off)")
+        c["top_k"] = s["top_k"].widget("Top-k (0 = off)")
+        c["presence_penalty"] = s["presence_penalty"].widget("Presence penalty (0 = off, > 0 = fewer repeats)")
     with gr.Row():
         c["seed"] = gr.Textbox(
             "",
@@ -250,16 +246,15 @@ def parse_seed(seed) -> int | None:
 def run(
     models: Models,
     name: str,
+    *,
     encode: Callable[[ModelEngine], tuple[list[int], Marks]],
-    s: SamplerSettings,
+    opts: RunOptions,
     inspector: Inspector,
-    metric: str,
-    thresholds_text: str,
-    k: int,
     finish: Callable[..., dict] | None = None,
 ) -> Iterator[dict]:
-    """Stream a generation from `encode(engine)` (ids and marks): the heatmap alone while it runs, every view at
-    the end, plus `finish(result)`'s own outputs."""
+    """Stream a generation from `encode(engine)` (ids and marks) with `opts`: the heatmap alone while it runs, every
+    view at the end, plus `finish(result)`'s own outputs."""
+    s, metric, thresholds_text, k = opts.settings(), opts.metric, opts.thresholds_text, opts.k
     t = parse_thresholds(thresholds_text)
     steps: list[Step] = []
     last, rid = 0.0, new_rid()

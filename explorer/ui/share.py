@@ -104,7 +104,7 @@ class Share:
         """What the inspector's result's part of a link is read from (`base_of`)."""
         ins = self.inspector
         own = [c for cls, tab in self.makers.values() for c in cls.inputs(tab)]
-        return [ins.result, ins.view, ins.selected, *ins.look, *own]
+        return [ins.result, ins.view, ins.selected, *ins.look.values(), *own]
 
     @property
     def links(self) -> dict:
@@ -138,7 +138,7 @@ class Share:
         """The ViewState of the current result (raises ExplorerError when there is none to describe)."""
         ins = self.inspector
         state, view, selected = values.get(ins.result), values.get(ins.view), values.get(ins.selected)
-        look = {name: values[c] for name, c in ins.look_by_name.items()}
+        look = {name: values[c] for name, c in ins.look.items()}
         if not state:
             raise ExplorerError("Score a text, generate or chat first: then its link and session can be shared.")
         r, tab = state[0], tab_of(state[0], view)
@@ -200,7 +200,7 @@ class Share:
             f.write(json.dumps(head, ensure_ascii=False, allow_nan=False)[:-1] + ', "results": ' + results + "}")
         return gr.DownloadButton(value=path, interactive=True)
 
-    def open_file(self, path, name, metric, thresholds, k) -> dict:
+    def open_file(self, path, name, metric, thresholds_text, k) -> dict:
         """Show a session file or a captured body from the file alone: no model is loaded or run."""
         if not path:
             return {self.note: ""}
@@ -215,9 +215,9 @@ class Share:
             return {self.note: note_html(str(err), "The page is as it was.")}
         except OSError:  # its message would show a path
             return {self.note: note_html("This file could not be read: upload it again.", "The page is as it was.")}
-        return self._show_opened(opened, name, metric, thresholds, k)
+        return self._show_opened(opened, name, metric=metric, thresholds_text=thresholds_text, k=k)
 
-    def _show_opened(self, o: Opened, name, metric, thresholds, k) -> dict:
+    def _show_opened(self, o: Opened, name, metric, thresholds_text, k) -> dict:
         r, inputs, view = o.results[0], {}, None
         lines = [f"Opened {o.about} ({r.n:,} tokens) from the file, without running a model."]
         if o.view is not None:
@@ -228,11 +228,11 @@ class Share:
         lines.append(self._model_note(r.model, name))
         lines += o.notes
         if view is not None:
-            metric, thresholds, k = view.base.metric, ", ".join(map(str, view.base.thresholds)), view.base.k
+            metric, thresholds_text, k = view.base.metric, view.base.thresholds_text, view.base.k
             inputs = self._inputs(view)
         marks = Marks(frozenset(o.special), o.turns) if o.special or o.turns else None
         out = self.inspector.show(
-            r, metric, thresholds, k, marks, imported=o.shape, pos=view.base.selected if view else None
+            r, metric, thresholds_text, k, marks, imported=o.shape, pos=view.base.selected if view else None
         )
         return {**out, **inputs, self.note: note_html(*lines)}
 
@@ -319,7 +319,7 @@ class Share:
 
     # ---- wiring -----------------------------------------------------------------------------------
     def _wire(self, demo: gr.Blocks) -> None:
-        ins, look = self.inspector, self.inspector.look
+        ins = self.inspector
         copy = self.copy.click(
             self.copy_link, self.copy_inputs, [self.code, self.base, self.qr, self.link, self.link_note],
             api_visibility="private",
@@ -336,8 +336,9 @@ class Share:
         )
         self.upload.upload(
             self.open_file,
-            [self.upload, self.picker.name, *look],
+            [self.upload, self.picker.name],
             [*ins.outputs, *self.restorable, self.note],
+            inputs_kwargs=ins.look,
             api_visibility="private",
         )
         for _cls, tab in self.makers.values():  # a new run: the old note and link go
@@ -368,4 +369,4 @@ class Share:
     def restorable(self) -> list:
         """Every control a link or session sets: the tab rows, the look and the inputs of the result."""
         own = [c for cls, tab in self.makers.values() for c in cls.outputs(tab)]
-        return [*self.bar.blocks, *self.inspector.look, *own]
+        return [*self.bar.blocks, *self.inspector.look.values(), *own]

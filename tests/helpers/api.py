@@ -4,6 +4,8 @@ tests/test_llamacpp_tiny.py: llama.cpp)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 import openai
 import pytest
@@ -18,6 +20,22 @@ def client(live):
 @pytest.fixture(scope="module")
 def model(client):
     return client.models.list().data[0].id
+
+
+def seeded_answers(client, model, n: int) -> tuple[list[tuple[int, str, list]], dict[tuple[int, int], tuple]]:
+    """`n` seeded completions asked by 8 clients at once, request i of prompt i % 5 and seed i % 7, as (i, text,
+    token logprobs); and before them each of those 35 requests asked alone: (i % 5, i % 7) -> (text, logprobs)."""
+    prompts = ["The quick", "fox jumps", "The capital of", "def add(a, b):", "Grüße aus"]
+
+    def ask(i):
+        r = client.completions.create(
+            model=model, prompt=prompts[i % 5], max_tokens=4, temperature=1.0, seed=i % 7, logprobs=1
+        )
+        return i, r.choices[0].text, r.choices[0].logprobs.token_logprobs
+
+    alone = {(i % 5, i % 7): ask(i)[1:] for i in range(35)}
+    with ThreadPoolExecutor(8) as pool:
+        return list(pool.map(ask, range(n))), alone
 
 
 def test_completion_logprobs(client, model, gpt2):

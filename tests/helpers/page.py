@@ -28,15 +28,36 @@ def no_hub(spec):
     raise ExplorerError(f"Model {spec.source!r} was not found.", code="model_not_found")
 
 
-def make_page(engines, allow_hub=False):
-    """The whole page over these loaded engines (the registry loads nothing else: `no_hub`)."""
+def models_of(engines, allow_hub=False):
+    """A registry over these loaded engines (the first is the default) that loads nothing else (`no_hub`)."""
     from explorer.models import Models
-    from explorer.ui.layout import page
 
     models = Models([e.name for e in engines], allow_hub=allow_hub, loader=no_hub)
     for e in engines:
         models.add(e)
-    return page(models)
+    return models
+
+
+def make_page(engines, allow_hub=False):
+    """The whole page over these loaded engines, built now (so under the environment's cap); nothing else loads."""
+    from explorer.ui.layout import page
+
+    return page(models_of(engines, allow_hub))
+
+
+def build_tab(cls, *engines):
+    """`cls` built in its own Blocks for `engines` (the first is the default); the inspector's parts it reads are
+    stand-ins."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from explorer.ui.tabs import Shared
+
+    with gr.Blocks():
+        inspector = SimpleNamespace(result=gr.State([]), selected=gr.Number(value=0, precision=0))
+        with gr.Tabs():
+            return cls(Shared(models_of(engines), gr.State(engines[0].name), inspector))
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +72,16 @@ def v(ui):
 
 def score_all(ui, text, thresholds=T, name=GPT2, metric="logprob", k=5, from_start=False, start=None):
     return list(
-        ui.tabs["score"].score(name, text, metric, thresholds, k, from_start, start, progress=lambda *a, **kw: None)
+        ui.tabs["score"].score(
+            name,
+            text,
+            metric=metric,
+            thresholds_text=thresholds,
+            k=k,
+            from_start=from_start,
+            start=start,
+            progress=lambda *a, **kw: None,
+        )
     )
 
 

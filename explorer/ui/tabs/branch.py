@@ -23,8 +23,9 @@ from explorer.results.branch import BranchTree
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.actions import uses_model
+from explorer.ui.chips import click_js
 from explorer.ui.downloads import view_button, view_file
-from explorer.ui.errors import error, user_errors
+from explorer.ui.errors import error, picked, user_errors, whole_number
 from explorer.ui.sampler import RunOptions, endpoint_inputs, sampler_controls
 from explorer.ui.tabs import Shared
 
@@ -35,19 +36,7 @@ there, and **Continue from here**: the text up to that position plus the alterna
 The shared prefix is not computed again (its KV cache is reused). Every node shows its token's logprob and rank
 under the model (raw numbers); every leaf its path's cumulative logprob and perplexity. Click a node for its detail
 and branch again from it."""
-TREE_JS = """
-const pick = (t) => {
-  element.querySelectorAll('.tn.sel').forEach((x) => x.classList.remove('sel'));
-  t.classList.add('sel');
-  trigger('click', {node: Number(t.dataset.node)});
-};
-element.addEventListener('click', (e) => { const t = e.target.closest('[data-node]'); if (t) pick(t); });
-element.addEventListener('keydown', (e) => {
-  if (e.key !== 'Enter' && e.key !== ' ') return;
-  const t = e.target.closest('[data-node]');
-  if (t) { e.preventDefault(); pick(t); }
-});
-"""
+TREE_JS = click_js("node", ".tn.sel")
 
 
 def _choices(top: list[tuple[int, float]], pieces: dict[int, bytes], actual: int) -> list[tuple[str, str]]:
@@ -133,10 +122,7 @@ class BranchTab:
     # ---- handlers ------------------------------------------------------------------------
     def pick_position(self, result: list, pos) -> dict:
         """The alternatives at position `pos` of the current result (what a branch there may start with)."""
-        try:
-            pos = int(pos)
-        except (TypeError, ValueError):
-            raise error("Type a position (a whole number), or click a token in the heatmap.") from None
+        pos = whole_number(pos, "Type a position (a whole number), or click a token in the heatmap.")
         out = {self.at: pos, self.node: -1, self.node_df: None}
         if not result:
             return {
@@ -168,12 +154,9 @@ class BranchTab:
         """Node `node`'s detail, and its alternatives to branch from."""
         if tree is None:
             raise error("No tree yet: continue from an alternative first.")
-        try:
-            node = int(node)
-        except (TypeError, ValueError):
-            raise error("Pick a node by clicking it in the tree.") from None
-        if not 0 <= node < tree.n:
-            raise error(f"Node {node} is not in this tree (0..{tree.n - 1}).")
+        node = picked(
+            node, tree.n, "Pick a node by clicking it in the tree.", "Node {i} is not in this tree ({first}..{last})."
+        )
         return {
             self.at: tree.depth(node),
             self.node: node,
@@ -238,10 +221,7 @@ class BranchTab:
         """Leaves `a` and `b` side by side from where they part."""
         if tree is None:
             raise error("No tree yet: continue from an alternative first.")
-        try:
-            a, b = int(a), int(b)
-        except (TypeError, ValueError):
-            raise error("Pick two leaves to compare.") from None
+        a, b = (whole_number(x, "Pick two leaves to compare.") for x in (a, b))
         if a not in tree.leaves() or b not in tree.leaves():
             raise error("Pick two leaves of the tree (the menus list them).")
         return {self.compare_view: compare_html(tree, a, b)}

@@ -57,7 +57,7 @@ class ChatTab:
             self.button, self.stop, self.reuse = run_buttons("Send")
             gr.Examples(EXAMPLES, inputs=[self.message])
         self.inputs = [shared.model, self.history, self.system, self.message]
-        self.options = endpoint_inputs(self.controls, self.inspector.look_by_name)  # the handler's keyword inputs
+        self.options = endpoint_inputs(self.controls, self.inspector.look)  # the handler's keyword inputs
         self.outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
         event = self.button.click(
             self.chat,
@@ -83,7 +83,6 @@ class ChatTab:
         history = list(history or [])
         user = {"role": "user", "content": message}
         msgs = ([{"role": "system", "content": system}] if system and system.strip() else []) + history + [user]
-        s = opts.settings()
 
         def encode(engine):
             ids, turns = chat_turns(engine, msgs)
@@ -93,8 +92,7 @@ class ChatTab:
             kept = history + [user, {"role": "assistant", "content": r.completion_text}]
             return {self.reuse: reuse_button(r), self.history: kept, self.message: "", self.turns: status(kept)}
 
-        yield from run(self.models, name, encode, s, self.inspector, opts.metric, opts.thresholds_text, opts.k,
-                       finish=finish)  # fmt: skip
+        yield from run(self.models, name, encode=encode, opts=opts, inspector=self.inspector, finish=finish)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.downloads import view_button, view_file
-from explorer.ui.errors import error, user_errors
+from explorer.ui.errors import error, picked, user_errors
 from explorer.ui.tabs import Shared
 
 MODES = ["Two models, one text", "One model, two prompts"]
@@ -180,12 +180,9 @@ class CompareTab:
         if c is None:
             raise error("Compare first, then click a token.")
         units = c.m if c.paired else len(c.spans)
-        try:
-            j = int(j)
-        except (TypeError, ValueError):
-            raise error("Pick a token by clicking it.") from None
-        if not 0 <= j < units:
-            raise error(f"Position {j} is outside this comparison (0..{units - 1}).")
+        j = picked(
+            j, units, "Pick a token by clicking it.", "Position {i} is outside this comparison ({first}..{last})."
+        )
         md, ta, tb = compare_detail(c, j, K)
         return {self.detail: md, self.table_a: ta, self.table_b: tb, self.pos: j}
 

@@ -42,7 +42,7 @@ class GenerateTab:
             self.button, self.stop, self.reuse = run_buttons("Generate")
             gr.Examples(EXAMPLES, inputs=[self.prompt])
         self.inputs = [shared.model, self.prompt]
-        self.options = endpoint_inputs(self.controls, self.inspector.look_by_name)  # the handler's keyword inputs
+        self.options = endpoint_inputs(self.controls, self.inspector.look)  # the handler's keyword inputs
         self.outputs = [*self.inspector.outputs, self.reuse]
         event = self.button.click(
             self.generate,
@@ -64,16 +64,12 @@ class GenerateTab:
         """Stream a continuation of `prompt` from the session's model."""
         if not prompt or not prompt.strip():
             raise error("The prompt is empty: type a prompt to continue.")
-        s = opts.settings()
         yield from run(
             self.models,
             name,
-            lambda engine: (engine.encode(prompt), marks_of(engine)),
-            s,
-            self.inspector,
-            opts.metric,
-            opts.thresholds_text,
-            opts.k,
+            encode=lambda engine: (engine.encode(prompt), marks_of(engine)),
+            opts=opts,
+            inspector=self.inspector,
             finish=lambda r: {self.reuse: reuse_button(r)},
         )
 

@@ -19,7 +19,7 @@ from explorer.results.lens import LensGrid
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import view_button, view_file
-from explorer.ui.errors import error, user_errors
+from explorer.ui.errors import error, user_errors, whole_number
 from explorer.ui.tabs import Shared, twin_note
 
 LENS_K = 10  # top-k kept per cell (at most the server's cap: page_k)
@@ -169,10 +169,9 @@ class LensTab:
         """Layer `layer`'s reading at position `pos`: its numbers and top-k."""
         if g is None:
             raise error("Run the logit lens first, then click a cell.")
-        try:
-            layer, pos = int(layer), int(pos)
-        except (TypeError, ValueError):
-            raise error("Pick a cell by clicking it, or type a layer and a position.") from None
+        layer, pos = (
+            whole_number(x, "Pick a cell by clicking it, or type a layer and a position.") for x in (layer, pos)
+        )
         if not 0 <= layer <= g.n_layers or not 0 <= pos < g.n:
             raise error(
                 f"Layer {layer}, position {pos} is outside the grid (layers 0..{g.n_layers}, positions 0..{g.n - 1})."

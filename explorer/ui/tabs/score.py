@@ -123,17 +123,18 @@ class ScoreTab:
                 self.start = gr.Dropdown(
                     label="Document-start token", **start_menu(self.models.loaded(self.models.default))
                 )
-        self.inputs = [shared.model, self.text, *self.inspector.look, self.from_start, self.start]
-        inputs, outputs, where = self.inputs, self.inspector.outputs, [self.inspector.summary]
+        self.inputs = [shared.model, self.text]
+        # the rest by name, in the `/score` endpoint's order: the look, then the document start
+        self.options = {**self.inspector.look, "from_start": self.from_start, "start": self.start}
+        by_name: dict[str, Any] = {"inputs_kwargs": self.options, "show_progress_on": [self.inspector.summary]}
+        inputs, outputs = self.inputs, self.inspector.outputs
         self.events = [
-            self.button.click(self.score, inputs, outputs, api_name="score", show_progress_on=where),
-            self.text.submit(self.score, inputs, outputs, api_visibility="private", show_progress_on=where),
+            self.button.click(self.score, inputs, outputs, api_name="score", **by_name),
+            self.text.submit(self.score, inputs, outputs, api_visibility="private", **by_name),
         ]
         for chip, example in zip(self.chips, EXAMPLES):  # an example runs when clicked
             filled = chip.click(lambda e=example: e, None, [self.text], api_visibility="private", queue=False)
-            self.events.append(
-                filled.then(self.score, inputs, outputs, api_visibility="private", show_progress_on=where)
-            )
+            self.events.append(filled.then(self.score, inputs, outputs, api_visibility="private", **by_name))
         self.tour.click(None, js="() => { window.lxTour && window.lxTour(); }", api_visibility="private", queue=False)
         self.stop.click(None, cancels=cast(Any, self.events))  # gradio types `cancels` as dicts; it takes events
         shared.model.change(self.menu, [shared.model], [self.start], api_visibility="private")

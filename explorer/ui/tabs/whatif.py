@@ -17,19 +17,15 @@ from explorer.render.whatif import WHATIF_COLUMNS, whatif_figure, whatif_markdow
 from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings
 from explorer.ui.actions import uses_model
-from explorer.ui.errors import error, user_errors
+from explorer.ui.errors import error, picked, user_errors
+from explorer.ui.sliders import Range
 from explorer.ui.tabs import Shared
 
 SLIDERS = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty")
-# the tab's sliders (built from these, checked in a link by these): name -> (low, high, step, default)
-RANGES = {"temperature": (0.0, 2.0, 0.05, 1.0), "top_k": (0, 200, 1, 0), "top_p": (0.01, 1.0, 0.01, 1.0),
-          "min_p": (0.0, 1.0, 0.01, 0.0), "repetition_penalty": (0.5, 3.0, 0.05, 1.0), "top_n": (5, MAX_SHOWN, 1, 15)}  # fmt: skip
-WHOLE = {"top_k", "top_n"}  # the sliders of whole numbers
-
-
-def _slider(name: str, label: str) -> gr.Slider:
-    lo, hi, step, default = RANGES[name]
-    return gr.Slider(lo, hi, value=default, step=step, label=label)
+# the tab's sliders (built from these, checked in a link by these)
+RANGES = {"temperature": Range(0.0, 2.0, 0.05, 1.0), "top_k": Range(0, 200, 1, 0), "top_p": Range(0.01, 1.0, 0.01, 1.0),
+          "min_p": Range(0.0, 1.0, 0.01, 0.0), "repetition_penalty": Range(0.5, 3.0, 0.05, 1.0),
+          "top_n": Range(5, MAX_SHOWN, 1, 15)}  # fmt: skip
 
 
 class WhatIfTab:
@@ -46,13 +42,13 @@ class WhatIfTab:
                 "token would have had. The same sampler code as generation."
             )
             with gr.Row():
-                self.temperature = _slider("temperature", "Temperature (0 = greedy)")
-                self.top_k = _slider("top_k", "Top-k (0 = off)")
-                self.top_p = _slider("top_p", "Top-p (1 = off)")
-                self.min_p = _slider("min_p", "Min-p (0 = off)")
-                self.repetition = _slider("repetition_penalty", "Repetition penalty (1 = off)")
+                self.temperature = RANGES["temperature"].widget("Temperature (0 = greedy)")
+                self.top_k = RANGES["top_k"].widget("Top-k (0 = off)")
+                self.top_p = RANGES["top_p"].widget("Top-p (1 = off)")
+                self.min_p = RANGES["min_p"].widget("Min-p (0 = off)")
+                self.repetition = RANGES["repetition_penalty"].widget("Repetition penalty (1 = off)")
             with gr.Row():
-                self.top_n = _slider("top_n", "Entries drawn")
+                self.top_n = RANGES["top_n"].widget("Entries drawn")
                 self.from_result = gr.Button("Settings this text was generated with")
                 self.button = gr.Button("What if? (at the selected token)", variant="primary")
             self.cache = gr.State(None)  # the selected position's raw logits row, recomputed only when it changes
@@ -127,12 +123,8 @@ class WhatIfTab:
         if not state:
             raise error("Score a text or generate first, then pick a token in the heatmap below.")
         r = state[0]
-        try:
-            pos = int(selected)
-        except (TypeError, ValueError):
-            raise error("Pick a token by clicking it in the heatmap below.") from None
-        if not 1 <= pos < r.n:
-            raise error(f"Pick a token after the first: position {pos} has no distribution (1..{r.n - 1} do).")
+        outside = "Pick a token after the first: position {i} has no distribution ({first}..{last} do)."
+        pos = picked(selected, r.n, "Pick a token by clicking it in the heatmap below.", outside, first=1)
         with user_errors():
             s = SamplerSettings(
                 temperature=float(temperature),
@@ -158,15 +150,14 @@ class WhatIfLink(TabLink):
     """A What-if link: the sliders' values (at the base's selected token)."""
 
     tab = "whatif"
-    sliders: dict = field(default_factory=lambda: {k: r[3] for k, r in RANGES.items()})
+    sliders: dict = field(default_factory=lambda: {k: r.default for k, r in RANGES.items()})
 
     @classmethod
     def read(cls, d: dict) -> WhatIfLink:
         v = d.get("sliders", {})
         if not isinstance(v, dict):
             raise damaged("`sliders` must be an object")
-        got = {k: v.get(k, default) for k, (_lo, _hi, _step, default) in RANGES.items()}
-        return cls({k: slider(f"sliders.{k}", x, *RANGES[k][:2], k in WHOLE) for k, x in got.items()})
+        return cls({k: slider(f"sliders.{k}", v.get(k, r.default), r.lo, r.hi, r.whole) for k, r in RANGES.items()})
 
     @classmethod
     def inputs(cls, tab: WhatIfTab) -> list:
@@ -175,7 +166,7 @@ class WhatIfLink(TabLink):
     @classmethod
     def to_link(cls, tab: WhatIfTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WhatIfLink]:
         got = {k: values.get(c) for k, c in tab.named.items()}
-        got = {k: RANGES[k][3] if x is None else int(x) if k in WHOLE else float(x) for k, x in got.items()}
+        got = {k: RANGES[k].default if x is None else int(x) if RANGES[k].whole else float(x) for k, x in got.items()}
         return base, cls(got)
 
     def apply(self, tab: WhatIfTab, v: ViewState) -> dict:

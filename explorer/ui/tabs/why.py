@@ -24,7 +24,7 @@ from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summ
 from explorer.results.attribution import Attribution
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import view_button, view_file, write_text
-from explorer.ui.errors import error, user_errors
+from explorer.ui.errors import error, user_errors, whole_number
 from explorer.ui.inspector import progress_html
 from explorer.ui.tabs import Shared, twin_note
 
@@ -237,10 +237,7 @@ class WhyTab:
         if not state:
             raise error("Score a text, generate or chat first, then pick a token in the heatmap below.")
         r = state[0]
-        try:
-            pos = int(selected)
-        except (TypeError, ValueError):
-            raise error("Pick a token by clicking it in the heatmap below.") from None
+        pos = whole_number(selected, "Pick a token by clicking it in the heatmap below.")
         if method not in METHODS or units not in UNITS or mode not in MODES or baseline not in BASELINES:
             raise error("Pick a method, units, an occlusion mode and a baseline from the lists.")
         m, u, md, b = METHODS[method], UNITS[units], MODES[mode], BASELINES[baseline]

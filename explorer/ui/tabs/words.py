@@ -29,7 +29,7 @@ from explorer.results.words import Words, leading, with_ends, words
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.downloads import view_button, view_file, write_text
-from explorer.ui.errors import error
+from explorer.ui.errors import error, picked
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.score import UI_PREFILL
 
@@ -162,12 +162,7 @@ class WordsTab:
             raise error("Score a text or generate first, then click a word.")
         r = state[0]
         w = words(r)
-        try:
-            j = int(j)
-        except (TypeError, ValueError):
-            raise error("Pick a word by clicking it.") from None
-        if not 0 <= j < w.n:
-            raise error(f"Word {j} is outside this text (0..{w.n - 1}).")
+        j = picked(j, w.n, "Pick a word by clicking it.", "Word {i} is outside this text ({first}..{last}).")
         md, table = word_tokens(r, w, j)
         return {self.detail: md, self.table: table, self.word: j}
 

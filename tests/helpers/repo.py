@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SKIP_DIRS = {
     ".git",
     ".venv",
-    ".vllm-venv",  # the peer tiers' own venvs (tests/vllm_peer.py, tests/lmeval_peer.py)
+    ".vllm-venv",  # the peer tiers' own venvs (tests/helpers/vllm_peer.py, tests/helpers/lmeval_peer.py)
     ".lmeval-venv",
     "__pycache__",
     ".pytest_cache",

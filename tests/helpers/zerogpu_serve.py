@@ -1,7 +1,7 @@
 """`logprob-explorer serve` as a ZeroGPU Space runs it, for tests/test_zerogpu.py.
 
 The real `spaces` package runs in ZeroGPU mode (the environment says so and names the stand-in device API,
-tests/zerogpu.py), with the two steps of its worker that need a real CUDA device replaced where
+tests/helpers/zerogpu.py), with the two steps of its worker that need a real CUDA device replaced where
 ZEROGPU_TEST_NO_DEVICE=1: `spaces.zero.torch.init` (CUDA's start in the worker) and `spaces.zero.torch.move` (the
 packed weights onto the GPU), and on torch's CPU wheel a CUDA version is named for it. After the server's start-up it writes what the package packed to ZEROGPU_TEST_REPORT.
 """

@@ -1,5 +1,5 @@
 """A stand-in for ZeroGPU's device API on 127.0.0.1 (what the `spaces` package calls at SPACES_ZERO_DEVICE_API_URL),
-and `serve` under the real package in ZeroGPU mode against it (tests/zerogpu_serve.py)."""
+and `serve` under the real package in ZeroGPU mode against it (tests/helpers/zerogpu_serve.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlparse
 
 import httpx
 
-from tests.repo import ROOT
+from tests.helpers.repo import ROOT
 
 
 class DeviceApi:
@@ -88,7 +88,17 @@ class ZeroGpuServer:
             **(env or {}),
         }
         flags = [a for m in models for a in ("--model", m)]
-        cmd = [sys.executable, "-m", "tests.zerogpu_serve", *flags, "--port", str(port), "--host", "127.0.0.1", *args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.helpers.zerogpu_serve",
+            *flags,
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            *args,
+        ]
         self.log = open(tmp / "server.log", "w")  # noqa: SIM115 - open while the server runs
         self.proc = subprocess.Popen(  # a session of its own: stop() ends the package's forked workers with it
             cmd, env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True

@@ -1,7 +1,7 @@
 """Record the response bodies of a real vLLM into tests/data/vllm/ (the files *Open a session* is tested on).
 
-    python tests/vllm_record.py --url http://127.0.0.1:8100            # the server bodies (JSON and SSE)
-    /work/vllm-venv/bin/python tests/vllm_record.py --offline MODEL_DIR  # vllm.LLM(...).generate outputs (minutes)
+    python tests/helpers/vllm_record.py --url http://127.0.0.1:8100            # the server bodies (JSON and SSE)
+    /work/vllm-venv/bin/python tests/helpers/vllm_record.py --offline MODEL_DIR  # vllm.LLM(...).generate outputs (minutes)
 
 Server bodies are saved byte for byte as received (a stream as its SSE text, `data: {...}` through
 `data: [DONE]`). Offline outputs have no JSON form of their own: they are saved the two ways users do it,
@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data" / "vllm"
+DATA = Path(__file__).resolve().parents[1] / "data" / "vllm"
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PROMPT = "The capital of France is"
 MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]

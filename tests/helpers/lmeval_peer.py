@@ -21,11 +21,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.vllm_peer import Unavailable, _tail, install
+from tests.helpers.vllm_peer import Unavailable, install, tail
 
 __all__ = ["Unavailable", "install", "venv_python"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.4.13"
 # the app's own transformers, so the in-process run and the server differ in the path only, not the library
 TRANSFORMERS = importlib.metadata.version("transformers")
@@ -68,7 +68,7 @@ def run_lmeval(model: str, model_args: dict, tasks: list[str], out: Path, device
     log = done.stdout + done.stderr
     (out / "lm_eval.log").write_text(log)
     if done.returncode != 0:
-        raise AssertionError(f"`lm_eval --model {model}` failed ({done.returncode}):\n{_tail(log, 30)}")
+        raise AssertionError(f"`lm_eval --model {model}` failed ({done.returncode}):\n{tail(log, 30)}")
     [results] = out.rglob("results_*.json")
     samples = {}
     for task in tasks:

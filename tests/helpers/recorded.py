@@ -1,4 +1,4 @@
-"""The bodies recorded from a real vLLM (tests/data/vllm/, made by tests/vllm_record.py), and each one's positions
+"""The bodies recorded from a real vLLM (tests/data/vllm/, made by tests/helpers/vllm_record.py), and each one's positions
 read straight off the body, apart from explorer's readers: what opening it must show.
 
 `positions(name, raw)` gives one dict per token in order: id (None where the body has none), text (None where
@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.vllm_record import DATA, OFFLINE, REQUESTS
+from tests.helpers.vllm_record import DATA, OFFLINE, REQUESTS
 
 NAMES = sorted([*REQUESTS, *OFFLINE])
 

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.32.0"  # the vLLM the shapes were checked against (docs/api.md says so too)
 TORCH = "torch==2.13.0"
 VENV = Path(os.environ.get("EXPLORER_VLLM_VENV") or ROOT / ".vllm-venv")
@@ -31,7 +31,7 @@ class Unavailable(Exception):
     """vLLM cannot run here: the message says why (the tier skips with it)."""
 
 
-def _tail(text: str, n: int = 12) -> str:
+def tail(text: str, n: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
 
@@ -53,10 +53,10 @@ def install(venv: Path, stamp: str, packages: list[str], imports: str) -> Path:
     for cmd in steps:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
-            raise Unavailable(f"`{' '.join(cmd[2:])}` failed:\n{_tail(done.stdout + done.stderr)}")
+            raise Unavailable(f"`{' '.join(cmd[2:])}` failed:\n{tail(done.stdout + done.stderr)}")
     check = subprocess.run([str(py), "-c", f"import {imports}"], capture_output=True, text=True)
     if check.returncode != 0:
-        raise Unavailable(f"{' '.join(packages)} installed but does not import:\n{_tail(check.stderr)}")
+        raise Unavailable(f"{' '.join(packages)} installed but does not import:\n{tail(check.stderr)}")
     (venv / stamp).touch()
     return py
 
@@ -105,7 +105,7 @@ class VllmServer:
         deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise Unavailable(f"the vLLM server exited ({self.proc.returncode}):\n{_tail(self.log.read_text())}")
+                raise Unavailable(f"the vLLM server exited ({self.proc.returncode}):\n{tail(self.log.read_text())}")
             try:
                 if httpx.get(self.url + "/v1/models", timeout=2).status_code == 200:
                     return
@@ -113,7 +113,7 @@ class VllmServer:
                 pass
             time.sleep(2)
         self.stop()
-        raise Unavailable(f"the vLLM server did not answer within {START_S} s:\n{_tail(self.log.read_text())}")
+        raise Unavailable(f"the vLLM server did not answer within {START_S} s:\n{tail(self.log.read_text())}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -126,7 +126,7 @@ class VllmServer:
 
 
 def answer(base: str, req) -> tuple[int, object]:
-    """(HTTP status, body) of one request of tests/vllm_requests.py: JSON, or a stream's events in order (each
+    """(HTTP status, body) of one request of tests/helpers/vllm_requests.py: JSON, or a stream's events in order (each
     JSON, the last one the string "[DONE]" when sent)."""
     import json
 

@@ -1,7 +1,7 @@
 """Shared by the browser test files: Debian's Chromium under Playwright, skipped (saying so) where it is missing.
 
 Use in a test module:
-    from tests.browser import CHROMIUM, FLAGS, require_chromium
+    from tests.helpers.browser import CHROMIUM, FLAGS, require_chromium
     require_chromium()
     pytestmark = pytest.mark.browser
 and the session-wide `browser` fixture from conftest; `open_page` and `score` drive the page as a person would,
@@ -125,7 +125,7 @@ def screens_dir(tmp_path):
     from pathlib import Path
 
     if os.environ.get("EXPLORER_SCREENS") == "1":
-        return Path(__file__).resolve().parents[1] / "assets" / "screens"
+        return Path(__file__).resolve().parents[2] / "assets" / "screens"
     return tmp_path
 
 

@@ -1,5 +1,5 @@
 """The request table of the real-vLLM oracle: each request is sent to vLLM and to our server, the answers compared
-key by key (tests/shape_diff.py). Greedy everywhere: a seeded sample depends on each server's random generator."""
+key by key (tests/helpers/shape_diff.py). Greedy everywhere: a seeded sample depends on each server's random generator."""
 
 from __future__ import annotations
 

@@ -13,6 +13,18 @@ def ref_logprobs(model, ids: list[int]) -> torch.Tensor:
     return torch.log_softmax(logits, -1)[:-1]
 
 
+@torch.no_grad()
+def ref_processed(model, r, warp) -> dict[int, torch.Tensor]:
+    """Generated position -> (V,) float32 log_softmax of transformers' own `warp` (a LogitsProcessorList: the
+    sampler's steps) applied to the logits predicting it, given the ids before it: what `processed` numbers are."""
+    logits = model(torch.tensor([r.token_ids.tolist()])).logits[0].float()
+    rows = {}
+    for pos in range(r.n_prompt, r.n):
+        ids = torch.tensor([r.token_ids[:pos].tolist()])
+        rows[pos] = torch.log_softmax(warp(ids, logits[pos - 1 : pos].clone()), -1)[0]
+    return rows
+
+
 def ref_row(lp: torch.Tensor, actual: int) -> dict:
     """The numbers of one position from its full log-distribution (V,)."""
     a = lp[actual]

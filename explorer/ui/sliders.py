@@ -1,0 +1,33 @@
+"""A slider's numbers in one record, and its widget: the sampler's fields (ui/sampler.py) and the What-if tab's
+sliders are built from it, and a link's value is checked against the same range."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import gradio as gr
+
+
+@dataclass(frozen=True)
+class Range:
+    """A slider over lo..hi in steps of `step`, starting at `default`; of whole numbers where all four are ints."""
+
+    lo: float
+    hi: float
+    step: float
+    default: float
+
+    @property
+    def whole(self) -> bool:
+        return all(isinstance(x, int) for x in (self.lo, self.hi, self.step, self.default))
+
+    def widget(self, label: str, most: float = math.inf, **kw: Any) -> gr.Slider:
+        """The slider, its top at most `most` (a server's cap) and its value too."""
+        return gr.Slider(self.lo, min(self.hi, most), value=min(self.default, most), step=self.step, label=label, **kw)
+
+
+def ranged(r: Range) -> Any:
+    """A dataclass field shown as the slider `r`: its default is the slider's, and a link's value must lie in it."""
+    return field(default=r.default, metadata={"slider": r})
