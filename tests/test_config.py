@@ -15,7 +15,7 @@ import pytest
 from explorer import config
 from explorer.config import Config, EngineOptions, Limits, RoomLimits, current, use
 from explorer.errors import ExplorerError
-from tests.repo import ROOT, repo_files
+from tests.helpers.repo import ROOT, repo_files
 
 CONFIG = "explorer/config.py"
 ENTRY_POINTS = ("app.py", "explorer/cli/__init__.py")  # they may hand the environment over (they do not today)

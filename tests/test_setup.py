@@ -6,7 +6,7 @@ import re
 
 import tomllib
 
-from tests.repo import ROOT
+from tests.helpers.repo import ROOT
 
 
 def test_the_makefile_builds_the_llamacpp_pyproject_asks_for():
