@@ -1,8 +1,9 @@
 // Shared by the lesson pages: fetch JSON with the API's error shape, and numbers in plain words.
 function $(id) { return document.getElementById(id); }
-async function api(path, body, key) {
+async function api(path, body, key, student) {
   const headers = {"Content-Type": "application/json"};
   if (key) headers["X-Teacher-Key"] = key;
+  if (student) headers["X-Student"] = student;  // a student's poll: their own result comes with the step
   const r = await fetch(path, body === undefined ? {headers} : {method: "POST", headers, body: JSON.stringify(body)});
   const data = await r.json().catch(() => ({}));
   if (!r.ok) { const e = new Error((data.error && data.error.message) || ("The server answered " + r.status)); e.status = r.status; throw e; }
