@@ -81,6 +81,8 @@ def build_app(
     models.host = host
     app.include_router(lesson_rooms(models, limits, auth, app.state, zero))  # /lessons, /rooms, /lesson pages
     app.mount("/v1", api)
+    if zero:  # a visitor's token on /v1 and the rooms reaches the `spaces` package as a page action's does
+        app.add_middleware(VisitorToken)
     demo = page_app(models, limits)
     if limits.public:
         app.add_middleware(BodyCap, limit=limits.max_body_bytes)
@@ -113,6 +115,39 @@ def lesson_rooms(models: Models, limits: Limits, auth: tuple[str, str] | None, s
     return rooms_router(
         models, limits, rooms, state.gate, room_guard(auth), run=runner(models, limits, zero), per_step=zero
     )
+
+
+class VisitorToken:
+    """ASGI middleware on ZeroGPU: the GPU calls of a request to `/v1` or the rooms that carries the visitor's
+    X-IP-Token count on that visitor's quota, as a page action's do. The `spaces` package reads the token from
+    Gradio's request of the event it runs in (`gradio.context.LocalContext.request`); these routes are not Gradio's,
+    so their request is set there for the time they run (anyio's worker threads, where the calls are made, copy the
+    context). Without a token nothing is set: the package falls back to its IP-based quota."""
+
+    PATHS = ("/v1/", "/rooms")
+    HEADER = "x-ip-token"
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        from starlette.requests import Request
+
+        if scope["type"] != "http" or not scope["path"].startswith(self.PATHS):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        if self.HEADER not in request.headers:
+            await self.app(scope, receive, send)
+            return
+        import gradio as gr
+        from gradio.context import LocalContext
+
+        reset = LocalContext.request.set(gr.Request(request))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            LocalContext.request.reset(reset)
 
 
 class BodyCap:

@@ -450,3 +450,28 @@ def _same_numbers(a: list[dict], b: list[dict], atol: float = 1e-5) -> bool:
         assert [v is None for v in lx] == [v is None for v in ly]
         np.testing.assert_allclose([v for v in lx if v is not None], [v for v in ly if v is not None], atol=atol)
     return True
+
+
+def test_a_visitors_token_on_the_api_and_the_rooms_reaches_the_device_api(device_api, gpt2_dir, tmp_path):
+    """The package counts a call on the quota of the visitor whose X-IP-Token it finds in Gradio's request; /v1 and
+    the rooms are not Gradio's, so the server hands it the token their request carries (none: none is sent)."""
+    import base64
+    import json
+
+    claims = base64.urlsafe_b64encode(json.dumps({"sub": "a-visitor"}).encode()).decode().rstrip("=")
+    token = f"e30.{claims}.signature"  # a JWT's shape: the package reads its claims
+
+    def tokens() -> list[str | None]:
+        return [p.get("token") for path, p in device_api.calls if path == "/schedule"]
+
+    env = {"ZEROGPU_TEST_NO_DEVICE": "1", "EXPLORER_API_KEY": "key", "EXPLORER_MAX_SECONDS": "40"}
+    srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env=env, args=("--device", "cpu"))
+    try:
+        ask = {"prompt": "the fox", "max_tokens": 0, "echo": True, "logprobs": 1}
+        key = {"Authorization": "Bearer key"}
+        _post(srv.url, "/v1/completions", ask, headers={**key, "X-IP-Token": token})
+        _post(srv.url, "/rooms", {"lesson": LESSON}, headers={"X-IP-Token": token})
+        _post(srv.url, "/v1/completions", ask, headers=key)
+        assert tokens() == [token, token, None]
+    finally:
+        srv.stop()
