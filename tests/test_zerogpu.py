@@ -475,3 +475,32 @@ def test_a_visitors_token_on_the_api_and_the_rooms_reaches_the_device_api(device
         assert tokens() == [token, token, None]
     finally:
         srv.stop()
+
+
+def test_students_answering_a_step_not_yet_prepared_on_zerogpu_cost_one_call(gpt2):
+    """A step whose preparation failed (the teacher's quota, say) is prepared by the first request that needs it:
+    students answering it at once wait for that one call, and none of them makes another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from explorer.api.rooms import Classroom
+    from explorer.lessons import schema
+    from explorer.lessons.rooms import Rooms
+    from explorer.models import Models
+
+    class Counted(runner.Here):
+        calls = 0
+
+        def call(self, engine, work):
+            Counted.calls += 1
+            return super().call(engine, work)
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    rooms = Rooms()
+    room = rooms.open(schema.from_value(LESSON, ""), gpt2.name)
+    classroom = Classroom(models, Limits(), rooms, gate=None, run=Counted(), per_step=True)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: classroom.fill_now(room, {0: (f"word{i}",)}, alone=False), range(8)))
+    st = room.steps[0]
+    assert Counted.calls == 1 and st.model_top is not None
+    assert sum(f"word{i}" in st.numbers for i in range(8)) == 1  # the first one's, computed with the step's side

@@ -162,20 +162,20 @@ class Classroom:
         async with self.gate.slot() as token:
             return await self.gate.run(fn, request, token)
 
-    async def fill(self, request: Request, room: Room, wanted: dict[int, Sequence[str]]) -> None:
+    async def fill(self, request: Request, room: Room, wanted: dict[int, Sequence[str]], alone: bool = True) -> None:
         """The side of each step in `wanted` (by index) that lacks it, and the numbers of its answers that lack them,
-        in one call of the model's work; none when nothing lacks."""
-        steps = [room.steps[i] for i in sorted(wanted)]
-        if any(_ask(st, wanted[i]) is not None for i, st in zip(sorted(wanted), steps, strict=True)):
-            await self.compute(request, lambda: self.fill_now(room, wanted))
+        in one call of the model's work; none when nothing lacks. `alone=False`: the answers only along with their
+        step's side (a student's on ZeroGPU: never a call of its own)."""
+        if any(_ask(room.steps[i], answers, alone) is not None for i, answers in wanted.items()):
+            await self.compute(request, lambda: self.fill_now(room, wanted, alone))
 
-    def fill_now(self, room: Room, wanted: dict[int, Sequence[str]]) -> None:
+    def fill_now(self, room: Room, wanted: dict[int, Sequence[str]], alone: bool = True) -> None:
         """`fill` on this thread: the steps' locks taken in order (a step's numbers are computed once), then one
         call of `model_side` through the runner."""
         with ExitStack() as held:
             for i in sorted(wanted):
                 held.enter_context(room.steps[i].lock)
-            asks = [(room.steps[i], _ask(room.steps[i], wanted[i])) for i in sorted(wanted)]
+            asks = [(room.steps[i], _ask(room.steps[i], wanted[i], alone)) for i in sorted(wanted)]
             todo = [(st, ask) for st, ask in asks if ask is not None]
             if not todo:
                 return
@@ -192,10 +192,11 @@ class Classroom:
         return st.next.text_of(i), float(np.log(st.next.probs(st.temperature)[i]))
 
 
-def _ask(st: StepState, answers: Sequence[str]) -> Ask | None:
-    """What a step lacks of the model's side and of the numbers of `answers`; None when nothing."""
+def _ask(st: StepState, answers: Sequence[str], alone: bool = True) -> Ask | None:
+    """What a step lacks of the model's side and of the numbers of `answers` (`alone=False`: of the answers only
+    when the side is lacking too); None when nothing."""
     missing = tuple(dict.fromkeys(a for a in answers if a not in st.numbers))
-    if st.model_top is not None and not missing:
+    if st.model_top is not None and (not missing or not alone):
         return None
     prepare = st.model_top is None
     return Ask(st.step, st.temperature, prepare, missing, dict(st.numbers) if prepare else {})
@@ -373,8 +374,8 @@ class RoomRoutes:
         if st.step.kind == "sample":
             return json_response(await self.drawn(request, room, number, student))
         self.rooms.add_answer(room, student, st, text)
-        if not self.room_api.per_step or st.model_top is None:  # on ZeroGPU a prepared step waits for the teacher
-            await self.room_api.fill(request, room, {number: (text,)})
+        # on ZeroGPU (per_step) the answer is scored only with its step's side, when that is lacking (once)
+        await self.room_api.fill(request, room, {number: (text,)}, alone=not self.room_api.per_step)
         return json_response(answer_result(st, text))
 
     async def drawn(self, request: Request, room: Room, number: int, student: str) -> dict:
@@ -408,8 +409,9 @@ class RoomRoutes:
         with room.lock:
             left, room.current = room.current, to
         wanted: dict[int, Sequence[str]] = {to: ()}  # the new step's side now, before the class's answers arrive
-        if self.room_api.per_step and left != to:  # on ZeroGPU the same call scores what waits of the step left
-            wanted[left] = room.steps[left].unscored()
+        waiting = room.steps[left].unscored()
+        if self.room_api.per_step and left != to and waiting:  # on ZeroGPU the same call scores what waits of it
+            wanted[left] = waiting
         await self.room_api.fill(request, room, wanted)
         return json_response({"step": room.current, "n_steps": len(room.steps)})
 
@@ -436,7 +438,8 @@ class RoomRoutes:
         room = self.rooms.get(code)
         _teacher(room, _key(request))
         if self.room_api.per_step:  # on ZeroGPU what waits for its numbers is scored now, every step in one call
-            await self.room_api.fill(request, room, {i: st.unscored() for i, st in enumerate(room.steps)})
+            waiting = {i: st.unscored() for i, st in enumerate(room.steps)}
+            await self.room_api.fill(request, room, {i: w for i, w in waiting.items() if w})
         with room.lock:
             if format == "csv":
                 return Response(
