@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import sys
 import time
 from typing import Any
@@ -59,8 +58,9 @@ def build_app(
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
     Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
-    `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where /v1's model work runs in `spaces.GPU` calls and
-    the lessons answer `ZERO_GPU_MESSAGE`; `rooms`: the rooms' caps (None: the configuration in force's)."""
+    `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where the model work of /v1 and of the lessons' rooms
+    runs in `spaces.GPU` calls (a room's: one call per step, explorer/api/rooms.py); `rooms`: the rooms' caps (None:
+    the configuration in force's)."""
     import gradio as gr
 
     from explorer.api.framing import error_of
@@ -81,11 +81,10 @@ def build_app(
     api = build_api(models, limits, auth=auth, zero=zero)
     app.state.gate = api.state.gate
     models.host = host
-    if zero:  # said on every route of theirs, never a failure mid-request
-        app.include_router(not_on_zero_gpu())
-    else:
-        app.include_router(lesson_rooms(models, limits, auth, app.state, rooms))  # /lessons, /rooms, /lesson pages
+    app.include_router(lesson_rooms(models, limits, auth, app.state, zero, rooms))  # /lessons, /rooms, /lesson pages
     app.mount("/v1", api)
+    if zero:  # a visitor's token on /v1 and the rooms reaches the `spaces` package as a page action's does
+        app.add_middleware(VisitorToken)
     demo = page_app(models, limits)
     if limits.public:
         app.add_middleware(BodyCap, limit=limits.max_body_bytes)
@@ -105,56 +104,60 @@ def build_app(
     return app
 
 
-ZERO_GPU_MESSAGE = (
-    "A lesson runs the model for every student's answer, and on ZeroGPU each run is a GPU call that reserves at least "
-    f"{zerogpu.FLOOR_S} s of a daily GPU quota (a class of 30 answering one step: {30 * zerogpu.FLOOR_S // 60} "
-    "minutes of it), so the lessons are not available on this Space. Run them on a computer (`make run`; "
-    "`--host 0.0.0.0` for a classroom), or on a Space with CPU or GPU hardware."
-)
-
-
-def not_on_zero_gpu():
-    """/rooms, /lessons and the /lesson pages on ZeroGPU: a 503 saying why (JSON; a page for /lesson)."""
-    from fastapi import APIRouter
-    from fastapi.responses import HTMLResponse
-
-    from explorer.api.framing import error
-
-    router = APIRouter()
-    methods = ["GET", "POST", "PUT", "DELETE"]
-
-    @router.api_route("/rooms", methods=methods, include_in_schema=False)
-    @router.api_route("/rooms/{rest:path}", methods=methods, include_in_schema=False)
-    @router.api_route("/lessons", methods=methods, include_in_schema=False)
-    def refused(rest: str = ""):
-        return error(503, ZERO_GPU_MESSAGE, None, "not_on_zerogpu", kind="unavailable")
-
-    @router.get("/lesson", include_in_schema=False)
-    @router.get("/lesson/{rest:path}", include_in_schema=False)
-    def page(rest: str = ""):
-        body = html.escape(ZERO_GPU_MESSAGE).replace("`", "")
-        return HTMLResponse(
-            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Lessons: not on ZeroGPU</title>'
-            '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
-            f'<body style="font: 18px/1.5 system-ui; max-width: 40em; margin: 2em auto; padding: 0 1em">'
-            f'<h1>Lessons are not available on this Space</h1><p>{body}</p><p><a href="/">Back to the page</a></p>'
-            "</body></html>",
-            status_code=503,
-        )
-
-    return router
-
-
-def lesson_rooms(models: Models, limits: Limits, auth: tuple[str, str] | None, state, caps: RoomLimits | None = None):
+def lesson_rooms(
+    models: Models,
+    limits: Limits,
+    auth: tuple[str, str] | None,
+    state,
+    zero: bool = False,
+    caps: RoomLimits | None = None,
+):
     """The rooms router (explorer/api/rooms.py) with its caps (EXPLORER_ROOMS_*: the configuration in force, for
-    a public server or not, where none are given) and this server's gate."""
+    a public server or not, where none are given) and this server's gate; `zero`: on ZeroGPU, where the rooms' model
+    work runs in `spaces.GPU` calls, one per step and never one per student."""
     from explorer.api.guard import room_guard
     from explorer.api.rooms import rooms_router
+    from explorer.api.runner import runner
     from explorer.lessons.rooms import Rooms
 
     rooms = Rooms(caps or current().with_public(limits.public).rooms)
     state.rooms = rooms
-    return rooms_router(models, limits, rooms, state.gate, room_guard(auth))
+    return rooms_router(
+        models, limits, rooms, state.gate, room_guard(auth), run=runner(models, limits, zero), per_step=zero
+    )
+
+
+class VisitorToken:
+    """ASGI middleware on ZeroGPU: the GPU calls of a request to `/v1` or the rooms that carries the visitor's
+    X-IP-Token count on that visitor's quota, as a page action's do. The `spaces` package reads the token from
+    Gradio's request of the event it runs in (`gradio.context.LocalContext.request`); these routes are not Gradio's,
+    so their request is set there for the time they run (anyio's worker threads, where the calls are made, copy the
+    context). Without a token nothing is set: the package falls back to its IP-based quota."""
+
+    PATHS = ("/v1/", "/rooms")
+    HEADER = "x-ip-token"
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        from starlette.requests import Request
+
+        if scope["type"] != "http" or not scope["path"].startswith(self.PATHS):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        if self.HEADER not in request.headers:
+            await self.app(scope, receive, send)
+            return
+        import gradio as gr
+        from gradio.context import LocalContext
+
+        reset = LocalContext.request.set(gr.Request(request))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            LocalContext.request.reset(reset)
 
 
 class BodyCap:
@@ -383,7 +386,7 @@ def _serve_shared(
     app.mount("/v1", api)
     app.router.routes.insert(0, app.router.routes.pop())  # before Gradio's catch-all routes
     app.state.gate, models.host, models.public_url = api.state.gate, host, public
-    rooms = lesson_rooms(models, models.limits, auth, app.state, caps)
+    rooms = lesson_rooms(models, models.limits, auth, app.state, caps=caps)
     for route in reversed(rooms.routes):  # before Gradio's catch-all routes too
         app.router.routes.insert(0, route)
     print(f"Web app: {local}  public: {public}  API: {local.rstrip('/')}/v1", file=sys.stderr)

@@ -314,14 +314,13 @@ def test_the_worker_computes_on_the_gpu(gpt2_dir, device_api, tmp_path):
         srv.stop()
 
 
-def test_on_zerogpu_the_api_serves_and_the_lessons_say_why_they_are_not_there(gpt2):
+def test_on_zerogpu_the_api_and_the_lessons_serve(gpt2):
     """/v1 runs its model work through the ZeroGPU runner (here, without the package's ZeroGPU mode, `spaces.GPU` is
-    the function itself: the runner's own steps, in process) and answers as anywhere else; the rooms, which would
-    run the model once per student's answer, answer 503 with the reason (JSON, or a page for /lesson)."""
+    the function itself: the runner's own steps, in process) and answers as anywhere else; so do the lessons' rooms."""
     from fastapi.testclient import TestClient
 
     from explorer.models import Models
-    from explorer.server import ZERO_GPU_MESSAGE, build_app
+    from explorer.server import build_app
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
@@ -334,18 +333,113 @@ def test_on_zerogpu_the_api_serves_and_the_lessons_say_why_they_are_not_there(gp
         npy_on_zero = client.post("/v1/completions", json=vocab, headers={"Accept": "application/x-npy"}).content
         refused = client.post("/v1/completions", json={**ask, "max_tokens": 10_000})  # checked before any GPU call
         assert refused.status_code == 400 and refused.json()["error"]["param"] == "max_tokens"
-        for method, path in [("POST", "/rooms"), ("GET", "/lessons"), ("GET", "/rooms/ABCDE")]:
-            r = client.request(method, path, json={"model": gpt2.name, "prompt": "Hi"})
-            assert r.status_code == 503 and r.json()["error"]["message"] == ZERO_GPU_MESSAGE, (path, r.text)
-        page = client.get("/lesson")
-        assert page.status_code == 503 and "not available on this Space" in page.text and "make run" in page.text
+        assert client.get("/lessons").status_code == 200 and client.get("/lesson").status_code == 200
+        made = client.post("/rooms", json={"lesson": LESSON})
+        assert made.status_code == 200, made.text
+        assert client.get("/rooms/" + made.json()["room"]).json()["context"] == "the quick brown"
         assert client.get("/").status_code == 200
-    with TestClient(build_app(models, zero=False)) as client:  # elsewhere both are there, the same numbers
-        assert client.get("/lessons").status_code == 200
+    with TestClient(build_app(models, zero=False)) as client:  # elsewhere the same numbers
         here = client.post("/v1/completions", json=ask).json()["choices"]
         npy_here = client.post("/v1/completions", json=vocab, headers={"Accept": "application/x-npy"}).content
     assert _same_numbers(on_zero.json()["choices"], here)
     assert npy_on_zero[:6] == b"\x93NUMPY" and npy_on_zero == npy_here
+
+
+# ---- a class's lesson on ZeroGPU: GPU calls per step, not per student -----------------------------------------
+LESSON = {
+    "title": "Tiny",
+    "steps": [
+        {"kind": "guess", "text": "the quick brown fox jumps over the lazy dog", "start": 3, "blanks": 2},
+        {"kind": "choose", "prompt": "the lazy", "choices": ["dog", "fox", "cat"]},
+    ],
+}
+GUESSES = ["fox", "dog", "zebra", "fox", "quick", "the", "lamp", "fox", "cat", "brown", "zebra", "jumps"]
+
+
+def _post(url: str, path: str, body: dict, **kw) -> dict:
+    r = httpx.post(url + path, json=body, timeout=120, **kw)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _get(url: str, path: str, **headers: str) -> dict:
+    r = httpx.get(url + path, headers=headers, timeout=120)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def play_class(url: str, students: int) -> dict:
+    """LESSON played by `students` students on the server at `url`, as a class plays it: per guess step every
+    student answers, the teacher shows the next word (`reveal`), one student answers late, the teacher moves on
+    (with `Back` and `Next` once: a step already prepared); then the choice step and the results. Returns each
+    answer's result as first sent and as the student's poll has it after, and the results."""
+    room = _post(url, "/rooms", {"lesson": LESSON})
+    code, key = room["room"], room["teacher_key"]
+    sent, polled = {}, {}
+    for step, guesses in enumerate([GUESSES[:students], GUESSES[::-1][:students]]):
+        for i, guess in enumerate(guesses):
+            sent[(f"s{i}", step)] = _post(
+                url, f"/rooms/{code}/answers", {"student": f"s{i}", "step": step, "answer": guess}
+            )
+        if step == 0:
+            _post(url, f"/rooms/{code}/reveal", {"teacher_key": key})
+            for i in range(students):
+                polled[(f"s{i}", step)] = _get(url, f"/rooms/{code}", **{"X-Student": f"s{i}"})["mine"]
+        late = {"student": "late", "step": step, "answer": f"late{step}"}
+        sent[("late", step)] = _post(url, f"/rooms/{code}/answers", late)
+        _post(url, f"/rooms/{code}/step", {"teacher_key": key, "to": step + 1})
+    _post(url, f"/rooms/{code}/step", {"teacher_key": key, "to": 1})  # Back and Next: nothing to compute
+    _post(url, f"/rooms/{code}/step", {"teacher_key": key, "to": 2})
+    for i in range(students):
+        sent[(f"s{i}", 2)] = _post(url, f"/rooms/{code}/answers", {"student": f"s{i}", "step": 2, "answer": "fox"})
+    view = _get(url, f"/rooms/{code}", **{"X-Teacher-Key": key})
+    results = _get(url, f"/rooms/{code}/results", **{"X-Teacher-Key": key})
+    return {"sent": sent, "polled": polled, "view": view, "steps": results["steps"]}
+
+
+def test_a_class_on_zerogpu_costs_gpu_calls_per_step_not_per_student(gpt2, gpt2_dir, live, device_api, tmp_path):
+    """A room played on ZeroGPU (the real package, forked workers) and the same room played off it: the same numbers
+    everywhere (each guess's also against an independent log_softmax + gather); on ZeroGPU a class of 3 and a class
+    of 12 cost the same GPU calls: one per step prepared and one per reveal, none per student's answer (4 here)."""
+    from transformers import AutoModelForCausalLM
+
+    from tests.helpers.reference import ref_logprobs
+
+    env = {"ZEROGPU_TEST_NO_DEVICE": "1", "EXPLORER_MAX_SECONDS": "40"}
+    srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env=env, args=("--device", "cpu"))
+    try:
+        calls = {}
+        for students in (3, 12):
+            before = len(device_api.durations())
+            played = play_class(srv.url, students)
+            calls[students] = len(device_api.durations()) - before
+            here = play_class(live.url, students)
+            # 1. the same numbers: the results, the model's side, each student's own result once scored
+            assert played["steps"] == here["steps"] and played["view"]["model_top"] == here["view"]["model_top"]
+            assert played["polled"] == {k: here["sent"][k] for k in played["polled"]}
+            for k, result in played["sent"].items():  # sent at once: the same, or waiting for its numbers
+                want = here["sent"][k]
+                assert result == want or (result["pending"] and result == {**want, "logprob": None,
+                                                                          "logprob_word": None, "pending": True})  # fmt: skip
+            assert any(r["pending"] for r in played["sent"].values()) and not any(
+                r["pending"] for r in here["sent"].values()
+            )
+        assert calls == {3: 4, 12: 4}, calls  # open, reveal, Next (the late guess and the next step), Next
+        assert all(zerogpu.FLOOR_S <= d <= 40 for d in device_api.durations())
+        assert srv.report()["pid"] not in device_api.allowed_pids()  # computed in the package's forked workers
+        assert [p for p, _ in device_api.calls].count("/release") == len(device_api.durations())
+    finally:
+        srv.stop()
+    # 2. each guess's numbers against an independent log_softmax + gather over its tokens after the context
+    model = AutoModelForCausalLM.from_pretrained(gpt2_dir).eval()
+    context = played["steps"][0]["context"]
+    for entry in played["steps"][0]["answers"]:
+        ctx, ids = gpt2.encode(context), gpt2.encode(f"{context} {entry['answer']}")
+        assert ids[: len(ctx)] == ctx
+        with torch.no_grad():
+            lp = ref_logprobs(model, ids)  # (T-1, V)
+        want = float(lp[torch.arange(len(ctx) - 1, len(ids) - 1), ids[len(ctx) :]].double().sum())
+        assert abs(entry["logprob"] - want) <= 1e-4, entry
 
 
 def _same_numbers(a: list[dict], b: list[dict], atol: float = 1e-5) -> bool:
@@ -356,3 +450,57 @@ def _same_numbers(a: list[dict], b: list[dict], atol: float = 1e-5) -> bool:
         assert [v is None for v in lx] == [v is None for v in ly]
         np.testing.assert_allclose([v for v in lx if v is not None], [v for v in ly if v is not None], atol=atol)
     return True
+
+
+def test_a_visitors_token_on_the_api_and_the_rooms_reaches_the_device_api(device_api, gpt2_dir, tmp_path):
+    """The package counts a call on the quota of the visitor whose X-IP-Token it finds in Gradio's request; /v1 and
+    the rooms are not Gradio's, so the server hands it the token their request carries (none: none is sent)."""
+    import base64
+    import json
+
+    claims = base64.urlsafe_b64encode(json.dumps({"sub": "a-visitor"}).encode()).decode().rstrip("=")
+    token = f"e30.{claims}.signature"  # a JWT's shape: the package reads its claims
+
+    def tokens() -> list[str | None]:
+        return [p.get("token") for path, p in device_api.calls if path == "/schedule"]
+
+    env = {"ZEROGPU_TEST_NO_DEVICE": "1", "EXPLORER_API_KEY": "key", "EXPLORER_MAX_SECONDS": "40"}
+    srv = ZeroGpuServer(device_api, [gpt2_dir], tmp_path, env=env, args=("--device", "cpu"))
+    try:
+        ask = {"prompt": "the fox", "max_tokens": 0, "echo": True, "logprobs": 1}
+        key = {"Authorization": "Bearer key"}
+        _post(srv.url, "/v1/completions", ask, headers={**key, "X-IP-Token": token})
+        _post(srv.url, "/rooms", {"lesson": LESSON}, headers={"X-IP-Token": token})
+        _post(srv.url, "/v1/completions", ask, headers=key)
+        assert tokens() == [token, token, None]
+    finally:
+        srv.stop()
+
+
+def test_students_answering_a_step_not_yet_prepared_on_zerogpu_cost_one_call(gpt2):
+    """A step whose preparation failed (the teacher's quota, say) is prepared by the first request that needs it:
+    students answering it at once wait for that one call, and none of them makes another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from explorer.api.rooms import Classroom
+    from explorer.lessons import schema
+    from explorer.lessons.rooms import Rooms
+    from explorer.models import Models
+
+    class Counted(runner.Here):
+        calls = 0
+
+        def call(self, engine, work):
+            Counted.calls += 1
+            return super().call(engine, work)
+
+    models = Models([gpt2.name], allow_hub=False)
+    models.add(gpt2)
+    rooms = Rooms()
+    room = rooms.open(schema.from_value(LESSON, ""), gpt2.name)
+    classroom = Classroom(models, Limits(), rooms, gate=None, run=Counted(), per_step=True)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: classroom.fill_now(room, {0: (f"word{i}",)}, alone=False), range(8)))
+    st = room.steps[0]
+    assert Counted.calls == 1 and st.model_top is not None
+    assert sum(f"word{i}" in st.numbers for i in range(8)) == 1  # the first one's, computed with the step's side

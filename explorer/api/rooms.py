@@ -1,19 +1,27 @@
-"""Rooms for a class over HTTP (docs/api.md, "Rooms"): the JSON routes the lesson pages use, the pages, a QR code.
+"""Rooms for a class over HTTP (docs/api.md, "Rooms"): the JSON routes the lesson pages use (the pages, the list of
+lessons and the QR code: explorer/api/lesson_pages.py).
 
-    GET  /lessons                     the built-in lessons
     POST /rooms                       {"lesson": NAME or a lesson, "model"?} -> room, join_url, teacher_url, teacher_key
-    GET  /rooms/{room}                the current step and the class's answers (X-Teacher-Key: the word to come too)
+    GET  /rooms/{room}                the current step and the class's answers (X-Teacher-Key: the word to come too;
+                                      X-Student: that student's own result, `mine`)
     POST /rooms/{room}/answers        {"student", "step", "answer", "nickname"?} -> the student's result
+    POST /rooms/{room}/reveal         {"teacher_key"} -> the current step's answers that wait for their numbers, scored
     POST /rooms/{room}/step           {"teacher_key", "to"?} -> moves the class on (or to step `to`)
     POST /rooms/{room}/temperature    {"teacher_key", "temperature"} -> a sample step's temperature
     POST /rooms/{room}/end            {"teacher_key"} -> ends the room
     GET  /rooms/{room}/results        X-Teacher-Key; ?format=csv for CSV
-    GET  /rooms/{room}/qr.svg, qr.png the join link as a QR code
-    GET  /lesson, /lesson/{room}, /lesson/{room}/teacher: the pages
 
-Model work runs through the server's gate (as /v1's); an answer's numbers are computed once per distinct answer and
-step. Errors in the API's own shape: 400 naming the field, 404 an unknown room, 403 without the teacher's key, 429
-beyond a cap.
+The model's work runs through the server's gate and its runner (explorer/api/runner.py: here, or on ZeroGPU in a
+`spaces.GPU` call), always as one call of `model_side` for whatever steps need it, so the numbers are the same
+wherever it runs. An answer's numbers are computed once per distinct answer and step:
+- anywhere but ZeroGPU, when the first student sends that answer (the student's result comes at once);
+- on ZeroGPU (`per_step`), where every call reserves GPU time from the visitor's daily quota, no student's request
+  runs the model: a step's side (its top words, which scores the likeliest answers too) is computed in one call when
+  the class reaches it, an answer among those is answered at once, and the others wait ("pending") for the teacher's
+  next call: *Show the next word* (`reveal`), *Next step* (the same call prepares the next step) or the results'
+  download. A class costs about two GPU calls a step, however many students it has.
+Errors in the API's own shape: 400 naming the field, 404 an unknown room, 403 without the teacher's key, 429 beyond a
+cap.
 """
 
 from __future__ import annotations
@@ -21,113 +29,204 @@ from __future__ import annotations
 import ipaddress
 import math
 import secrets
-from importlib import resources
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import Response
 
 from explorer.api.framing import json_response, read_json
+from explorer.api.lesson_pages import pages_router
+from explorer.api.runner import HERE, Runner, Work
 from explorer.engine.guesses import continuation, next_token
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import Numbers, Room, Rooms, StepState, clean_answer
+from explorer.lessons.schema import Step
 from explorer.models import Models
-from explorer.reach import base_url, qr_code
+from explorer.reach import base_url
 from explorer.results.next_token import NextToken
 from explorer.settings import Limits
 
 TOP = 10  # the model's entries shown per step
 CANDIDATES = 40  # next tokens read to find the model's top words
+ANSWER_TOKENS = 8  # tokens an answer adds to its context, at most (for the duration a GPU call asks)
 
 
-def _page(name: str) -> HTMLResponse:
-    """A lesson page with the shared style and script inside it (one request, no CDN)."""
-    files = resources.files("explorer.lessons").joinpath("page")
-    html = files.joinpath(name).read_text("utf-8")
-    html = html.replace("/*STYLE*/", files.joinpath("style.css").read_text("utf-8"), 1)
-    html = html.replace("/*SCRIPT*/", files.joinpath("lesson.js").read_text("utf-8"), 1)
-    return HTMLResponse(html, headers={"Cache-Control": "no-store", "X-Frame-Options": "SAMEORIGIN"})
+# ---- the model's side of a step: functions of an engine, run wherever the runner runs them ----------------------
+@dataclass(frozen=True)
+class Ask:
+    """What one step asks of the model: its side (`prepare`: the top, the entropy, a sample step's next token) and
+    the numbers of `answers`; `known`: numbers computed before (not computed again)."""
+
+    step: Step
+    temperature: float
+    prepare: bool
+    answers: tuple[str, ...] = ()
+    known: dict[str, Numbers] = field(default_factory=dict)
 
 
+@dataclass
+class Side:
+    """What the model said of one step; numpy and Python only (it crosses back from a GPU call)."""
+
+    numbers: dict[str, Numbers]  # answer -> its numbers, nats
+    top: list[dict] | None = None  # the model's entries, best first (None: not asked)
+    entropy: float | None = None  # nats, of the next token (at a sample step's temperature)
+    next_logprobs: np.ndarray | None = None  # (V,) float32: a sample step's next token, drawn from
+
+
+def model_side(engine, asks: list[Ask]) -> list[Side]:
+    """Each ask's side, in order: the one function a room's model work runs (in a GPU call on ZeroGPU)."""
+    return [side_of(engine, ask) for ask in asks]
+
+
+def side_of(engine, ask: Ask) -> Side:
+    """One step's side: the top of the model (when asked) and the numbers of each answer, each computed once."""
+    side = Side(dict(ask.known))
+    context = ask.step.context
+
+    def scored(answer: str) -> Numbers:
+        if answer not in side.numbers:
+            side.numbers[answer] = Numbers(*continuation(engine, context, answer))
+        return side.numbers[answer]
+
+    if ask.prepare and ask.step.kind == "choose":
+        top = [{"answer": c, **vars(scored(c))} for c in ask.step.choices]
+        side.top = sorted(top, key=lambda e: -e["logprob"])
+    elif ask.prepare:
+        nt = next_token(engine, context)
+        side.entropy = nt.entropy(ask.temperature if ask.step.kind == "sample" else 1.0)
+        if ask.step.kind == "sample":
+            side.top, side.next_logprobs = sampler_top(nt, ask.temperature), nt.logprobs
+        else:
+            side.top = word_top(engine, context, nt.logprobs, scored)
+    for answer in ask.answers:
+        scored(answer)
+    return side
+
+
+def word_top(engine, context: str, lp: np.ndarray, scored: Callable[[str], Numbers]) -> list[dict]:
+    """The words the model's likeliest next tokens begin, each with its exact probability as a whole word: after
+    a space where the token starts with one (" window"), else attached to the text (",", "'s")."""
+    seen: list[tuple[str, str]] = []  # (sep, word)
+    for i in np.argsort(-lp)[:CANDIDATES].tolist():
+        text = engine.vocab[i].decode("utf-8", "replace")
+        word, sep = text.strip(), " " if text[:1].isspace() else ""
+        if word and word.isprintable() and (sep, word) not in seen and "\ufffd" not in word:
+            seen.append((sep, word))
+        if len(seen) == TOP:
+            break
+    top = []
+    for sep, w in seen:
+        if sep == " ":
+            n = scored(w)
+            top.append({"answer": w, "logprob": n.logprob, "logprob_word": n.logprob_word, "attached": False})
+        else:  # it continues the word before the blank ("there" + "'s"): no word of its own to correct
+            attached, _ = continuation(engine, context, w, "")
+            top.append({"answer": w, "logprob": attached, "logprob_word": None, "attached": True})
+
+    def best(e: dict) -> float:
+        x = e["logprob_word"]
+        return -(x if x is not None and math.isfinite(x) else e["logprob"])
+
+    return sorted(top, key=best)
+
+
+def sampler_top(nt: NextToken, t: float) -> list[dict]:
+    """The TOP likeliest next tokens at temperature t: their probability under the sampler (softmax(lp / t))."""
+    return [{"answer": nt.text_of(i), "token_id": i, "logprob": float(np.log(p))} for i, p in nt.top(t, TOP)]
+
+
+def positions(engine, ask: Ask) -> int:
+    """The positions an ask's forward passes read, at most: what its GPU call's duration is sized from."""
+    passes = len(ask.answers)
+    if ask.prepare:
+        passes += len(ask.step.choices) if ask.step.kind == "choose" else 1 + (TOP if ask.step.kind == "guess" else 0)
+    return passes * (len(engine.encode(ask.step.context)) + ANSWER_TOKENS)
+
+
+# ---- the rooms' model work, through the gate and the runner ---------------------------------------------------
 class Classroom:
-    """The rooms of a server and the model work their steps and answers need."""
+    """The rooms of a server and the model work their steps and answers need (see the module)."""
 
-    def __init__(self, models: Models, limits: Limits, rooms: Rooms, gate):
+    def __init__(self, models: Models, limits: Limits, rooms: Rooms, gate, run: Runner = HERE, per_step: bool = False):
         self.models, self.limits, self.rooms, self.gate = models, limits, rooms, gate
+        self.run, self.per_step = run, per_step
 
-    async def compute(self, request: Request, fn):
-        """`fn(engine)` in a gate slot (a full server: 429, as /v1)."""
+    async def compute(self, request: Request, fn: Callable[[], Any]) -> Any:
+        """`fn()` in a gate slot (a full server: 429, as /v1)."""
         async with self.gate.slot() as token:
             return await self.gate.run(fn, request, token)
 
-    # ---- per step: the model's side, once ----------------------------------------------------------------------
-    def prepare(self, room: Room, st: StepState) -> None:
-        """The model's top and entropy of a step (computed once: later calls return at once)."""
-        if st.model_top is not None:
-            return
-        with st.lock, self.models.use(room.model) as engine:
-            if st.model_top is not None:
+    async def fill(self, request: Request, room: Room, wanted: dict[int, Sequence[str]], alone: bool = True) -> None:
+        """The side of each step in `wanted` (by index) that lacks it, and the numbers of its answers that lack them,
+        in one call of the model's work; none when nothing lacks. `alone=False`: the answers only along with their
+        step's side (a student's on ZeroGPU: never a call of its own)."""
+        if any(_ask(room.steps[i], answers, alone) is not None for i, answers in wanted.items()):
+            await self.compute(request, lambda: self.fill_now(room, wanted, alone))
+
+    def fill_now(self, room: Room, wanted: dict[int, Sequence[str]], alone: bool = True) -> None:
+        """`fill` on this thread: the steps' locks taken in order (a step's numbers are computed once), then one
+        call of `model_side` through the runner."""
+        with ExitStack() as held:
+            for i in sorted(wanted):
+                held.enter_context(room.steps[i].lock)
+            asks = [(room.steps[i], _ask(room.steps[i], wanted[i], alone)) for i in sorted(wanted)]
+            todo = [(st, ask) for st, ask in asks if ask is not None]
+            if not todo:
                 return
-            if st.step.kind == "choose":
-                top = []
-                for c in st.step.choices:
-                    n = self.numbers(engine, st, c)
-                    top.append({"answer": c, "logprob": n.logprob, "logprob_word": n.logprob_word})
-                st.model_top = sorted(top, key=lambda e: -e["logprob"])
-                return
-            nt = next_token(engine, st.step.context)
-            st.model_entropy = nt.entropy(st.temperature if st.step.kind == "sample" else 1.0)
-            if st.step.kind == "sample":
-                st.model_top = self.sampler_top(nt, st.temperature)
-                st.next = nt  # kept for draws
-                return
-            st.model_top = self._word_top(engine, st, nt.logprobs)
+            with self.models.use(room.model) as engine:
+                tokens = sum(positions(engine, ask) for _, ask in todo)
+                sides = self.run.call(engine, Work(model_side, ([ask for _, ask in todo],), tokens_in=tokens))
+                for (st, _), side in zip(todo, sides, strict=True):
+                    _apply(st, side, engine)
 
-    def numbers(self, engine, st: StepState, answer: str) -> Numbers:
-        with st.lock:
-            n = st.numbers.get(answer)
-            if n is None:
-                n = st.numbers[answer] = Numbers(*continuation(engine, st.step.context, answer))
-            return n
-
-    def _word_top(self, engine, st: StepState, lp: np.ndarray) -> list[dict]:
-        """The words the model's likeliest next tokens begin, each with its exact probability as a whole word: after
-        a space where the token starts with one (" window"), else attached to the text (",", "'s")."""
-        seen: list[tuple[str, str]] = []  # (sep, word)
-        for i in np.argsort(-lp)[:CANDIDATES].tolist():
-            text = engine.vocab[i].decode("utf-8", "replace")
-            word, sep = text.strip(), " " if text[:1].isspace() else ""
-            if word and word.isprintable() and (sep, word) not in seen and "\ufffd" not in word:
-                seen.append((sep, word))
-            if len(seen) == TOP:
-                break
-        top = []
-        for sep, w in seen:
-            if sep == " ":
-                n = self.numbers(engine, st, w)
-                top.append({"answer": w, "logprob": n.logprob, "logprob_word": n.logprob_word, "attached": False})
-            else:  # it continues the word before the blank ("there" + "'s"): no word of its own to correct
-                attached, _ = continuation(engine, st.step.context, w, "")
-                top.append({"answer": w, "logprob": attached, "logprob_word": None, "attached": True})
-
-        def best(e: dict) -> float:
-            x = e["logprob_word"]
-            return -(x if x is not None and math.isfinite(x) else e["logprob"])
-
-        return sorted(top, key=best)
-
-    @staticmethod
-    def sampler_top(nt: NextToken, t: float) -> list[dict]:
-        """The TOP likeliest next tokens at temperature t: their probability under the sampler (softmax(lp / t))."""
-        return [{"answer": nt.text_of(i), "token_id": i, "logprob": float(np.log(p))} for i, p in nt.top(t, TOP)]
-
-    def draw(self, room: Room, st: StepState) -> tuple[str, float]:
+    def draw(self, st: StepState) -> tuple[str, float]:
         """One next token drawn at the step's temperature: (its text, its logprob under the sampler)."""
         assert st.next is not None  # prepared before any draw
         (i,) = st.next.draw(st.temperature, 1, secrets.randbits(63))
         return st.next.text_of(i), float(np.log(st.next.probs(st.temperature)[i]))
+
+
+def _ask(st: StepState, answers: Sequence[str], alone: bool = True) -> Ask | None:
+    """What a step lacks of the model's side and of the numbers of `answers` (`alone=False`: of the answers only
+    when the side is lacking too); None when nothing."""
+    missing = tuple(dict.fromkeys(a for a in answers if a not in st.numbers))
+    if st.model_top is not None and (not missing or not alone):
+        return None
+    prepare = st.model_top is None
+    return Ask(st.step, st.temperature, prepare, missing, dict(st.numbers) if prepare else {})
+
+
+def _apply(st: StepState, side: Side, engine) -> None:
+    """A side the model computed, kept in the step (numbers known before stay; the top last: it marks it ready)."""
+    for answer, n in side.numbers.items():
+        st.numbers.setdefault(answer, n)
+    if side.top is None:
+        return
+    st.model_entropy = side.entropy
+    if side.next_logprobs is not None:
+        st.next = NextToken(engine.name, st.step.context, side.next_logprobs, engine.vocab)
+    st.model_top = side.top
+
+
+def answer_result(st: StepState, answer: str) -> dict:
+    """A student's result for a guess or a choice: the model's numbers of it (None while they wait: `pending`)."""
+    n = st.numbers.get(answer)
+    actual = st.step.actual
+    return {
+        "answer": answer,
+        "logprob": n.logprob if n is not None else None,
+        "logprob_word": n.logprob_word if n is not None else None,
+        "pending": n is None,
+        "actual": actual,
+        "correct": schema.bare(answer) == schema.bare(actual) if actual else None,
+        "model_top": st.model_top,
+    }
 
 
 def client_address(request: Request) -> str:
@@ -155,66 +254,82 @@ def _teacher(room: Room, key: object) -> None:
         )
 
 
-def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> APIRouter:
-    """The routes above; `guard(request)` as the server's other routes outside /v1; links name the address
-    `models.host` and `models.public_url` make reachable (explorer/reach.py)."""
-    room_api = Classroom(models, limits, rooms, gate)
-    router = APIRouter()
+def lesson_of(body: dict, folder: str) -> schema.Lesson:
+    """The lesson a `POST /rooms` names: a lesson file's text (`lesson_text`), a built-in's name or a lesson object."""
+    if "lesson_text" in body:  # a lesson file's text, as uploaded on the page (YAML or JSON)
+        if not isinstance(body["lesson_text"], str):
+            raise ExplorerError(
+                "`lesson_text` must be a lesson file's text.", param="lesson_text", code="invalid_value"
+            )
+        return schema.load(body["lesson_text"])
+    if "lesson" in body:
+        return schema.from_value(body["lesson"], folder)
+    raise ExplorerError(
+        f"Give `lesson`: a built-in lesson's name ({', '.join(schema.BUILTIN)}) or a lesson object.",
+        param="lesson",
+        code="invalid_value",
+    )
 
-    def _base(request: Request) -> tuple[str, str | None]:
-        return base_url(request.headers, request.url.scheme, models.host, models.public_url)
 
-    def room_of(code: str) -> Room:
-        return rooms.get(code)
+def step_to(room: Room, to: object) -> int:
+    """The step `to` names, checked: a step of the room."""
+    if isinstance(to, bool) or not isinstance(to, int) or not 0 <= to < len(room.steps):
+        raise ExplorerError(
+            f"`to` must be a step from 0 to {len(room.steps) - 1}, got {schema.shown(to)}"
+            + (" (this was the last step)." if to == len(room.steps) else "."),
+            param="to",
+            code="invalid_value",
+        )
+    return to
 
-    async def teachers(code: str, request: Request) -> tuple[Room, dict]:
+
+def temperature_of(st: StepState, t: object) -> float:
+    """A sample step's new temperature, checked."""
+    lo, hi = schema.TEMPERATURE
+    if st.step.kind != "sample":
+        raise ExplorerError("The current step draws nothing: temperature applies to sample steps.", param="temperature")
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not lo <= t <= hi:
+        raise ExplorerError(
+            f"`temperature` must be a number from {lo} to {hi}, got {schema.shown(t)}.", param="temperature"
+        )
+    return float(t)
+
+
+# ---- the routes -------------------------------------------------------------------------------------------------
+class RoomRoutes:
+    """The handlers of the routes above, one method each; `guard(request)` as the server's other routes outside
+    /v1; links name the address `models.host` and `models.public_url` make reachable (explorer/reach.py)."""
+
+    def __init__(self, classroom: Classroom, guard: Callable[[Request], None]):
+        self.room_api, self.guard = classroom, guard
+        self.models, self.limits, self.rooms = classroom.models, classroom.limits, classroom.rooms
+
+    def base(self, request: Request) -> tuple[str, str | None]:
+        return base_url(request.headers, request.url.scheme, self.models.host, self.models.public_url)
+
+    async def teachers(self, code: str, request: Request) -> tuple[Room, dict]:
         """The room and the request's body, where the request carries the room's teacher key (else a 403)."""
-        guard(request)
-        room = room_of(code)
-        body = await read_json(request, limits.max_body_bytes)
+        self.guard(request)
+        room = self.rooms.get(code)
+        body = await read_json(request, self.limits.max_body_bytes)
         _teacher(room, _key(request, body))
         return room, body
 
-    @router.get("/lessons")
-    async def lessons(request: Request):
-        guard(request)
-        listed = [schema.builtin(n).to_dict() for n in schema.BUILTIN]
-        for name, path in schema.folder_names(rooms.limits.lessons).items():  # the teacher's own: a broken one says why
-            try:
-                listed.append({**schema.from_path(path, name).to_dict(), "own": True})
-            except ExplorerError as err:
-                listed.append({"name": name, "title": name, "about": err.message, "n_steps": 0, "error": err.message})
-        return json_response({"data": listed})
-
-    @router.post("/rooms")
-    async def open_room(request: Request):
-        guard(request)
-        body = await read_json(request, limits.max_body_bytes)
-        if "lesson_text" in body:  # a lesson file's text, as uploaded on the page (YAML or JSON)
-            if not isinstance(body["lesson_text"], str):
-                raise ExplorerError(
-                    "`lesson_text` must be a lesson file's text.", param="lesson_text", code="invalid_value"
-                )
-            lesson = schema.load(body["lesson_text"])
-        elif "lesson" in body:
-            lesson = schema.from_value(body["lesson"], rooms.limits.lessons)
-        else:
-            raise ExplorerError(
-                f"Give `lesson`: a built-in lesson's name ({', '.join(schema.BUILTIN)}) or a lesson object.",
-                param="lesson",
-                code="invalid_value",
-            )
+    async def open_room(self, request: Request):
+        self.guard(request)
+        body = await read_json(request, self.limits.max_body_bytes)
+        lesson = lesson_of(body, self.rooms.limits.lessons)
         model = body.get("model") or lesson.model
         if model is not None and not isinstance(model, str):
             raise ExplorerError("`model` must be a served model's name.", param="model", code="invalid_value")
-        name = models.resolve(model).name  # 404 for a model this server does not serve
-        room = rooms.open(lesson, name, client_address(request))
+        name = self.models.resolve(model).name  # 404 for a model this server does not serve
+        room = self.rooms.open(lesson, name, client_address(request))
         try:  # the first step's model side now: the class's first screen waits for nothing
-            await room_api.compute(request, lambda: room_api.prepare(room, room.steps[0]))
+            await self.room_api.fill(request, room, {0: ()})
         except ExplorerError:
-            rooms.end(room)
+            self.rooms.end(room)
             raise
-        base, warning = _base(request)
+        base, warning = self.base(request)
         return json_response(
             {
                 "room": room.code,
@@ -229,120 +344,102 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
             }
         )
 
-    @router.get("/rooms/{code}")
-    async def step(code: str, request: Request):
-        guard(request)
-        room = room_of(code)
-        st = room.steps[room.current]
+    async def step(self, code: str, request: Request):
+        self.guard(request)
+        room = self.rooms.get(code)
         teacher = room.is_teacher(_key(request))
-        if teacher and st.model_top is None:  # a student's poll never waits on the model
-            await room_api.compute(request, lambda: room_api.prepare(room, st))
+        if teacher:  # a student's poll never waits on the model
+            await self.room_api.fill(request, room, {room.current: ()})
+        student = request.headers.get("x-student")
         with room.lock:
             view = room.step_view(teacher=teacher)
-        base, warning = _base(request)
+            st = room.steps[room.current]
+            if teacher:
+                view["n_pending"] = len(st.unscored())
+            if student:  # the student's own result of this step (one that waited for its numbers has them now)
+                mine = st.last_answer(student)
+                view["mine"] = answer_result(st, mine) if mine is not None and st.step.kind != "sample" else None
+        base, warning = self.base(request)
         view["join_url"], view["warning"] = f"{base}/lesson/{room.code}", warning
         return json_response(view)
 
-    @router.post("/rooms/{code}/answers")
-    async def answer(code: str, request: Request):
-        guard(request)
-        room = room_of(code)
-        body = await read_json(request, limits.max_body_bytes)
+    async def answer(self, code: str, request: Request):
+        self.guard(request)
+        room = self.rooms.get(code)
+        body = await read_json(request, self.limits.max_body_bytes)
         st = room.check_step(body.get("step"))
+        number = int(body["step"])  # the current step's index, checked above
         text = clean_answer(body.get("answer", ""), st.step)
-        student = rooms.join(room, body.get("student"), body.get("nickname"))  # counted once the answer is sound
+        student = self.rooms.join(room, body.get("student"), body.get("nickname"))  # counted once the answer is sound
         if st.step.kind == "sample":
-            if st.model_top is None:
-                await room_api.compute(request, lambda: room_api.prepare(room, st))
-            rooms.add_answer(room, student, st, "")  # the cap first: a refused draw costs nothing
-            drawn, lp = room_api.draw(room, st)
-            with room.lock:  # the placeholder becomes the draw
-                i = st.answers.index((student, ""))
-                st.answers[i] = (student, drawn)
-            return json_response(
-                {
-                    "answer": drawn,
-                    "logprob": lp,
-                    "logprob_word": None,
-                    "temperature": st.temperature,
-                    "actual": None,
-                    "model_top": st.model_top,
-                }
-            )
+            return json_response(await self.drawn(request, room, number, student))
+        self.rooms.add_answer(room, student, st, text)
+        # on ZeroGPU (per_step) the answer is scored only with its step's side, when that is lacking (once)
+        await self.room_api.fill(request, room, {number: (text,)}, alone=not self.room_api.per_step)
+        return json_response(answer_result(st, text))
 
-        def numbers():
-            room_api.prepare(room, st)
-            with models.use(room.model) as engine:
-                return room_api.numbers(engine, st, text)
+    async def drawn(self, request: Request, room: Room, number: int, student: str) -> dict:
+        """A student's draw at sample step `number`: a next token drawn on the CPU from the step's prepared side."""
+        st = room.steps[number]
+        await self.room_api.fill(request, room, {number: ()})
+        self.rooms.add_answer(room, student, st, "")  # the cap first: a refused draw costs nothing
+        drawn, lp = self.room_api.draw(st)
+        with room.lock:  # the placeholder becomes the draw
+            i = st.answers.index((student, ""))
+            st.answers[i] = (student, drawn)
+        return {
+            "answer": drawn,
+            "logprob": lp,
+            "logprob_word": None,
+            "temperature": st.temperature,
+            "actual": None,
+            "model_top": st.model_top,
+        }
 
-        rooms.add_answer(room, student, st, text)
-        n = st.numbers.get(text) if st.model_top is not None else None  # the class's common guesses wait for nothing
-        if n is None:
-            n = await room_api.compute(request, numbers)
-        return json_response(
-            {
-                "answer": text,
-                "logprob": n.logprob,
-                "logprob_word": n.logprob_word,
-                "actual": st.step.actual,
-                "correct": schema.bare(text) == schema.bare(st.step.actual) if st.step.actual else None,
-                "model_top": st.model_top,
-            }
-        )
+    async def reveal(self, code: str, request: Request):
+        room, _ = await self.teachers(code, request)
+        now = room.current
+        waiting = room.steps[now].unscored()
+        await self.room_api.fill(request, room, {now: waiting})
+        return json_response({"step": now, "scored": len(waiting)})
 
-    @router.post("/rooms/{code}/step")
-    async def move(code: str, request: Request):
-        room, body = await teachers(code, request)
-        to = body.get("to", room.current + 1)
-        if isinstance(to, bool) or not isinstance(to, int) or not 0 <= to < len(room.steps):
-            raise ExplorerError(
-                f"`to` must be a step from 0 to {len(room.steps) - 1}, got {schema.shown(to)}"
-                + (" (this was the last step)." if to == len(room.steps) else "."),
-                param="to",
-                code="invalid_value",
-            )
+    async def move(self, code: str, request: Request):
+        room, body = await self.teachers(code, request)
+        to = step_to(room, body.get("to", room.current + 1))
         with room.lock:
-            room.current = to
-        st = room.steps[to]
-        if st.model_top is None:  # the model's side of the new step now, before the class's answers arrive
-            await room_api.compute(request, lambda: room_api.prepare(room, st))
+            left, room.current = room.current, to
+        wanted: dict[int, Sequence[str]] = {to: ()}  # the new step's side now, before the class's answers arrive
+        waiting = room.steps[left].unscored()
+        if self.room_api.per_step and left != to and waiting:  # on ZeroGPU the same call scores what waits of it
+            wanted[left] = waiting
+        await self.room_api.fill(request, room, wanted)
         return json_response({"step": room.current, "n_steps": len(room.steps)})
 
-    @router.post("/rooms/{code}/temperature")
-    async def temperature(code: str, request: Request):
-        room, body = await teachers(code, request)
+    async def temperature(self, code: str, request: Request):
+        room, body = await self.teachers(code, request)
         st = room.steps[room.current]
-        t = body.get("temperature")
-        lo, hi = schema.TEMPERATURE
-        if st.step.kind != "sample":
-            raise ExplorerError(
-                "The current step draws nothing: temperature applies to sample steps.", param="temperature"
-            )
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not lo <= t <= hi:
-            raise ExplorerError(
-                f"`temperature` must be a number from {lo} to {hi}, got {schema.shown(t)}.", param="temperature"
-            )
-        if st.model_top is None:
-            await room_api.compute(request, lambda: room_api.prepare(room, st))
+        t = temperature_of(st, body.get("temperature"))
+        await self.room_api.fill(request, room, {room.current: ()})
         with room.lock:
-            st.temperature = float(t)
+            st.temperature = t
             st.answers.clear()  # draws at another temperature are another distribution
             assert st.next is not None  # prepared above
-            st.model_top = room_api.sampler_top(st.next, st.temperature)
+            st.model_top = sampler_top(st.next, st.temperature)
             st.model_entropy = st.next.entropy(st.temperature)
         return json_response({"temperature": st.temperature})
 
-    @router.post("/rooms/{code}/end")
-    async def end(code: str, request: Request):
-        room, _ = await teachers(code, request)
-        rooms.end(room)
+    async def end(self, code: str, request: Request):
+        room, _ = await self.teachers(code, request)
+        self.rooms.end(room)
         return json_response({"room": room.code, "ended": True})
 
-    @router.get("/rooms/{code}/results")
-    async def results(code: str, request: Request, format: str = "json"):
-        guard(request)
-        room = room_of(code)
+    async def results(self, code: str, request: Request, format: str = "json"):
+        self.guard(request)
+        room = self.rooms.get(code)
         _teacher(room, _key(request))
+        if self.room_api.per_step:  # on ZeroGPU what waits for its numbers is scored now, every step in one call
+            waiting = {i: st.unscored() for i, st in enumerate(room.steps)}
+            await self.room_api.fill(request, room, {i: w for i, w in waiting.items() if w})
         with room.lock:
             if format == "csv":
                 return Response(
@@ -354,30 +451,21 @@ def rooms_router(models: Models, limits: Limits, rooms: Rooms, gate, guard) -> A
             data["steps"] = room.results()
         return json_response(data)
 
-    @router.get("/rooms/{code}/qr.{kind}")
-    async def qr(code: str, kind: str, request: Request):
-        guard(request)
-        room = room_of(code)
-        if kind not in ("svg", "png"):
-            raise ExplorerError("The QR code comes as qr.svg or qr.png.", param="kind")
-        base, _ = _base(request)
-        return Response(
-            qr_code(f"{base}/lesson/{room.code}", kind), media_type="image/svg+xml" if kind == "svg" else "image/png"
-        )
 
-    @router.get("/lesson")
-    async def start_page(request: Request):
-        guard(request)
-        return _page("start.html")
-
-    @router.get("/lesson/{code}")
-    async def student_page(code: str, request: Request):
-        guard(request)
-        return _page("student.html")
-
-    @router.get("/lesson/{code}/teacher")
-    async def teacher_page(code: str, request: Request):
-        guard(request)
-        return _page("teacher.html")
-
+def rooms_router(
+    models: Models, limits: Limits, rooms: Rooms, gate, guard, run: Runner = HERE, per_step: bool = False
+) -> APIRouter:
+    """The routes above and the lesson pages'; the model's work through `gate` and `run`; `per_step`: on ZeroGPU,
+    where no student's request runs the model (see the module)."""
+    routes = RoomRoutes(Classroom(models, limits, rooms, gate, run, per_step), guard)
+    router = APIRouter()
+    router.include_router(pages_router(models, rooms, guard))
+    router.add_api_route("/rooms", routes.open_room, methods=["POST"])
+    router.add_api_route("/rooms/{code}", routes.step, methods=["GET"])
+    router.add_api_route("/rooms/{code}/answers", routes.answer, methods=["POST"])
+    router.add_api_route("/rooms/{code}/reveal", routes.reveal, methods=["POST"])
+    router.add_api_route("/rooms/{code}/step", routes.move, methods=["POST"])
+    router.add_api_route("/rooms/{code}/temperature", routes.temperature, methods=["POST"])
+    router.add_api_route("/rooms/{code}/end", routes.end, methods=["POST"])
+    router.add_api_route("/rooms/{code}/results", routes.results, methods=["GET"])
     return router

@@ -57,6 +57,16 @@ class StepState:
     def per_student(self, student: str) -> int:
         return sum(1 for s, _ in self.answers if s == student)
 
+    def last_answer(self, student: str) -> str | None:
+        return next((a for s, a in reversed(self.answers) if s == student), None)
+
+    def unscored(self) -> tuple[str, ...]:
+        """The distinct answers that wait for their numbers (on ZeroGPU, until the teacher's next model call); a
+        sample step's draws have none to wait for."""
+        if self.step.kind == "sample":
+            return ()
+        return tuple(dict.fromkeys(a for _, a in self.answers if a not in self.numbers))
+
 
 def entropy(counts: Counter) -> float:
     """Entropy (nats) of the class's answers as a distribution."""
