@@ -1,4 +1,4 @@
-"""Batched decoding against one request after another, on one model in one process (explorer/engine/batched.py).
+"""Batched decoding against one request after another, on one model in one process (explorer/engine/batching/slots.py).
 
     python bench/batched_decode.py [--model M] [--rows 8] [--tokens 64] [--pairs 3]
 
@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from explorer.engine import Engine, generate
-from explorer.engine.batched import Batch
+from explorer.engine.batching.slots import Batch
 from explorer.settings import SamplerSettings
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. Logprobs tell you what the model expected. "

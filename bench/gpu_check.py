@@ -68,7 +68,7 @@ def tokenizer():
     from transformers import AutoTokenizer
 
     try:
-        from explorer.engine.loading import converted_default_dir
+        from explorer.engine.local.loading import converted_default_dir
 
         return AutoTokenizer.from_pretrained(str(converted_default_dir())), "SmolLM2's tokenizer (49,152 tokens)"
     except Exception:  # noqa: BLE001 - no default model here: the tests' own

@@ -1,4 +1,4 @@
-"""oneDNN's packed linear layers (explorer/engine/packed.py) against PyTorch's own F.linear, on one model folder in one
+"""oneDNN's packed linear layers (explorer/engine/local/packed.py) against PyTorch's own F.linear, on one model folder in one
 process: the same model loaded twice, EXPLORER_ONEDNN=0 (A, as before) and packed (B), alternating after a warm-up.
 
 Three loads: scoring a 222-token text with top-5 (`score`), one generation of 64 greedy tokens (`gen`), 8 of them

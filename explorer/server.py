@@ -31,7 +31,7 @@ def parse_auth(value: str | None) -> tuple[str, str] | None:
 
 def remote_models(backend: tuple[str, str | None, str | None], names: list[str] | None, public: bool = False) -> Models:
     """A registry whose models are the backend's (all of them, or those named), each a RemoteEngine."""
-    from explorer.engine.remote import SERVER, RemoteEngine
+    from explorer.engine.remote.engine import SERVER, RemoteEngine
 
     url, key, tokenizer = backend
     first = RemoteEngine(url, names[0] if names else None, key, tokenizer)
@@ -291,7 +291,7 @@ def deployment(
     """The registry a server serves: the operator's models (or the backend's), public or not (see `serve`)."""
     public = is_public(public)
     allow_hub = None if os.environ.get("EXPLORER_ALLOW_HUB_MODELS") or is_loopback(host) else False
-    if backend:  # every model is served by the backend (see explorer/engine/remote.py)
+    if backend:  # every model is served by the backend (see explorer/engine/remote/engine.py)
         registry = remote_models(backend, models, public)
     else:
         registry = Models(

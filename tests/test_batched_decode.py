@@ -1,4 +1,4 @@
-"""Batched decoding (explorer/engine/batched.py): every request of a mixed batch gives the ids of `generate` run
+"""Batched decoding (explorer/engine/batching/slots.py): every request of a mixed batch gives the ids of `generate` run
 alone and numbers within 1e-5 of them: different prompt lengths, greedy and seeded sampling, n > 1, listed ids,
 stop ids and strings, one request removed mid-way and one joining later."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate
-from explorer.engine.batched import Batch, Slot
-from explorer.engine.generation import Token, _Text
+from explorer.engine.batching.slots import Batch, Slot
+from explorer.engine.passes.generation import Token, _Text
 from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings
 

@@ -30,7 +30,7 @@ def test_one_row_kernel_equals_eager_and_log_softmax(gpt2_dir, gpt2):
     processed row with filtered (-inf) entries; every k, no top-k at all included."""
     import torch
 
-    from explorer.engine.metrics import row_stats, sums
+    from explorer.engine.kernels.metrics import row_stats, sums
     from tests.reference import assert_rank_close
 
     compiled = Engine.load(gpt2_dir, device="cpu", compile=True)

@@ -95,11 +95,13 @@ def _of_rule(words: str) -> list[str]:
 
 def test_the_scan_sees_the_code():
     files = python_files()
-    assert "explorer/engine/metrics.py" in files and "explorer/export/vllm.py" in files and "app.py" in files
+    assert "explorer/engine/kernels/metrics.py" in files and "explorer/export/vllm.py" in files and "app.py" in files
     assert not any(f.startswith(".venv/") for f in files)
     assert any(
         m == "torch"
-        for _, m in imports((ROOT / "explorer/engine/metrics.py").read_text(), "explorer/engine/metrics.py")
+        for _, m in imports(
+            (ROOT / "explorer/engine/kernels/metrics.py").read_text(), "explorer/engine/kernels/metrics.py"
+        )
     )
 
 

@@ -1,4 +1,4 @@
-"""The torch engine's linear layers on oneDNN's packed weights (explorer/engine/packed.py): the same numbers as
+"""The torch engine's linear layers on oneDNN's packed weights (explorer/engine/local/packed.py): the same numbers as
 PyTorch's own F.linear to float rounding, each row alone whatever else is in the matmul, gradients as before."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from explorer.engine import Engine
-from explorer.engine.packed import PackedLinear, available, pack
+from explorer.engine.local.packed import PackedLinear, available, pack
 from tests.reference import ref_logprobs
 
 pytestmark = pytest.mark.skipif(not available(), reason="this torch build has no oneDNN packed linear")

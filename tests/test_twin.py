@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from explorer.engine import Engine
-from explorer.engine.attribution import attribute
-from explorer.engine.lens import lens_ids
+from explorer.engine.analyses.attribution import attribute
+from explorer.engine.analyses.lens import lens_ids
 from explorer.models import TWIN, Models
 from explorer.ui.layout import page
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.engine import score_text
-from explorer.engine.word_ends import score_text_words, score_words
+from explorer.engine.passes.word_ends import score_text_words, score_words
 from explorer.errors import ExplorerError
 from explorer.results.words import (
     END_SETS,
@@ -129,7 +129,7 @@ def test_end_classes_follow_the_segmentation(parts):
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_end_masses_equal_sums_over_the_vocabulary(name, request):
     """Each position's mass of each END_SETS class equals log sum p over that set, from a fresh pass."""
-    from explorer.engine.word_ends import end_ids
+    from explorer.engine.passes.word_ends import end_ids
 
     engine = request.getfixturevalue(name)
     r, e = score_text_words(engine, TEXT, start=START[name])

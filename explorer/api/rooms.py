@@ -29,7 +29,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from explorer.api.framing import json_response, read_json
-from explorer.engine.guesses import continuation, next_token
+from explorer.engine.analyses.guesses import continuation, next_token
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import Numbers, Room, Rooms, StepState, clean_answer

@@ -164,7 +164,7 @@ def source_text(a, verb: str) -> str:
 def load_engine(a, model: str | None):
     """The engine the arguments ask for: a served model with --backend, else the model loaded here."""
     if getattr(a, "backend", None):
-        from explorer.engine.remote import RemoteEngine
+        from explorer.engine.remote.engine import RemoteEngine
 
         return RemoteEngine(a.backend, model, a.backend_key, a.backend_tokenizer)
     from explorer.engine import load_any

@@ -1,9 +1,9 @@
 """What callers use of an engine, written down: `ModelEngine` (every engine: tokens, scoring, generation),
 `Forward` (an engine whose forward pass runs here, torch or llama.cpp: hidden states or logits rows, KV caches) and
-`Batching` (a Forward whose generations decode together: what explorer/engine/scheduler.py asks of it, and the
+`Batching` (a Forward whose generations decode together: what explorer/engine/batching/scheduler.py asks of it, and the
 `BatchRows` each Batch keeps its rows' KV cache in).
 
-A served model (explorer/engine/remote.py) is a ModelEngine and not a Forward: its server scores and generates
+A served model (explorer/engine/remote/engine.py) is a ModelEngine and not a Forward: its server scores and generates
 (`score`, `stream`). What an engine can give is its `capabilities` record; `forward_pass` says, for the code that
 needs the model's insides, that a served model has none.
 """
@@ -16,8 +16,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.events import Done, Step
-from explorer.engine.metrics import Stats
+from explorer.engine.kernels.metrics import Stats
+from explorer.engine.passes.events import Done, Step
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
@@ -88,7 +88,7 @@ class ModelEngine(Protocol):
 
 @runtime_checkable
 class Forward(ModelEngine, Protocol):
-    """An engine whose forward pass runs here (explorer/engine/forward.py): body and head apart, our statistics."""
+    """An engine whose forward pass runs here (explorer/engine/local/forward.py): body and head apart, our statistics."""
 
     device: Any  # a torch.device
     dtype: Any  # a torch.dtype
@@ -129,7 +129,7 @@ class Forward(ModelEngine, Protocol):
 
 
 class BatchRows(Protocol):
-    """The KV cache of a Batch's rows (explorer/engine/batched.py): PaddedCache on torch, SequenceCache on llama.cpp."""
+    """The KV cache of a Batch's rows (explorer/engine/batching/slots.py): PaddedCache on torch, SequenceCache on llama.cpp."""
 
     last: Any  # (B, H) hidden states or (B, V) logits: each row's last position
 
@@ -148,7 +148,7 @@ class BatchRows(Protocol):
 
 @runtime_checkable
 class Batching(Forward, Protocol):
-    """A Forward whose generations decode together (explorer/engine/scheduler.py)."""
+    """A Forward whose generations decode together (explorer/engine/batching/scheduler.py)."""
 
     batch_positions: int  # the most positions (prompt + tokens) of one batched generation
     batch_allocated: bool  # the rows' KV cells are set aside up front (`reserve`), else the cache grows with them

@@ -1,6 +1,6 @@
 """Answer sets: which answer the model prefers after a prompt, each answer a set of variants (numpy only).
 
-The engine fills it (explorer.engine.answers). In nats:
+The engine fills it (explorer.engine.analyses.answers). In nats:
     variant logprob   = sum of log p(token | prompt, earlier tokens of the variant)   (the whole continuation)
     answer logprob    = logsumexp of its variants' logprobs        (the mass of " Paris", " paris", ...)
     probability       = exp(answer logprob)                        (raw: the rest of the mass is elsewhere)

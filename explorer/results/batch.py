@@ -3,7 +3,7 @@
 Per text: its tokens, total and mean logprob, perplexity, the text statistics (explorer.results.stats), and for a
 quiz line the answer set's result (predicted choice, right choice, confidence); a row whose text cannot be scored
 (too long for the model, empty) keeps its place with the reason. The table is written as CSV and JSONL, the whole
-batch as one JSON object (`to_dict`). explorer/engine/batch.py scores the texts.
+batch as one JSON object (`to_dict`). explorer/engine/analyses/batch.py scores the texts.
 
 Input, read here (no model needed): a CSV with a header and a `text` column (an `id` column is kept when there is
 one; commas, semicolons or tabs), a .txt file with one text a line, or JSONL, one text a line: a JSON string, an

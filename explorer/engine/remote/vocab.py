@@ -6,7 +6,7 @@ Steps:
    emoji split over tokens) decodes to U+FFFD there, so its bytes are not known yet.
 2. a run of such tokens in a sequence (a prompt, a generated text) is decoded as one text, tokenized again with
    `return_token_strs`, and, when that gives the same ids, its vocabulary strings are turned into the exact bytes
-   (explorer/engine/tokens.py), checked to join to the text. A top-k alternative that is part of a character
+   (explorer/engine/text/tokens.py), checked to join to the text. A top-k alternative that is part of a character
    keeps the U+FFFD text.
 Never from a logprobs entry's `decoded_token`: vLLM writes there the text a token adds to the ones before it.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from explorer.engine.remote_http import Backend
-from explorer.engine.tokens import piece_bytes
+from explorer.engine.remote.http import Backend
+from explorer.engine.text.tokens import piece_bytes
 
 BATCH = 2048  # ids per /detokenize call
 SEPARATOR = "\x1f"  # the text put between ids decoded in one call (ASCII unit separator: in no token's text)

@@ -25,7 +25,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.scoring import _head_block
+from explorer.engine.passes.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.results.answers import Answer, Answers, Question, Quiz, Variant
 

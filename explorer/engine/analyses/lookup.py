@@ -15,7 +15,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
-from explorer.engine.scoring import _head_block
+from explorer.engine.passes.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.results.lookup import Lookup, check_queries, joint_logprobs, parse_query
 

@@ -18,7 +18,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.scoring import _head_block, hidden_blocks, text_ids
+from explorer.engine.passes.scoring import _head_block, hidden_blocks, text_ids
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.results.words import WordEnds, end_masks

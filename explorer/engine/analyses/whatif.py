@@ -19,9 +19,9 @@ import numpy as np
 import torch
 
 from explorer.engine.interface import ModelEngine, forward_pass
-from explorer.engine.metrics import row_stats
-from explorer.engine.sampling import process
-from explorer.engine.scoring import _head_block
+from explorer.engine.kernels.metrics import row_stats
+from explorer.engine.kernels.sampling import process
+from explorer.engine.passes.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.results.whatif import STEPS, Side, WhatIf
 from explorer.settings import SamplerSettings

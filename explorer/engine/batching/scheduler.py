@@ -1,5 +1,5 @@
 """Continuous batching for a served local model: one thread per model decodes every live generation together
-(explorer/engine/batched.py's Batch: torch's padded KV cache, or llama.cpp's KV sequences, llamacpp_batch.py),
+(explorer/engine/batching/slots.py's Batch: torch's padded KV cache, or llama.cpp's KV sequences, llamacpp/sequences.py),
 whichever face asked (the page, `/v1`, `logprob-explorer serve`).
 
 A generation goes through it from generation.py's `decode_text` when the engine has a scheduler (`attach`):
@@ -22,7 +22,7 @@ Every number is what the request alone gives (tests/test_scheduler.py): the same
 seeded generator, the same statistics per row; only the BLAS's blocking for B rows may change the last bits.
 The batch's KV cache is at most `size` x context positions (`kv_mb`, said at start-up): `attach` lowers `size`
 where the device cannot hold that beside the weights. llama.cpp allocates its sequences' cells there and then,
-each at most BATCH_POSITIONS (llamacpp.py).
+each at most BATCH_POSITIONS (llamacpp/engine.py).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explorer import bounds
-from explorer.engine.batched import Batch, Slot
-from explorer.engine.generation import WAIT_S, Prefilled, Token, View, _solo, _Text, _turn
+from explorer.engine.batching.slots import Batch, Slot
 from explorer.engine.interface import Batching
-from explorer.engine.llamacpp_batch import TOO_LONG
-from explorer.engine.memory import device_memory_mb
+from explorer.engine.llamacpp.sequences import TOO_LONG
+from explorer.engine.local.memory import device_memory_mb
+from explorer.engine.passes.generation import WAIT_S, Prefilled, Token, View, _solo, _Text, _turn
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 

@@ -7,7 +7,7 @@ same forward passes:
 1. scoring (`score_states`): the prompt a block of positions at a time through the KV cache, exactly as
    scoring.py reads it, then its last token (which scores no position) for its own states;
 2. generation (`generate_states`): the decode loop of generation.py, on the request's own thread: the batch
-   of explorer/engine/scheduler.py steps many requests in one pass and is left out (`scheduler` None), so the
+   of explorer/engine/batching/scheduler.py steps many requests in one pass and is left out (`scheduler` None), so the
    numbers are the request's alone, as the batch gives them to the last bits. The prompt's states come from its
    prefill, a generated token's from the step that reads it (the one that draws the next token); the last
    generated token has none.
@@ -23,13 +23,13 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.events import Done, Step
-from explorer.engine.generation import decode_text, generate
+from explorer.engine.analyses.lens import final_norm
 from explorer.engine.interface import ModelEngine
-from explorer.engine.lens import final_norm
-from explorer.engine.listed import listed_width
-from explorer.engine.model import Engine
-from explorer.engine.scoring import PREFILL, chunked_rows, listed_ids, score_forward
+from explorer.engine.kernels.listed import listed_width
+from explorer.engine.local.torch_engine import Engine
+from explorer.engine.passes.events import Done, Step
+from explorer.engine.passes.generation import decode_text, generate
+from explorer.engine.passes.scoring import PREFILL, chunked_rows, listed_ids, score_forward
 from explorer.errors import ExplorerError
 from explorer.results.hidden import FINAL_NORM, Capture, HiddenStates, capture_of, read_positions, resolve_layers
 from explorer.results.scores import Rows, TokenScores, assemble

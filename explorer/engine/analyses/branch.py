@@ -10,7 +10,7 @@ Steps of `branch(prefix, token)`:
 4. the cache of the branched path is kept for later branches from it.
 So a branch computes 2 positions plus its continuation, however long the prefix.
 
-A served model (explorer/engine/remote.py) keeps no cache here: its branch is a generation from the ids of
+A served model (explorer/engine/remote/engine.py) keeps no cache here: its branch is a generation from the ids of
 prefix + token, and the token's numbers are that prompt's last scored position.
 """
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from explorer.engine.events import Done, Step
-from explorer.engine.generation import collect, generate, stream, with_seed
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.sampling import process
-from explorer.engine.scoring import chunked_rows, score_ids
+from explorer.engine.kernels.sampling import process
+from explorer.engine.passes.events import Done, Step
+from explorer.engine.passes.generation import collect, generate, stream, with_seed
+from explorer.engine.passes.scoring import chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.branch import BranchTree
 from explorer.results.scores import Rows, TokenScores, assemble

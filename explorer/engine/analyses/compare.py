@@ -20,7 +20,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
-from explorer.engine.scoring import _head_block, chunked_rows, score_ids
+from explorer.engine.passes.scoring import _head_block, chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.compare import Comparison
 from explorer.results.scores import Rows, assemble

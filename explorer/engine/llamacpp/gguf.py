@@ -12,7 +12,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from explorer.engine.loading import GGUF_FILE, GGUF_PACKAGE, cache_dir, save_once
+from explorer.engine.local.loading import GGUF_FILE, GGUF_PACKAGE, cache_dir, save_once
 from explorer.errors import ExplorerError
 
 

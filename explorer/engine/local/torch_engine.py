@@ -1,7 +1,7 @@
 """Engine: a transformers model loaded here, with its tokenizer, split into body (ids -> hidden) and head.
 
 What it shares with the llama.cpp engine (statistics, text side, scoring and generation) is ForwardEngine's
-(explorer/engine/forward.py); here is only what needs the transformers model.
+(explorer/engine/local/forward.py); here is only what needs the transformers model.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any
 import torch
 
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.forward import ForwardEngine
 from explorer.engine.interface import HEAD_MIN_ROWS, STAT_ROWS
-from explorer.engine.loading import Loaded, load
-from explorer.engine.memory import device_memory_mb
-from explorer.engine.packed import pack
-from explorer.engine.tokens import vocab_bytes
+from explorer.engine.local.forward import ForwardEngine
+from explorer.engine.local.loading import Loaded, load
+from explorer.engine.local.memory import device_memory_mb
+from explorer.engine.local.packed import pack
+from explorer.engine.text.tokens import vocab_bytes
 from explorer.settings import max_logprobs
 
 __all__ = ["HEAD_MIN_ROWS", "STAT_ROWS", "Engine"]
@@ -69,7 +69,7 @@ class Engine(ForwardEngine):
             weights_mb=sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20,
             compile=compile,
         )
-        # float32 on a CPU: oneDNN's matmul on packed weights (engine/packed.py), if a copy fits in a quarter of memory
+        # float32 on a CPU: oneDNN's matmul on packed weights (engine/local/packed.py), if a copy fits in a quarter of memory
         room = device_memory_mb("cpu") / 4 - self.weights_mb if loaded.device.type == "cpu" else 0
         self.packed_mb = pack(model, room)  # memory the packed copies take, counted with the weights
         self.weights_mb += self.packed_mb
@@ -140,7 +140,7 @@ class Engine(ForwardEngine):
     def body_rows(self, ids: torch.Tensor, past, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """ids (B, 1), row b the next token of row b of the left-padded KV cache `past` (grown in place);
         `mask` (B, L + 1): 1 on real positions, this one included; `positions` (B, 1): each row's own position
-        -> hidden (B, H) or, for unusual heads, logits (B, V) (explorer/engine/batched.py)."""
+        -> hidden (B, H) or, for unusual heads, logits (B, V) (explorer/engine/batching/slots.py)."""
         kw = {self._cache_arg: past, "use_cache": True, "attention_mask": mask, "position_ids": positions}
         with self.lock:
             if self.split_head:
@@ -187,7 +187,7 @@ class Engine(ForwardEngine):
             return hidden
         return self.compute(self.model.get_output_embeddings(), hidden)
 
-    # ---- continuous batching (explorer/engine/scheduler.py: interface.Batching) -----------------
+    # ---- continuous batching (explorer/engine/batching/scheduler.py: interface.Batching) -----------------
     batch_allocated = False  # the batch's padded cache grows as rows join and step
 
     @property
@@ -220,7 +220,7 @@ class Engine(ForwardEngine):
         """Nothing to set aside: the batch's cache grows with its rows (at most `size` x `positions` positions)."""
 
     def batch_cache(self) -> Any:
-        """The rows of a new Batch: a left-padded DynamicCache (explorer/engine/batched.py's PaddedCache)."""
-        from explorer.engine.batched import PaddedCache  # batched.py builds on this module
+        """The rows of a new Batch: a left-padded DynamicCache (explorer/engine/batching/slots.py's PaddedCache)."""
+        from explorer.engine.batching.slots import PaddedCache  # slots.py builds on this module
 
         return PaddedCache(self)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from explorer import bounds
-from explorer.engine.answers import score_answers
+from explorer.engine.analyses.answers import score_answers
 from explorer.engine.interface import ModelEngine
-from explorer.engine.scoring import score_progress, text_ids
-from explorer.engine.word_ends import score_text_words
+from explorer.engine.passes.scoring import score_progress, text_ids
+from explorer.engine.passes.word_ends import score_text_words
 from explorer.errors import ExplorerError
 from explorer.results.batch import Batch, BatchItem, BatchRow
 from explorer.results.scores import TokenScores

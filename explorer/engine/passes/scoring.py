@@ -9,7 +9,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine
-from explorer.engine.listed import listed_rows, listed_width
+from explorer.engine.kernels.listed import listed_rows, listed_width
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.scoring import _head_block, score_ids
+from explorer.engine.passes.scoring import _head_block, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
 from explorer.results.scores import TokenScores

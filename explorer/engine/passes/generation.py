@@ -17,7 +17,7 @@ Two layers, as vLLM and nanochat keep detokenizing out of the sampler:
    beside the next forward pass, EOS and the stop ids, the budget;
 2. the text layer (`decode_text`, `_Text`): UTF-8 across tokens, special tokens' silence, stop strings cut and
    the tokens that could begin one held back. It tells the loop, before its next forward pass, whether to go on.
-A served model (explorer/engine/remote.py) streams its own Steps (`engine.stream`).
+A served model (explorer/engine/remote/engine.py) streams its own Steps (`engine.stream`).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine import scoring
-from explorer.engine.events import Done, Step
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
-from explorer.engine.listed import listed_rows
-from explorer.engine.sampling import pick, process
-from explorer.engine.scoring import chunked_rows
+from explorer.engine.kernels.listed import listed_rows
+from explorer.engine.kernels.sampling import pick, process
+from explorer.engine.passes import scoring
+from explorer.engine.passes.events import Done, Step
+from explorer.engine.passes.scoring import chunked_rows
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
@@ -151,7 +151,7 @@ def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bo
 def _read(engine: Forward, x: torch.Tensor, last: bool = False) -> tuple[torch.Tensor, Any]:
     """Prompt x (1, T) through the KV cache, scoring.PREFILL positions a pass as scoring reads a text (the same numbers as
     one pass, to float rounding): between passes the request's bound is asked, and the model is let go, so the
-    other generations of a batch (explorer/engine/scheduler.py) take their steps while a long prompt is read.
+    other generations of a batch (explorer/engine/batching/scheduler.py) take their steps while a long prompt is read.
     With `last`, only each pass's last row is returned (the prompt's numbers are not wanted)."""
     parts, past, step = [], None, scoring.PREFILL
     for a in range(0, x.shape[1], step):
@@ -370,7 +370,7 @@ class Samples:
 
 def samples(engine: ModelEngine, ids: list[int], s: SamplerSettings, want_prompt: bool = True) -> Samples:
     """The `s.n` samples of prompt `ids`: sample i is `stream(engine, ids, s, i, ...)`, the prompt's numbers with
-    the first only. Where a scheduler batches the engine's generations (explorer/engine/scheduler.py) the prompt
+    the first only. Where a scheduler batches the engine's generations (explorer/engine/batching/scheduler.py) the prompt
     is read once here and every sample joins the batch now, so they decode together whatever order the caller
     reads them in; elsewhere each sample runs when it is first read."""
     batched = getattr(engine, "scheduler", None)

@@ -24,8 +24,8 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
-from explorer.engine.model import Engine
-from explorer.engine.scoring import _head_block
+from explorer.engine.local.torch_engine import Engine
+from explorer.engine.passes.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
 from explorer.results.scores import Rows
@@ -156,7 +156,7 @@ def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5) -> LensGrid:
             code="invalid_value",
         )
     why = engine.capabilities.why_not("hidden_states")
-    if why:  # a served model (explorer/engine/remote.py)
+    if why:  # a served model (explorer/engine/remote/engine.py)
         raise ExplorerError(f"The logit lens is off for {engine.name}: it {why}.", code="not_available_remote")
     here = cast(Engine, engine)  # hidden states: only the transformers engine has them (its capabilities say so)
     here.check_ids(ids)

@@ -11,7 +11,7 @@ How it plugs in:
    used one is cut at the longest prefix it shares with `past` and the rest decoded again. So branches from older
    paths keep their numbers (to float rounding: a re-decode batches positions differently).
 3. Token bytes come from the GGUF vocabulary (byte-level BPE `Ġ` and SentencePiece `▁` / `<0xNN>` alike); the
-   tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/gguf.py).
+   tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/llamacpp/gguf.py).
 Memory: one llama_decode returns at most n_batch rows; callers (scoring.score_blocks) ask PREFILL positions a call.
 """
 
@@ -28,12 +28,12 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.forward import ForwardEngine, _one_torch_thread
-from explorer.engine.gguf import tokenizer as gguf_tokenizer
-from explorer.engine.llamacpp_batch import Decoder, SequenceCache, fill
-from explorer.engine.tokens import piece_bytes
+from explorer.engine.llamacpp.gguf import tokenizer as gguf_tokenizer
+from explorer.engine.llamacpp.sequences import Decoder, SequenceCache, fill
+from explorer.engine.local import team
+from explorer.engine.local.forward import ForwardEngine, _one_torch_thread
+from explorer.engine.text.tokens import piece_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
 
@@ -67,7 +67,7 @@ def _threads_set() -> int:
 def default_threads() -> int:
     """EXPLORER_THREADS, else every core. (It was all cores but one, when every thread that decoded started its own
     OpenMP pool and llama.cpp's barriers slept: 2 threads ran slower than 1. With every decode on one thread,
-    explorer/engine/team.py, one client on 2 cores through /v1: 102 tokens/s with 2 threads, 59 with 1.)"""
+    explorer/engine/local/team.py, one client on 2 cores through /v1: 102 tokens/s with 2 threads, 59 with 1.)"""
     return _threads_set() or cores()
 
 
@@ -178,7 +178,7 @@ class LlamaCppEngine(ForwardEngine):
         self.threads = threads or default_threads()
         self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
-        self.streams = SEQUENCES  # KV streams of its context (llamacpp_batch.py's restream)
+        self.streams = SEQUENCES  # KV streams of its context (llamacpp/sequences.py's restream)
         self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
         self._lru = list(range(SEQUENCES))  # least recently used first
         tokenizer = gguf_tokenizer(path)
@@ -203,7 +203,7 @@ class LlamaCppEngine(ForwardEngine):
         # in SEQUENCES KV sequences and decoded their whole text again at every turn (2.7 tokens/s in all)
         self.one_at_a_time = threading.RLock()
         self._for_batch = threading.local()  # .on: this thread's prompt reads are for a batch (`for_batch`)
-        self.decoder: Decoder | None = None  # a served model's batch (reserve), explorer/engine/llamacpp_batch.py
+        self.decoder: Decoder | None = None  # a served model's batch (reserve), explorer/engine/llamacpp/sequences.py
 
     def _gpu_layers(self, device: str | None) -> int:
         """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""
@@ -268,7 +268,7 @@ class LlamaCppEngine(ForwardEngine):
             done.result()
         return done
 
-    # ---- continuous batching (explorer/engine/scheduler.py: interface.Batching) ------------------
+    # ---- continuous batching (explorer/engine/batching/scheduler.py: interface.Batching) ------------------
     batch_positions = BATCH_POSITIONS
     batch_allocated = True  # the batch's KV cells are allocated at `reserve`
 
@@ -310,7 +310,7 @@ class LlamaCppEngine(ForwardEngine):
         return bytes(buf), held[0]
 
     def batch_cache(self) -> SequenceCache:
-        """The rows of a new Batch (explorer/engine/batched.py): KV sequences of the batch's context."""
+        """The rows of a new Batch (explorer/engine/batching/slots.py): KV sequences of the batch's context."""
         return SequenceCache(self, self.decoder or self.reserve(8, BATCH_POSITIONS))
 
     def kv_position_bytes(self) -> int:

@@ -3,7 +3,7 @@ same interface as the local one, so every view, the CLI and our own /v1 run on i
 
 - Tokens: the model's tokenizer loaded here when it can be (`--backend-tokenizer`, else the folder the server
   names as its model card's `root`, else the served model id), checked to tokenize as the server does; without
-  one (or `--backend-tokenizer server`), the server's `/tokenize` and `/detokenize` (explorer/engine/remote_vocab.py).
+  one (or `--backend-tokenizer server`), the server's `/tokenize` and `/detokenize` (explorer/engine/remote/vocab.py).
 - Scoring asks `/v1/completions` for `prompt_logprobs` of the prompt sent as token ids (`echo`, `max_tokens: 0`):
   true ranks; the full vocabulary (`prompt_logprobs: -1`, exact entropy) only where the server allows it,
   else the entropy is unavailable (NaN, never guessed).
@@ -11,7 +11,7 @@ same interface as the local one, so every view, the CLI and our own /v1 run on i
   token's rank is read off the top-k where it is in it, else unknown (0). The EOS or stop token that ends a text
   is kept as its last token, as vLLM sends it. Numbers are raw (vLLM's default `--logprobs-mode raw_logprobs`;
   a request cannot ask for processed ones, so processed mode is refused).
-- A branch is a generation from a prefix of ids (explorer/engine/branch.py). What needs the model's insides
+- A branch is a generation from a prefix of ids (explorer/engine/analyses/branch.py). What needs the model's insides
   (hidden states, logits rows, KV caches) is not here: this engine is a ModelEngine, not a Forward
   (explorer/engine/interface.py), its capabilities say so and `forward_pass` refuses it with an ExplorerError.
 """
@@ -25,14 +25,14 @@ import numpy as np
 
 from explorer import bounds
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
-from explorer.engine.encoding import check_ids, check_text
-from explorer.engine.events import Done, Step
-from explorer.engine.listed import listed_width
-from explorer.engine.remote_http import Backend, error_message
-from explorer.engine.remote_stream import generation_body, listed_row, num, top_row
-from explorer.engine.remote_vocab import RemoteVocab
-from explorer.engine.tokens import vocab_bytes
+from explorer.engine.kernels.listed import listed_width
+from explorer.engine.passes.events import Done, Step
+from explorer.engine.remote.http import Backend, error_message
+from explorer.engine.remote.stream import generation_body, listed_row, num, top_row
+from explorer.engine.remote.vocab import RemoteVocab
+from explorer.engine.text.context_start import adds_bos, context_start_ids, special_tokens
+from explorer.engine.text.encoding import check_ids, check_text
+from explorer.engine.text.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 from explorer.floats import from_json
 from explorer.results.scores import Rows, TokenScores, assemble
@@ -352,7 +352,7 @@ class RemoteEngine:
     def stream(
         self, ids: list[int], s: SamplerSettings, sample: int = 0, want_prompt: bool = True
     ) -> Iterator[Step | Done]:
-        """Steps, then Done, as explorer.engine.generation.stream yields them, from a streamed completions call."""
+        """Steps, then Done, as explorer.engine.passes.generation.stream yields them, from a streamed completions call."""
         self.check_sampler(s)
         self.check_ids(ids)
         prompt_rows = None

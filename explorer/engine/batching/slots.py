@@ -1,7 +1,7 @@
 """Several generations decoded together: one forward pass of the body per step for every live sequence, each
 row's tokens and numbers those of the request alone (generation.py's `sampled`). The rows' KV cache is the
 Batch's `cache` (interface.BatchRows, the engine's `batch_cache`): on the torch engine `PaddedCache` (below), on the
-llama.cpp engine its KV sequences (explorer/engine/llamacpp_batch.py); the steps below are the torch engine's.
+llama.cpp engine its KV sequences (explorer/engine/llamacpp/sequences.py); the steps below are the torch engine's.
 
 A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
 1. `add(ids, s, sample, more=...)`: the prompt read alone by generation.py's `prefill` (the same KV cache, the
@@ -41,9 +41,9 @@ from typing import Any, cast
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from explorer.engine.generation import Prefilled, Rules, Token, _generator, _numbers, draw, prefill, rules
 from explorer.engine.interface import BatchRows
-from explorer.engine.model import Engine
+from explorer.engine.local.torch_engine import Engine
+from explorer.engine.passes.generation import Prefilled, Rules, Token, _generator, _numbers, draw, prefill, rules
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings

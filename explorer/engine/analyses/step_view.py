@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 
 from explorer.engine.interface import ModelEngine, forward_pass
-from explorer.engine.sampling import process
-from explorer.engine.scoring import _head_block
+from explorer.engine.kernels.sampling import process
+from explorer.engine.passes.scoring import _head_block
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.results.step_view import StepView

@@ -1,10 +1,10 @@
-"""Continuous batching on the llama.cpp engine: the rows of explorer/engine/batched.py's Batch as KV sequences of
+"""Continuous batching on the llama.cpp engine: the rows of explorer/engine/batching/slots.py's Batch as KV sequences of
 a second llama.cpp context, every live row's next token in one llama_decode per step (as llama.cpp's own server
 does with --parallel).
 
 1. `Decoder` (one per engine, made when a server serves it batched: scheduler.py's `attach`): a context of `size`
    sequences of `positions` cells each, llama.cpp's split KV cache (kv_unified off: each sequence its own cells,
-   so no row's numbers depend on the others'; its unified cache changed them, see llamacpp.py's SEQUENCES). The
+   so no row's numbers depend on the others'; its unified cache changed them, see engine.py's SEQUENCES). The
    cells are allocated at once, so a full batch cannot run the server out of memory later.
 2. `SequenceCache` (one per Batch): `join` copies the KV of a prompt read by the engine's own context
    (generation.py's `prefill`, on the request's thread, which also copies its cells out: the engine's
@@ -25,7 +25,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from explorer.engine.generation import Prefilled
+from explorer.engine.passes.generation import Prefilled
 from explorer.errors import ExplorerError
 
 __all__ = ["TOO_LONG", "Decoder", "SequenceCache", "fill", "restream"]

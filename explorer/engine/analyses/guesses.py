@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.engine.analyses.whatif import logits_row
 from explorer.engine.interface import ModelEngine
-from explorer.engine.scoring import text_ids
-from explorer.engine.whatif import logits_row
-from explorer.engine.word_ends import score_words
+from explorer.engine.passes.scoring import text_ids
+from explorer.engine.passes.word_ends import score_words
 from explorer.results.next_token import NextToken
 from explorer.results.words import with_ends, words
 

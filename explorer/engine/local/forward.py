@@ -1,4 +1,4 @@
-"""ForwardEngine: what the torch engine (explorer/engine/model.py) and the llama.cpp one (explorer/engine/llamacpp.py)
+"""ForwardEngine: what the torch engine (explorer/engine/local/torch_engine.py) and the llama.cpp one (explorer/engine/llamacpp/engine.py)
 share: a forward pass here, split into body (ids -> hidden states or logits) and head, our own statistics kernel,
 the tokenizer's text side, and scoring and generation by the code in scoring.py and generation.py.
 
@@ -20,15 +20,15 @@ from typing import Any
 
 import torch
 
-from explorer.engine import team
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.context_start import adds_bos, context_start_ids, special_tokens
-from explorer.engine.encoding import chat_ids, check_ids, check_text
-from explorer.engine.events import Done, Step
-from explorer.engine.generation import decode_text
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
-from explorer.engine.metrics import Stats, compiled_one_row, compiled_row_stats, compiled_sums, row_stats, sums
-from explorer.engine.scoring import score_forward
+from explorer.engine.kernels.metrics import Stats, compiled_one_row, compiled_row_stats, compiled_sums, row_stats, sums
+from explorer.engine.local import team
+from explorer.engine.passes.events import Done, Step
+from explorer.engine.passes.generation import decode_text
+from explorer.engine.passes.scoring import score_forward
+from explorer.engine.text.context_start import adds_bos, context_start_ids, special_tokens
+from explorer.engine.text.encoding import chat_ids, check_ids, check_text
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 
@@ -72,7 +72,7 @@ class ForwardEngine(ABC):
         self.quant = quant  # the weights' type where the dtype does not say it ("GGUF Q4_1")
         self.lock = threading.Lock()  # one forward at a time on the shared model
         self._pool: ThreadPoolExecutor | None = None  # see background()
-        self.scheduler: Any = None  # a served torch model's continuous batching (engine/scheduler.py `attach`)
+        self.scheduler: Any = None  # a served torch model's continuous batching (engine/batching/scheduler.py `attach`)
         self.one_at_a_time: Any = None  # where generations must not interleave (llama.cpp's)
         self._sums_kernel, self._row_kernel = self._stats_kernels(compile)
 
@@ -183,7 +183,7 @@ class ForwardEngine(ABC):
 
     def compute(self, fn, *args, **kwargs):
         """fn(*args, **kwargs) (a forward pass, the output layer, a llama.cpp decode) on the process's team thread where
-        this model computes on a CPU (explorer/engine/team.py); on an accelerator, here."""
+        this model computes on a CPU (explorer/engine/local/team.py); on an accelerator, here."""
         if self.device.type == "cpu":
             return team.run(fn, *args, **kwargs)
         return fn(*args, **kwargs)
@@ -250,7 +250,7 @@ class ForwardEngine(ABC):
     def check_ids(self, ids: list[int]) -> None:
         check_ids(ids, self.name, self.context, self.vocab_size)
 
-    # ---- where a text starts (see explorer/engine/context_start.py) ----------------------
+    # ---- where a text starts (see explorer/engine/text/context_start.py) ----------------------
     @property
     def adds_bos(self) -> bool:
         """True when the tokenizer puts a BOS token before every text (its first token is then scored)."""

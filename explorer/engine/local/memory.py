@@ -6,7 +6,7 @@ import os
 
 import torch
 
-from explorer.engine.loading import pick_device
+from explorer.engine.local.loading import pick_device
 from explorer.errors import ExplorerError
 
 
