@@ -11,7 +11,7 @@ import pytest
 
 from explorer.engine import generate
 from explorer.engine.batching.slots import Batch, Slot
-from explorer.engine.passes.generation import Token, _Text
+from explorer.engine.passes.generation import TextLayer, Token
 from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings
 
@@ -66,7 +66,7 @@ def _requests(engine) -> list[Request]:
 
 def _add(batch: Batch, engine, req: Request) -> None:
     for i in range(req.s.n):
-        more = _Text(engine, req.s).more if req.text_layer else None
+        more = TextLayer(engine, req.s).more if req.text_layer else None
         req.slots.append(batch.add(engine.encode(req.prompt), req.s, sample=i, want_prompt=i == 0, more=more))
         req.tokens[i] = []
 

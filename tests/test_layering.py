@@ -208,3 +208,41 @@ def test_api_and_export_have_no_import_cycle():
 def test_the_cycle_check_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert not cycles({"a": {"b"}, "b": set()})
+
+
+ENGINE = ("explorer/engine/",)
+
+
+def test_the_engine_has_no_import_cycle():
+    """Not even through an import inside a function: a rule two modules need lives in a third both import."""
+    found = cycles(import_graph(ENGINE))
+    assert not found, "engine modules that import one another: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def private_imports(source: str, rel: str) -> list[str]:
+    """'path:line imports _x from m' for each `from m import _x` of another explorer module (dunders are public)."""
+    out = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("explorer")):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{rel}:{node.lineno} imports {a.name} from {node.module or '.'}")
+    return out
+
+
+def test_no_module_imports_a_private_name():
+    """A name another module needs is public: importing `_x` means the rule it names has no home yet."""
+    bad = [
+        v
+        for rel in python_files()
+        if rel.startswith("explorer/")
+        for v in private_imports((ROOT / rel).read_text(), rel)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_import_check_sees_one():
+    assert private_imports("from explorer.engine.passes.scoring import _head_block\n", "explorer/x.py")
+    assert private_imports("def f():\n    from .scoring import _rows\n", "explorer/engine/x.py")
+    assert not private_imports("from explorer import __version__\nfrom os import _exit\n", "explorer/x.py")
+    assert not private_imports("from explorer.engine.passes.blocks import logits\n", "explorer/x.py")

@@ -245,16 +245,16 @@ def test_leaving_the_samples_early_frees_every_row(gpt2_dir):
 
 
 def test_a_long_prompt_is_read_in_blocks_and_the_batch_decodes_between_them(pair, monkeypatch):
-    """A generation reads its prompt scoring.PREFILL positions a pass: the same numbers as one pass, its bound asked
+    """A generation reads its prompt blocks.PREFILL positions a pass: the same numbers as one pass, its bound asked
     between passes, and the batch's other rows take their steps while it reads (the model is let go between
     passes)."""
-    from explorer.engine.passes import scoring
+    from explorer.engine.passes import blocks
 
     alone, batched = pair
     prompt = alone.encode("The quick brown fox jumps over the lazy dog. " * 4)
     s = SamplerSettings(max_tokens=6, temperature=0, logprobs=3, prompt_logprobs=2)
     one_pass = generate(alone, prompt, s)[0]
-    monkeypatch.setattr(scoring, "PREFILL", 8)
+    monkeypatch.setattr(blocks, "PREFILL", 8)
     calls: list[str] = []
     real_body = batched.body
     monkeypatch.setattr(batched, "body", lambda *a, **kw: (calls.append("body"), real_body(*a, **kw))[1])
@@ -380,10 +380,10 @@ def test_both_local_engines_tell_the_scheduler_what_it_needs(gpt2, tiny_gguf_dir
     """interface.Batching: the torch engine's cache grows with its rows (nothing reserved), llama.cpp's cells are
     allocated at `reserve`, each sequence at most BATCH_POSITIONS."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.batching.slots import PaddedCache
     from explorer.engine.interface import Batching
     from explorer.engine.llamacpp.engine import BATCH_POSITIONS, LlamaCppEngine
     from explorer.engine.llamacpp.sequences import SequenceCache
+    from explorer.engine.local.padded_cache import PaddedCache
 
     gguf = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "batching-gguf", threads=1)
     assert isinstance(gpt2, Batching) and isinstance(gguf, Batching)

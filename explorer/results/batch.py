@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from explorer.errors import ExplorerError
 from explorer.floats import to_json
-from explorer.results.answers import _quiz_item, json_lines, quiz_text
+from explorer.results.answers import json_lines, quiz_item, quiz_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,7 +158,7 @@ def _json_item(n: int, d: object) -> BatchItem:
     if isinstance(d, str):
         return BatchItem(n, d)
     if isinstance(d, dict) and "question" in d and "choices" in d:
-        q = _quiz_item(n, d)
+        q = quiz_item(n, d)
         return BatchItem(n, q["question"], _id(d.get("id")), q["choices"], q["answer"])
     if isinstance(d, dict) and isinstance(d.get("text"), str):
         return BatchItem(n, d["text"], _id(d.get("id")))

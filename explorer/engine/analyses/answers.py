@@ -25,7 +25,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.passes.scoring import _head_block
+from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.answers import Answer, Answers, Question, Quiz, Variant
 
@@ -85,8 +85,8 @@ def _cached(engine: Forward, prompt_ids: list[int], rows: list[list[int]]) -> li
     """Each row's (L,) token logprobs after the prompt: one pass over the prompt, one batch of all rows."""
     # 1. the prompt, its cache kept; its last position scores every row's first token
     x = torch.tensor([prompt_ids], device=engine.device)  # (1, P)
-    hidden, past = engine.body(x, None, cache=True)  # (P, H)
-    first = _head_block(engine, hidden[-1:]).float().log_softmax(-1)[0]  # (V,)
+    hidden, past = blocks.prefill(engine, x)  # (P, H)
+    first = blocks.logits(engine, hidden[-1:]).float().log_softmax(-1)[0]  # (V,)
     out = [np.array([float(first[r[0]])]) for r in rows]
     # 2. the rows' other tokens: row j reads r[:-1] (right-padded) and scores r[1:] at its own positions
     longest = max(len(r) for r in rows) - 1
@@ -102,7 +102,7 @@ def _cached(engine: Forward, prompt_ids: list[int], rows: list[list[int]]) -> li
     tt = torch.tensor([t for _, t in which], device=h.device)
     targets = torch.tensor([rows[j][t + 1] for j, t in which], device=h.device)  # (N,)
     flat = h[jj, tt]  # (N, H)
-    lp = torch.cat([_head_block(engine, flat[a : a + 64]).float().log_softmax(-1) for a in range(0, len(flat), 64)])
+    lp = torch.cat([blocks.logits(engine, flat[a : a + 64]).float().log_softmax(-1) for a in range(0, len(flat), 64)])
     got = lp.gather(1, targets[:, None])[:, 0].double().cpu().numpy()  # (N,)
     at = 0
     for j, r in enumerate(rows):

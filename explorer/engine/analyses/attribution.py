@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.passes.scoring import _head_block, score_ids
+from explorer.engine.passes import blocks
+from explorer.engine.passes.scoring import score_ids
 from explorer.errors import ExplorerError
 from explorer.results.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution
 from explorer.results.scores import TokenScores
@@ -125,14 +126,14 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progr
         bounds.check()
         a0 = max(int(spans[block[0], 0]) - 1, 0)  # rows start one token early: never empty after a cache
         if a0 > held:  # extend the cache of the text up to this block
-            _, past = engine.body(x[:, held:a0], past, cache=True)
+            _, past = blocks.prefill(engine, x[:, held:a0], past)
             held = a0
         rows = [_ablated(ids, int(spans[u, 0]), int(spans[u, 1]), mode, neutral)[a0:] for u in block]
         ok = [j for j, row in enumerate(rows) if row]  # an empty text has no next-token distribution
         if ok:
             batch = torch.tensor([rows[j] for j in ok], device=engine.device)  # (B, L)
             last = engine.last_rows(batch, past)  # (B, H) or (B, V)
-            f = _f(_head_block(engine, last), target, contrast)  # padded to the head's row count, as scoring
+            f = _f(blocks.logits(engine, last), target, contrast)  # padded to the head's row count, as scoring
             out[[block[j] for j in ok]] = f.cpu().numpy()
         done += len(block)
         if progress is not None:

@@ -25,6 +25,7 @@ import torch
 
 from explorer.engine.interface import Forward, ModelEngine
 from explorer.engine.kernels.sampling import process
+from explorer.engine.passes import blocks
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import collect, generate, stream, with_seed
 from explorer.engine.passes.scoring import chunked_rows, score_ids
@@ -77,7 +78,7 @@ class Prefixes:
             got = got if cache is not None else 0
         if got < n:
             x = torch.tensor([ids[got:n]], device=engine.device)  # (1, n - got)
-            _, cache = engine.body(x, cache, cache=True)
+            _, cache = blocks.prefill(engine, x, cache)
         return cache
 
 
@@ -122,7 +123,7 @@ def branch(
         return _served_branch(engine, head, s, kk)
     past = prefixes.take(engine, head, len(prefix) - 1)
     x = torch.tensor([head[-2:]], device=engine.device)  # (1, 2): the prefix's last token, then `token`
-    hidden, past = engine.body(x, past, cache=True)  # (2, H)
+    hidden, past = blocks.prefill(engine, x, past)  # (2, H)
     raw = engine.head(hidden[:1]).float()  # (1, V)
     dist = raw if s.mode == "raw" else process(raw, s, torch.tensor(prefix, device=engine.device))
     row = engine.stats(dist, x[0, 1:], kk).to_rows()
@@ -154,7 +155,7 @@ def generate_kept(engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: Sa
         return generate(engine, ids, s)[0]
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
-    hidden, past = engine.body(x, cache=True)  # (T, H)
+    hidden, past = blocks.prefill(engine, x)  # (T, H)
     prompt = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs) if s.prompt_logprobs is not None else None
     steps, done = _drain(stream(engine, ids, s, resume=(past, hidden[-1:])))
     r = collect(engine, ids, s, steps, replace(done, prompt_rows=prompt))
@@ -243,7 +244,7 @@ def plant(
         return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
-    hidden, past = engine.body(x, cache=True)  # (T, H)
+    hidden, past = blocks.prefill(engine, x)  # (T, H)
     rows = chunked_rows(engine, hidden[:-1], x[0, 1:], k)
     prefixes.remember(ids, past)
     return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)

@@ -20,7 +20,8 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
-from explorer.engine.passes.scoring import _head_block, chunked_rows, score_ids
+from explorer.engine.passes import blocks
+from explorer.engine.passes.scoring import chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.compare import Comparison
 from explorer.results.scores import Rows, assemble
@@ -137,8 +138,8 @@ def _pair_block(
     ea: Forward, eb: Forward, ha: torch.Tensor, hb: torch.Tensor, ta: torch.Tensor, tb: torch.Tensor, k: int
 ) -> tuple[Rows, Rows, np.ndarray]:
     """One block of `paired_rows`: its two [c, V] logits alive only in here."""
-    la = _head_block(ea, ha)  # (c, V)
-    lb = _head_block(eb, hb).to(la.device)  # (c, V)
+    la = blocks.logits(ea, ha)  # (c, V)
+    lb = blocks.logits(eb, hb).to(la.device)  # (c, V)
     a, b = ea.stats(la, ta, k).to_rows(), eb.stats(lb, tb.to(la.device), k).to_rows()
     return a, b, torch.stack(divergences(la, lb, _kernel(ea))).cpu().numpy()
 
@@ -173,7 +174,7 @@ def compare_ids(ea: ModelEngine, eb: ModelEngine, ids: list[int], k: int = 5) ->
     with torch.inference_mode():
         xa = torch.tensor([ids], device=fa.device)  # (1, T)
         xb = xa.to(fb.device)
-        ha, hb = fa.body(xa)[0], fb.body(xb)[0]  # (T, H) each
+        ha, hb = blocks.prefill(fa, xa, keep=False)[0], blocks.prefill(fb, xb, keep=False)[0]  # (T, H) each
         rows_a, rows_b, div = paired_rows(fa, fb, ha[:-1], hb[:-1], xa[0, 1:], xb[0, 1:], k)
     a = assemble(ea.name, ea.vocab, ids, len(ids), rows_a, first=1, prompt_k=k)
     b = assemble(eb.name, eb.vocab, ids, len(ids), rows_b, first=1, prompt_k=k)
@@ -211,7 +212,7 @@ def compare_prompts(
     with torch.inference_mode():
         for side, ids, n in (("a", ids_a, len(prompt_a)), ("b", ids_b, len(prompt_b))):
             x = torch.tensor([ids], device=here.device)
-            h = here.body(x)[0]  # (T, H)
+            h = blocks.prefill(here, x, keep=False)[0]  # (T, H)
             parts[side] = (h[n - 1 : -1], x[0, n:], chunked_rows(here, h[: n - 1], x[0, 1:n], k))
         (ha, ta, pre_a), (hb, tb, pre_b) = parts["a"], parts["b"]
         rows_a, rows_b, div = paired_rows(here, here, ha, hb, ta, tb, k)

@@ -27,9 +27,10 @@ from explorer.engine.analyses.lens import final_norm
 from explorer.engine.interface import ModelEngine
 from explorer.engine.kernels.listed import listed_width
 from explorer.engine.local.torch_engine import Engine
+from explorer.engine.passes import blocks
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import decode_text, generate
-from explorer.engine.passes.scoring import PREFILL, chunked_rows, listed_ids, score_forward
+from explorer.engine.passes.scoring import chunked_rows, listed_ids, score_forward
 from explorer.errors import ExplorerError
 from explorer.results.hidden import FINAL_NORM, Capture, HiddenStates, capture_of, read_positions, resolve_layers
 from explorer.results.scores import Rows, TokenScores, assemble
@@ -139,11 +140,9 @@ def score_states(
     t = len(ids) - 1
     q = listed_ids(fwd, listed, t) if listed is not None else None
     x = torch.tensor([ids], device=rec.engine.device)  # (1, T)
-    parts, past = [], None
-    for a in range(0, t, PREFILL):
-        b = min(a + PREFILL, t)
-        bounds.check()
-        hidden, past = rec.body(x[:, a:b], past, cache=True)  # (b - a, H)
+    parts: list[Rows] = []
+    past = None  # the KV cache of the prompt, read below
+    for a, b, hidden, past in blocks.prefill_blocks(fwd, x[:, :t]):  # noqa: B007 (its last cache reads on)
         parts.append(chunked_rows(fwd, hidden, x[0, a + 1 : b + 1], k, None, q[a:b] if q is not None else None))
     bounds.check()
     rec.body(x[:, t:], past)  # the last token: its states only

@@ -25,7 +25,7 @@ import torch
 from explorer import bounds
 from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
 from explorer.engine.local.torch_engine import Engine
-from explorer.engine.passes.scoring import _head_block
+from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
 from explorer.results.scores import Rows
@@ -117,7 +117,7 @@ def _layer_rows(engine: Engine, norm, hs: list[torch.Tensor], targets: torch.Ten
 
 def _lens_block(engine: Engine, norm, hs: list[torch.Tensor], a: int, b: int, targets: torch.Tensor, k: int) -> Rows:
     """Rows a..b of the layer-major order of `hs` for `targets` (b - a,): its logits alive only in here."""
-    return engine.stats(_head_block(engine, _block(norm, hs, a, b)), targets, k).to_rows()
+    return engine.stats(blocks.logits(engine, _block(norm, hs, a, b)), targets, k).to_rows()
 
 
 def _grid(engine: Engine, ids: list[int], layers: int, rows: Rows | None, k: int) -> LensGrid:

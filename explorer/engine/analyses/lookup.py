@@ -15,7 +15,7 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
-from explorer.engine.passes.scoring import _head_block
+from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.lookup import Lookup, check_queries, joint_logprobs, parse_query
 
@@ -74,12 +74,12 @@ def _pass(engine: Forward, ids: list[int], q_ids: list[int]) -> tuple[np.ndarray
         return out_lp, out_rank, out_actual
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     q = torch.tensor(q_ids, device=engine.device)  # (Q,)
-    hidden, _ = engine.body(x)  # (T, H)
+    hidden, _ = blocks.prefill(engine, x, keep=False)  # (T, H)
     hidden, targets = hidden[:-1], x[0, 1:]  # (T-1, H), (T-1,): row j predicts position j + 1
     chunk = engine.chunk_size(t - 1)
     for a in range(0, t - 1, chunk):
         bounds.check()
-        logits = _head_block(engine, hidden[a : a + chunk])  # (c, V)
+        logits = blocks.logits(engine, hidden[a : a + chunk])  # (c, V)
         lp, rank, actual = block_logprobs_of_ids(engine, logits, q, targets[a : a + chunk])
         span = slice(a + 1, a + 1 + lp.shape[0])
         out_lp[span], out_rank[span], out_actual[span] = lp.cpu().numpy(), rank.cpu().numpy(), actual.cpu().numpy()

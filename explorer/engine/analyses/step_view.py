@@ -12,7 +12,7 @@ import torch
 
 from explorer.engine.interface import ModelEngine, forward_pass
 from explorer.engine.kernels.sampling import process
-from explorer.engine.passes.scoring import _head_block
+from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.results.step_view import StepView
@@ -30,8 +30,8 @@ def step_view(engine: ModelEngine, r: TokenScores, pos: int, k: int = 20) -> Ste
     ids = r.token_ids.tolist()
     engine = forward_pass(engine)
     x = torch.tensor([ids[:pos]], device=engine.device)  # (1, pos)
-    hidden, _ = engine.body(x)  # (pos, H)
-    raw = _head_block(engine, hidden[-1:]).float()  # (1, V)
+    hidden, _ = blocks.prefill(engine, x, keep=False)  # (pos, H)
+    raw = blocks.logits(engine, hidden[-1:]).float()  # (1, V)
     dev = raw.device
     proc = process(
         raw,

@@ -21,7 +21,7 @@ import torch
 from explorer.engine.interface import ModelEngine, forward_pass
 from explorer.engine.kernels.metrics import row_stats
 from explorer.engine.kernels.sampling import process
-from explorer.engine.passes.scoring import _head_block
+from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.whatif import STEPS, Side, WhatIf
 from explorer.settings import SamplerSettings
@@ -39,8 +39,8 @@ def logits_row(engine: ModelEngine, ids: list[int], pos: int) -> np.ndarray:
         )
     engine.check_ids(ids[:pos])
     here = forward_pass(engine)
-    hidden, _ = here.body(torch.tensor([ids[:pos]], device=here.device))  # (pos, H)
-    return _head_block(here, hidden[-1:]).float()[0].cpu().numpy()
+    hidden, _ = blocks.prefill(here, torch.tensor([ids[:pos]], device=here.device), keep=False)  # (pos, H)
+    return blocks.logits(here, hidden[-1:]).float()[0].cpu().numpy()
 
 
 def _side(logits: torch.Tensor, actual: torch.Tensor, n: int):

@@ -5,7 +5,7 @@ whichever face asked (the page, `/v1`, `logprob-explorer serve`).
 A generation goes through it from generation.py's `decode_text` when the engine has a scheduler (`attach`):
 1. the request's own thread reads its prompt (`prefill`: its bound applies, its cache and prompt numbers are the
    request's alone), then hands the scheduler a ticket: the prompt read, the settings, the sample index and its
-   text layer (`_Text`, whose `more` the decode loop asks per token);
+   text layer (`TextLayer`, whose `more` the decode loop asks per token);
 2. the scheduler's thread, at each step boundary, drops the tickets whose request went away (`close`d: stopped,
    past its deadline, the client disconnected; the request's thread notices, as it waits, through its own
    `bounds.check()`), joins waiting tickets while the batch has room (`size`, EXPLORER_WORKERS), then runs one
@@ -43,7 +43,7 @@ from explorer.engine.batching.slots import Batch, Slot
 from explorer.engine.interface import Batching
 from explorer.engine.llamacpp.sequences import TOO_LONG
 from explorer.engine.local.memory import device_memory_mb
-from explorer.engine.passes.generation import WAIT_S, Prefilled, Token, View, _solo, _Text, _turn
+from explorer.engine.passes.generation import WAIT_S, Prefilled, TextLayer, Token, View, holding, solo_tokens
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 
@@ -61,7 +61,7 @@ class _Ticket:
     start: Prefilled
     s: SamplerSettings
     sample: int
-    text: _Text
+    text: TextLayer
     out: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # (Token, View), an error, _END or _ALONE
     views: deque = field(default_factory=deque)  # the text layer's findings, one per token not yet handed on
     shared: bool = False  # its prompt read is other tickets' too (n > 1): the batch copies its cache
@@ -96,11 +96,15 @@ class Scheduler:
         self._cond, self._waiting, self._closed, self._thread = threading.Condition(), deque(), [], None
 
     # ---- the request's side ------------------------------------------------------------
-    def tokens(self, start: Prefilled, s: SamplerSettings, sample: int, text: _Text) -> Iterator[tuple[Token, View]]:
+    def tokens(
+        self, start: Prefilled, s: SamplerSettings, sample: int, text: TextLayer
+    ) -> Iterator[tuple[Token, View]]:
         """The tokens of one sample from `start`, decoded in the batch; closing the iterator leaves the batch."""
         yield from self.receive(self.submit(start, s, sample, text))
 
-    def submit(self, start: Prefilled, s: SamplerSettings, sample: int, text: _Text, shared: bool = False) -> _Ticket:
+    def submit(
+        self, start: Prefilled, s: SamplerSettings, sample: int, text: TextLayer, shared: bool = False
+    ) -> _Ticket:
         """A ticket for one sample from `start`, waiting to join the batch at its next step (`receive` its tokens;
         `close` it if they are not read to the end). `shared`: other tickets start from the same prompt read, so
         the batch copies its cache instead of taking it."""
@@ -130,8 +134,8 @@ class Scheduler:
                     return
                 if item is _ALONE:
                     start = replace(t.start, past=copy.deepcopy(t.start.past)) if t.shared else t.start
-                    with _turn(self.engine.one_at_a_time):  # llama.cpp's lone generations take turns
-                        yield from _solo(self.engine, start, t.s, t.sample, t.text)
+                    with holding(self.engine.one_at_a_time):  # llama.cpp's lone generations take turns
+                        yield from solo_tokens(self.engine, start, t.s, t.sample, t.text)
                     return
                 if isinstance(item, BaseException):
                     raise item

@@ -1,6 +1,6 @@
 """Several generations decoded together: one forward pass of the body per step for every live sequence, each
 row's tokens and numbers those of the request alone (generation.py's `sampled`). The rows' KV cache is the
-Batch's `cache` (interface.BatchRows, the engine's `batch_cache`): on the torch engine `PaddedCache` (below), on the
+Batch's `cache` (interface.BatchRows, the engine's `batch_cache`): on the torch engine `PaddedCache` (explorer/engine/local/padded_cache.py), on the
 llama.cpp engine its KV sequences (explorer/engine/llamacpp/sequences.py); the steps below are the torch engine's.
 
 A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
@@ -10,7 +10,7 @@ A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n s
 2. `step()`: the output layer on every row's last hidden state at once (B, V); per row, as `sampled` does, the
    distribution and the draw with the row's own seeded generator (`draw`), EOS, the stop ids, `more` and the
    budget; then one forward pass of the body for the rows that go on (`Engine.body_rows`: the padded cache, a
-   (B, L + 1) attention mask and each row's own position ids), after the rows' numbers (`_numbers`: stats or the
+   (B, L + 1) attention mask and each row's own position ids), after the rows' numbers (`step_numbers`: stats or the
    listed ids, as alone; the rows of one k in one call) were computed on every core (ForwardEngine.compute); returns
    each row's Token (its id, its one row of numbers, ends);
 3. a row that ended (EOS, a stop id, `more` False, its budget) leaves its slot at once; `remove(slot)` drops any
@@ -21,7 +21,7 @@ Padding changes no row's numbers beyond float rounding: masked keys get probabil
 exactly 0; only the BLAS's blocking for B rows instead of one may differ in the last bits (tests/test_batched_decode.py:
 ids identical, every number within 1e-5 of `generate`'s).
 
-What the scheduler brings: the text layer (stop strings, held-back text: pass `_Text(engine, s).more` as `more`,
+What the scheduler brings: the text layer (stop strings, held-back text: pass `TextLayer(engine, s).more` as `more`,
 which also tells the loop, before the next forward pass, to stop), the request's bound (`more` may raise; this
 module never calls `bounds.check()`, a per-thread bound), the seed (`with_seed`, once per request, as `generate`
 does), the lock (one Batch per model, stepped from one thread; `Engine.lock` is taken per forward pass) and the
@@ -33,18 +33,23 @@ a sliding-window model is refused.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
-from transformers.cache_utils import DynamicLayer
 
-from explorer.engine.interface import BatchRows
-from explorer.engine.local.torch_engine import Engine
-from explorer.engine.passes.generation import Prefilled, Rules, Token, _generator, _numbers, draw, prefill, rules
-from explorer.errors import ExplorerError
+from explorer.engine.interface import BatchRows, Forward
+from explorer.engine.passes.generation import (
+    Prefilled,
+    Rules,
+    Token,
+    draw,
+    prefill,
+    rules,
+    seeded_generator,
+    step_numbers,
+)
 from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings
 
@@ -69,26 +74,7 @@ class Slot:
         return self.start.prompt_rows
 
 
-def _layers(past) -> list:
-    layers = list(past.layers)
-    if any(type(layer) is not DynamicLayer for layer in layers):
-        raise ExplorerError(
-            "Batched decoding needs a model whose every layer attends to the whole text (no sliding window).",
-            code="not_available",
-        )
-    return layers
-
-
-def _pad_left(t: torch.Tensor, n: int, dim: int) -> torch.Tensor:
-    """`t` with n zeros before its entries along `dim`."""
-    if n == 0:
-        return t
-    shape = list(t.shape)
-    shape[dim] = n
-    return torch.cat([t.new_zeros(shape), t], dim)
-
-
-def _rows_numbers(engine: Engine, drawn: list[tuple[torch.Tensor, torch.Tensor]], slots: list[Slot]) -> list[Rows]:
+def _rows_numbers(engine: Forward, drawn: list[tuple[torch.Tensor, torch.Tensor]], slots: list[Slot]) -> list[Rows]:
     """Each row's numbers, as `sampled` computes them for the request alone: the rows of one k together."""
     out: list[Rows | None] = [None] * len(slots)
     groups: dict[int, list[int]] = {}
@@ -96,67 +82,13 @@ def _rows_numbers(engine: Engine, drawn: list[tuple[torch.Tensor, torch.Tensor]]
         if sl.rules.wanted is None:
             groups.setdefault(sl.rules.k, []).append(i)
         else:
-            out[i] = _numbers(engine, *drawn[i], sl.rules.k, sl.rules.wanted)
+            out[i] = step_numbers(engine, *drawn[i], sl.rules.k, sl.rules.wanted)
     for k, rows in groups.items():
         lg = torch.cat([drawn[i][0] for i in rows])
-        block = _numbers(engine, lg, torch.cat([drawn[i][1] for i in rows]), k, None)
+        block = step_numbers(engine, lg, torch.cat([drawn[i][1] for i in rows]), k, None)
         for j, i in enumerate(rows):
             out[i] = block.sliced(slice(j, j + 1))
     return cast(list[Rows], out)
-
-
-class PaddedCache:
-    """The batch's rows on the torch engine (interface.BatchRows): a DynamicCache (B, kv_heads, L, head_dim) per
-    layer, left-padded, the (B, L) mask of real positions and each row's last hidden state (logits for unusual
-    heads)."""
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self.past: Any = None
-        self.mask = torch.zeros((0, 0), dtype=torch.long, device=engine.device)  # (B, L) 1 on real positions
-        self.last: Any = None  # (B, H)
-
-    @torch.inference_mode()
-    def join(self, start: Prefilled, shared: bool, positions: int) -> None:
-        """`start`'s cache and last hidden state as the last row, both sides left-padded to one length (a copy of
-        its cache when `shared`; `positions`, what the row may reach, needs no room set aside here)."""
-        t = start.x.shape[1]
-        mask = torch.ones((1, t), dtype=torch.long, device=self.engine.device)
-        if self.past is None:
-            _layers(start.past)
-            past = copy.deepcopy(start.past) if shared else start.past  # the batch's steps grow its layers
-            self.past, self.mask, self.last = past, mask, start.last
-            return
-        length = self.mask.shape[1]
-        for mine, new in zip(_layers(self.past), _layers(start.past)):
-            for name in ("keys", "values"):
-                a = _pad_left(getattr(mine, name), max(0, t - length), 2)
-                b = _pad_left(getattr(new, name), max(0, length - t), 2)
-                setattr(mine, name, torch.cat([a, b]))
-        self.mask = torch.cat([_pad_left(self.mask, max(0, t - length), 1), _pad_left(mask, max(0, length - t), 1)])
-        self.last = torch.cat([self.last, start.last])
-
-    def keep(self, rows: list[int]) -> None:
-        """Only rows `rows` (in that order); then no column every row pads."""
-        if not rows:
-            self.past, self.last = None, None
-            self.mask = self.mask[:0, :0]
-            return
-        index = torch.tensor(rows, dtype=torch.long, device=self.engine.device)
-        self.past.batch_select_indices(index)
-        self.mask, self.last = self.mask[index], self.last[index]
-        cut = int(self.mask.any(0).long().argmax())  # leading columns no row uses
-        if cut:
-            for layer in _layers(self.past):
-                layer.keys, layer.values = layer.keys[:, :, cut:], layer.values[:, :, cut:]
-            self.mask = self.mask[:, cut:]
-
-    def advance(self, toks: torch.Tensor, positions: list[int]) -> None:
-        """The body on tokens `toks` (B,), one per row, at each row's own position."""
-        dev = self.engine.device
-        self.mask = torch.cat([self.mask, torch.ones((len(positions), 1), dtype=torch.long, device=dev)], 1)
-        at = torch.tensor(positions, dtype=torch.long, device=dev)[:, None]
-        self.last = self.engine.body_rows(toks[:, None], self.past, self.mask, at)
 
 
 class Batch:
@@ -194,7 +126,7 @@ class Batch:
         """A new slot for sample `sample` from a prompt already read (`prefill`, on the request's own thread); its
         cache becomes the batch's (a fresh one: never a branch's, which its owner keeps), or, `shared` (the other
         samples of an n > 1 request start from it too), a copy of it does."""
-        slot = Slot(s, sample, start, rules(self.engine, start, s), _generator(self.engine, s, sample), more)
+        slot = Slot(s, sample, start, rules(self.engine, start, s), seeded_generator(self.engine, s, sample), more)
         if slot.rules.budget <= 0:
             slot.finished = True
             return slot

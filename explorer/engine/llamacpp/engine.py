@@ -32,7 +32,7 @@ from explorer.engine.capabilities import Capabilities
 from explorer.engine.llamacpp.gguf import tokenizer as gguf_tokenizer
 from explorer.engine.llamacpp.sequences import Decoder, SequenceCache, fill
 from explorer.engine.local import team
-from explorer.engine.local.forward import ForwardEngine, _one_torch_thread
+from explorer.engine.local.forward import ForwardEngine, one_torch_thread
 from explorer.engine.text.tokens import piece_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
@@ -262,7 +262,7 @@ class LlamaCppEngine(ForwardEngine):
         workers would slow llama.cpp's next step). Beside the caller when llama.cpp leaves a core free; else
         waited for here, as then nothing is gained by overlapping and the next step's threads would be slowed."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, "llamacpp-stats", initializer=_one_torch_thread)
+            self._pool = ThreadPoolExecutor(1, "llamacpp-stats", initializer=one_torch_thread)
         done = self._pool.submit(fn, *args)
         if self.threads >= cores():
             done.result()

@@ -35,7 +35,7 @@ from explorer.settings import SamplerSettings
 log = logging.getLogger(__name__)
 
 
-def _one_torch_thread() -> None:
+def one_torch_thread() -> None:
     team.torch_threads(1)
 
 
@@ -199,7 +199,7 @@ class ForwardEngine(ABC):
         step 1.8x (bench/RESULTS.md, 2026-12-02)."""
         if self.device.type == "cpu":
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(1, "logprob-stats", initializer=_one_torch_thread)
+                self._pool = ThreadPoolExecutor(1, "logprob-stats", initializer=one_torch_thread)
             return self._pool.submit(fn, *args)
         done: Future = Future()
         done.set_result(fn(*args))

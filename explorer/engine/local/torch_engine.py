@@ -18,6 +18,7 @@ from explorer.engine.local.forward import ForwardEngine
 from explorer.engine.local.loading import Loaded, load
 from explorer.engine.local.memory import device_memory_mb
 from explorer.engine.local.packed import pack
+from explorer.engine.local.padded_cache import PaddedCache
 from explorer.engine.text.tokens import vocab_bytes
 from explorer.settings import max_logprobs
 
@@ -220,7 +221,5 @@ class Engine(ForwardEngine):
         """Nothing to set aside: the batch's cache grows with its rows (at most `size` x `positions` positions)."""
 
     def batch_cache(self) -> Any:
-        """The rows of a new Batch: a left-padded DynamicCache (explorer/engine/batching/slots.py's PaddedCache)."""
-        from explorer.engine.batching.slots import PaddedCache  # slots.py builds on this module
-
+        """The rows of a new Batch: a left-padded DynamicCache (explorer/engine/local/padded_cache.py)."""
         return PaddedCache(self)

@@ -15,7 +15,7 @@ Two layers, as vLLM and nanochat keep detokenizing out of the sampler:
 1. the decode loop, ids only (`prefill`, then `sampled`): the vocabulary checks, the prompt through the KV cache
    (and its numbers when asked), then per step the output layer, the distribution, the draw, the token's numbers
    beside the next forward pass, EOS and the stop ids, the budget;
-2. the text layer (`decode_text`, `_Text`): UTF-8 across tokens, special tokens' silence, stop strings cut and
+2. the text layer (`decode_text`, `TextLayer`): UTF-8 across tokens, special tokens' silence, stop strings cut and
    the tokens that could begin one held back. It tells the loop, before its next forward pass, whether to go on.
 A served model (explorer/engine/remote/engine.py) streams its own Steps (`engine.stream`).
 """
@@ -37,14 +37,37 @@ from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.kernels.listed import listed_rows
 from explorer.engine.kernels.sampling import pick, process
-from explorer.engine.passes import scoring
+from explorer.engine.passes import blocks
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.scoring import chunked_rows
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.settings import SamplerSettings
 
-__all__ = ["Done", "Step", "collect", "decode_text", "generate", "samples", "step_scores", "stream", "with_seed"]
+__all__ = [
+    "WAIT_S",
+    "Done",
+    "Prefilled",
+    "Rules",
+    "Step",
+    "TextLayer",
+    "Token",
+    "View",
+    "collect",
+    "decode_text",
+    "draw",
+    "generate",
+    "holding",
+    "prefill",
+    "rules",
+    "samples",
+    "seeded_generator",
+    "solo_tokens",
+    "step_numbers",
+    "step_scores",
+    "stream",
+    "with_seed",
+]
 
 
 @dataclass
@@ -88,7 +111,7 @@ def _clipped(step: Step, end: int) -> Step:
     return replace(step, text=step.text[: max(0, end - step.start)], start=min(step.start, end))
 
 
-def _numbers(engine: Forward, logits: torch.Tensor, tok: torch.Tensor, k: int, ids: torch.Tensor | None) -> Rows:
+def step_numbers(engine: Forward, logits: torch.Tensor, tok: torch.Tensor, k: int, ids: torch.Tensor | None) -> Rows:
     """The one row of a decode step, on the host; with `ids` (q,), those entries replace the top-k."""
     with torch.inference_mode():
         if ids is not None:
@@ -115,7 +138,7 @@ def _distribution(
     return proc
 
 
-def _generator(engine: Forward, s: SamplerSettings, sample: int) -> torch.Generator | None:
+def seeded_generator(engine: Forward, s: SamplerSettings, sample: int) -> torch.Generator | None:
     """The draw's random generator, seeded with seed + sample (a random seed when none); None when greedy."""
     if s.greedy:
         return None
@@ -139,26 +162,17 @@ def prefill(engine: Forward, ids: list[int], s: SamplerSettings, want_prompt: bo
     # 2. the prompt through the KV cache (a branch resumes from its own), its numbers when asked
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     if resume is None:
-        hidden, past = _read(engine, x, last=not (want_prompt and s.prompt_logprobs is not None))  # (T or 1, H)
+        # PREFILL positions a pass (as scoring reads a text): between passes the request's bound is asked and the model
+        # is let go, so the other generations of a batch (explorer/engine/batching/scheduler.py) take their steps
+        hidden, past = blocks.prefill(
+            engine, x, last=not (want_prompt and s.prompt_logprobs is not None)
+        )  # (T or 1, H)
     else:
         (past, hidden), want_prompt = resume, False
     prompt_rows = None
     if want_prompt and s.prompt_logprobs is not None:
         prompt_rows = chunked_rows(engine, hidden[:-1], x[0, 1:], s.prompt_logprobs)
     return Prefilled(x, past, hidden[-1:], prompt_rows)
-
-
-def _read(engine: Forward, x: torch.Tensor, last: bool = False) -> tuple[torch.Tensor, Any]:
-    """Prompt x (1, T) through the KV cache, scoring.PREFILL positions a pass as scoring reads a text (the same numbers as
-    one pass, to float rounding): between passes the request's bound is asked, and the model is let go, so the
-    other generations of a batch (explorer/engine/batching/scheduler.py) take their steps while a long prompt is read.
-    With `last`, only each pass's last row is returned (the prompt's numbers are not wanted)."""
-    parts, past, step = [], None, scoring.PREFILL
-    for a in range(0, x.shape[1], step):
-        bounds.check()
-        hidden, past = engine.body(x[:, a : a + step], past, cache=True, last=last)
-        parts.append(hidden)
-    return (torch.cat(parts) if len(parts) > 1 else parts[0]), past
 
 
 @dataclass
@@ -205,7 +219,7 @@ def sampled(
 ) -> Iterator[Token]:
     """Tokens drawn after `start`, each with its numbers, until an ending token, the budget, or `more(id, ends)`
     False (asked before the next forward pass, which then runs while this token's numbers are computed)."""
-    gen = _generator(engine, s, sample)
+    gen = seeded_generator(engine, s, sample)
     r = rules(engine, start, s)
     last, past = start.last, start.past
     out_ids: list[int] = []
@@ -215,7 +229,7 @@ def sampled(
         described, tok = draw(raw, s, r, start.x, out_ids, gen)
         tid = int(tok)  # the one host sync per step: EOS, stop strings and streaming need the token
         out_ids.append(tid)
-        numbers = engine.background(_numbers, engine, described, tok, r.k, r.wanted)
+        numbers = engine.background(step_numbers, engine, described, tok, r.k, r.wanted)
         ends = tid in r.enders
         go = more(tid, ends) and not ends
         if go and step + 1 < r.budget:  # the next forward pass runs while the numbers are computed
@@ -226,7 +240,7 @@ def sampled(
 
 
 # ---- 2. the text layer: pieces, special tokens, stop strings -------------------------------------
-class _Text:
+class TextLayer:
     """The generated text, a token at a time: `more` (the decode loop's question) adds a token's piece and finds
     the earliest stop string; `piece`, `start`, `cut` and `hit` describe the last token added."""
 
@@ -260,7 +274,7 @@ class _Text:
 
 @dataclass(frozen=True)
 class View:
-    """The text layer's findings for one token (see `_Text`): a decode loop run on another thread (the scheduler's)
+    """The text layer's findings for one token (see `TextLayer`): a decode loop run on another thread (the scheduler's)
     may add the next tokens before the request reads this one's."""
 
     piece: str
@@ -270,7 +284,9 @@ class View:
     safe: int
 
 
-def _solo(engine: Forward, start: Prefilled, s: SamplerSettings, sample: int, t: _Text) -> Iterator[tuple[Token, View]]:
+def solo_tokens(
+    engine: Forward, start: Prefilled, s: SamplerSettings, sample: int, t: TextLayer
+) -> Iterator[tuple[Token, View]]:
     """The request's own decode loop, on this thread."""
     for tok in sampled(engine, start, s, sample, t.more):
         yield tok, t.view()
@@ -289,7 +305,7 @@ def decode_text(
     batched = getattr(engine, "scheduler", None) if resume is None else None  # a branch's cache stays its own
     alone = getattr(engine, "one_at_a_time", None)
     if batched is None and alone is not None:  # an engine whose generations must not interleave (llama.cpp)
-        with _turn(alone):
+        with holding(alone):
             yield from _decode_text(engine, ids, s, sample, want_prompt, resume, None)
         return
     yield from _decode_text(engine, ids, s, sample, want_prompt, resume, batched)
@@ -299,7 +315,7 @@ WAIT_S = 0.1  # how often a request that waits (its turn, its batch's next token
 
 
 @contextmanager
-def _turn(lock: Any) -> Iterator[None]:
+def holding(lock: Any) -> Iterator[None]:
     """Hold `lock` for the block (None: none to hold), waiting for it as long as the request's bound allows."""
     if lock is None:
         yield
@@ -318,13 +334,15 @@ def _decode_text(
 ) -> Iterator[Step | Done]:
     with engine.for_batch() if batched is not None else nullcontext():
         start = prefill(engine, ids, s, want_prompt, resume)
-    t = _Text(engine, s)
-    tokens = batched.tokens(start, s, sample, t) if batched is not None else _solo(engine, start, s, sample, t)
+    t = TextLayer(engine, s)
+    tokens = batched.tokens(start, s, sample, t) if batched is not None else solo_tokens(engine, start, s, sample, t)
     yield from _texted(t, s, tokens, start.prompt_rows)
 
 
 @torch.inference_mode()
-def _texted(t: _Text, s: SamplerSettings, tokens: Iterator[tuple[Token, View]], prompt_rows) -> Iterator[Step | Done]:
+def _texted(
+    t: TextLayer, s: SamplerSettings, tokens: Iterator[tuple[Token, View]], prompt_rows
+) -> Iterator[Step | Done]:
     """The Steps, then Done, of one sample's tokens and the text layer's findings for them."""
     pending: list[Step] = []
     done = Done("length", "", prompt_rows)
@@ -379,7 +397,7 @@ def samples(engine: ModelEngine, ids: list[int], s: SamplerSettings, want_prompt
     bounds.check_new_tokens(s.max_tokens)
     with torch.inference_mode(), cast(Forward, engine).for_batch():
         start = prefill(cast(Forward, engine), ids, s, want_prompt)
-    texts = [_Text(cast(Forward, engine), s) for _ in range(s.n)]
+    texts = [TextLayer(cast(Forward, engine), s) for _ in range(s.n)]
     tickets = [batched.submit(start, s, i, t, shared=True) for i, t in enumerate(texts)]
     streams = [
         _texted(t, s, batched.receive(k), start.prompt_rows if i == 0 else None)

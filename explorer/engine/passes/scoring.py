@@ -8,23 +8,13 @@ from collections.abc import Iterator
 import torch
 
 from explorer import bounds
-from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine
+from explorer.engine.interface import Forward, ModelEngine
 from explorer.engine.kernels.listed import listed_rows, listed_width
+from explorer.engine.passes.blocks import PREFILL, logits, prefill_blocks
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 
 __all__ = ["PREFILL", "chunked_rows", "hidden_blocks", "score_blocks", "score_forward", "score_ids", "score_progress"]
-PREFILL = 512  # positions per forward pass through the KV cache: bounded memory, progress and a stop between blocks
-
-
-def _head_block(engine: Forward, hidden: torch.Tensor) -> torch.Tensor:
-    """logits (c, V) of hidden (c, H), padded to HEAD_MIN_ROWS rows for the matmul (none where the body gave
-    logits already: the head is then the identity)."""
-    c = hidden.shape[0]
-    if c >= HEAD_MIN_ROWS or not engine.split_head:
-        return engine.head(hidden)
-    pad = hidden.new_zeros((HEAD_MIN_ROWS - c, hidden.shape[1]))
-    return engine.head(torch.cat([hidden, pad]))[:c]
 
 
 def chunked_rows(
@@ -62,10 +52,10 @@ def _block_rows(
     engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int, listed: torch.Tensor | None
 ) -> Rows:
     """Rows of one block of positions `hidden` (c, H): the output layer, then the statistics (or `listed`'s)."""
-    logits = _head_block(engine, hidden)  # (c, V)
+    block = logits(engine, hidden)  # (c, V)
     if listed is not None:
-        return listed_rows(engine, logits, targets, listed)
-    return engine.stats(logits, targets, k, k == -1).to_rows()
+        return listed_rows(engine, block, targets, listed)
+    return engine.stats(block, targets, k, k == -1).to_rows()
 
 
 def listed_ids(engine: Forward, listed: list[int] | list[list[int]], n_positions: int) -> torch.Tensor:
@@ -132,12 +122,8 @@ def hidden_blocks(
     engine: Forward, x: torch.Tensor, t: int, prefill: int | None = None
 ) -> Iterator[tuple[int, int, torch.Tensor]]:
     """(a, b, hidden (b - a, H)) for the first `t` positions of x (1, T), `prefill` positions a pass through the KV
-    cache (chunked prefill: the same numbers as one pass); `bounds.check()` before every block."""
-    step, past = max(1, prefill or PREFILL), None
-    for a in range(0, t, step):
-        b = min(a + step, t)
-        bounds.check()
-        hidden, past = engine.body(x[:, a:b], past, cache=b < t)  # (b - a, H); the last block keeps no cache
+    cache (blocks.prefill_blocks: the same numbers as one pass); the last block keeps no cache."""
+    for a, b, hidden, _ in prefill_blocks(engine, x[:, :t], keep=False, step=prefill):
         yield a, b, hidden
 
 

@@ -18,7 +18,8 @@ import torch
 
 from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.passes.scoring import _head_block, hidden_blocks, text_ids
+from explorer.engine.passes import blocks
+from explorer.engine.passes.scoring import hidden_blocks, text_ids
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
 from explorer.results.words import WordEnds, end_masks
@@ -76,7 +77,7 @@ def _chunk_rows(
     engine: Forward, hidden: torch.Tensor, targets: torch.Tensor, k: int, sets
 ) -> tuple[Rows | None, torch.Tensor]:
     """One block of `_chunks`: the rows of its positions with a target (None where none has), its end masses."""
-    logits = _head_block(engine, hidden)  # (c, V)
+    logits = blocks.logits(engine, hidden)  # (c, V)
     m = targets.shape[0]  # rows with a target: the first m
     row = engine.stats(logits[:m], targets, k, k == -1).to_rows() if m else None
     return row, _end_mass(logits, sets)
