@@ -21,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from explorer.engine import Engine, generate
+from explorer.engine import TorchEngine, generate
 from explorer.engine.batching.slots import Batch
 from explorer.settings import SamplerSettings
 
@@ -55,7 +55,7 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--pairs", type=int, default=3)
     a = ap.parse_args()
-    engine = Engine.load(a.model, device="cpu")
+    engine = TorchEngine.load(a.model, device="cpu")
     words = TEXT.split()
     prompts = [engine.encode(" ".join(words[: 3 + 2 * i])) for i in range(a.rows)]
     s = SamplerSettings(max_tokens=a.tokens, temperature=0, logprobs=5, ignore_eos=True)

@@ -31,7 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.concurrent_group import concurrent_figures
 from bench.gguf_group import gguf_figures
-from explorer.engine import Engine, generate, score_ids
+from explorer.engine import TorchEngine, generate, score_ids
 from explorer.export import dumps, vllm
 from explorer.export.native import full_vocab_npy
 from explorer.settings import SamplerSettings
@@ -608,7 +608,7 @@ def main(argv=None) -> int:
         help="for `remote`: a /v1 URL to measure against (default: our own server, in process)",
     )
     a = ap.parse_args(argv)
-    engine = Engine.load(a.model, a.device, a.dtype)
+    engine = TorchEngine.load(a.model, a.device, a.dtype)
     groups = {
         "score": score_figures,
         "gen": gen_figures,

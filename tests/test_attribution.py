@@ -206,9 +206,9 @@ def test_gradient_x_input_equals_a_finite_difference(engine):
 def test_attention_equals_the_eager_weights(gpt2_dir):
     from transformers import AutoModelForCausalLM
 
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    engine = Engine.load(gpt2_dir, device="cpu", name="tiny-gpt2-sdpa")
+    engine = TorchEngine.load(gpt2_dir, device="cpu", name="tiny-gpt2-sdpa")
     r = _scored(engine)
     pos = r.n - 1
     ids = r.token_ids.tolist()[:pos]

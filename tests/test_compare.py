@@ -198,10 +198,10 @@ def test_one_token_text(gpt2, gpt2_b):
 
 @pytest.mark.slow  # compiles
 def test_compiled_divergences_equal_eager(gpt2_dir, gpt2, gpt2_b):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
     from explorer.engine.analyses.compare import _kernel, div_rows
 
-    compiled = Engine.load(gpt2_dir, device="cpu", compile=True, name="tiny-gpt2-compiled")
+    compiled = TorchEngine.load(gpt2_dir, device="cpu", compile=True, name="tiny-gpt2-compiled")
     if not compiled.compiled:
         pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
     assert _kernel(compiled) is not div_rows and _kernel(gpt2) is div_rows

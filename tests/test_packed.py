@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from explorer.engine import Engine
+from explorer.engine import TorchEngine
 from explorer.engine.local.packed import PackedLinear, available, pack
 from tests.reference import ref_logprobs
 
@@ -54,7 +54,7 @@ def test_the_llama_engine_is_packed_and_scores_as_the_unpacked_model(llama, llam
 
 def test_explorer_onednn_0_keeps_f_linear(llama_dir, monkeypatch):
     monkeypatch.setenv("EXPLORER_ONEDNN", "0")
-    e = Engine.load(llama_dir, device="cpu", name="tiny-llama-plain")
+    e = TorchEngine.load(llama_dir, device="cpu", name="tiny-llama-plain")
     assert e.packed_mb == 0 and not any(isinstance(m, PackedLinear) for m in e.model.modules())
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from explorer import bounds
-from explorer.engine import Engine, generate
+from explorer.engine import TorchEngine, generate
 from explorer.engine.batching.scheduler import Scheduler, attach
 from explorer.errors import ExplorerError
 from explorer.settings import Limits, SamplerSettings
@@ -23,10 +23,10 @@ from tests.helpers.threads import at_once
 ATOL = 1e-5
 
 
-def _pair(folder: str, name: str, size: int = 16) -> tuple[Engine, Engine]:
+def _pair(folder: str, name: str, size: int = 16) -> tuple[TorchEngine, TorchEngine]:
     """The same model twice: one decoding alone, one with a scheduler of `size` rows."""
-    alone = Engine.load(folder, device="cpu", name=name)
-    batched = Engine.load(folder, device="cpu", name=name)
+    alone = TorchEngine.load(folder, device="cpu", name=name)
+    batched = TorchEngine.load(folder, device="cpu", name=name)
     assert attach(batched, size) is not None and isinstance(batched.scheduler, Scheduler)
     return alone, batched
 
@@ -52,7 +52,7 @@ def pair(request):
 
 
 def _steps_hook(batched) -> tuple[object, str]:
-    """Where a batch step's forward pass is called: torch's Engine.body_rows, llama.cpp's SequenceCache.advance."""
+    """Where a batch step's forward pass is called: torch's TorchEngine.body_rows, llama.cpp's SequenceCache.advance."""
     if hasattr(batched, "body_rows"):
         return batched, "body_rows"
     from explorer.engine.llamacpp.sequences import SequenceCache
@@ -60,7 +60,7 @@ def _steps_hook(batched) -> tuple[object, str]:
     return SequenceCache, "advance"
 
 
-def _requests(engine: Engine) -> list[tuple[str, SamplerSettings]]:
+def _requests(engine: TorchEngine) -> list[tuple[str, SamplerSettings]]:
     text = generate(engine, engine.encode("The lazy"), SamplerSettings(temperature=0.9, seed=4, max_tokens=12))[0]
     cut = text.output_text or engine.detokenize(text.token_ids[text.n_prompt :].tolist())
     listed = tuple(engine.encode("fox dog")[-3:])
@@ -222,7 +222,7 @@ def test_the_samples_of_one_request_decode_together_from_one_read_of_the_prompt(
     assert texts == [_text(alone, r) for r in wanted] and wanted[1].finish_reason == "stop"
 
 
-def _text(engine: Engine, r) -> str:
+def _text(engine: TorchEngine, r) -> str:
     return r.output_text if r.output_text is not None else engine.detokenize(r.token_ids[r.n_prompt :].tolist())
 
 
@@ -349,7 +349,7 @@ def test_a_prompt_at_the_context_limit_endsat_once(kind, request):
 def test_the_server_says_what_the_batch_may_take(gpt2_dir, capsys):
     from explorer.models import Models
 
-    engine = Engine.load(gpt2_dir, device="cpu", name="sched-said")
+    engine = TorchEngine.load(gpt2_dir, device="cpu", name="sched-said")
     models = Models([engine.name], allow_hub=False, limits=Limits(workers=6, max_input_tokens=40, max_tokens=24))
     models.add(engine)
     models.serve_batched(models.limits.workers)
@@ -367,7 +367,7 @@ def test_a_sliding_window_model_decodes_each_generation_on_its_own(tmp_path):
 
     tok = _byte_fallback_tokenizer()
     model = _tiny_llama(tok, seed=2, context=64, arch="Mistral", sliding_window=8)
-    engine = Engine.load(_save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
+    engine = TorchEngine.load(_save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
     assert isinstance(engine, Batching) and engine.kv_position_bytes() == 2 * 2 * 2 * 8 * 4
     said = attach(engine, 4)
     assert said == "sliding: each generation decodes on its own (a sliding-window model is not batched).", said

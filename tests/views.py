@@ -64,6 +64,6 @@ def gpt2_b_dir(gpt2, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def gpt2_b(gpt2_b_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(gpt2_b_dir, device="cpu", name="tiny-gpt2-b")
+    return TorchEngine.load(gpt2_b_dir, device="cpu", name="tiny-gpt2-b")

@@ -16,7 +16,7 @@ import explorer.engine.llamacpp.engine as llamacpp
 import explorer.engine.llamacpp.gguf as gguf
 from explorer.engine.local.forward import ForwardEngine
 from explorer.engine.local.loading import DEFAULT_MODEL, pick_device
-from explorer.engine.local.torch_engine import Engine
+from explorer.engine.local.torch_engine import TorchEngine
 from explorer.errors import ExplorerError
 
 ENGINES = ("auto", "torch", "llama.cpp")
@@ -91,4 +91,4 @@ def load_any(
     if kind == "llama.cpp":
         assert file is not None
         return llamacpp.LlamaCppEngine(file, shown, device=device, compile=compile)
-    return Engine.load(source, device, dtype, trust_remote_code, compile, name=name, hub_only=hub_only)
+    return TorchEngine.load(source, device, dtype, trust_remote_code, compile, name=name, hub_only=hub_only)

@@ -1,7 +1,7 @@
 """Hidden states with a request: the residual stream of the forward passes that compute its logprobs.
 
 A request that asks for them runs on `Recording`, the torch engine seen through a recorder: every forward pass
-(`body`) runs with the model's hidden states on (`Engine.body_states`), hands back what `body` gives, and keeps
+(`body`) runs with the model's hidden states on (`TorchEngine.body_states`), hands back what `body` gives, and keeps
 the layers and positions the request's `Capture` names. So no second pass runs and the logprobs are those of the
 same forward passes:
 1. scoring (`score_states`): the prompt a block of positions at a time through the KV cache, exactly as
@@ -26,7 +26,7 @@ from explorer import bounds
 from explorer.engine.analyses.lens import final_norm
 from explorer.engine.interface import ModelEngine
 from explorer.engine.kernels.listed import listed_width
-from explorer.engine.local.torch_engine import Engine
+from explorer.engine.local.torch_engine import TorchEngine
 from explorer.engine.passes import blocks
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import decode_text, generate
@@ -39,9 +39,9 @@ from explorer.settings import SamplerSettings
 __all__ = ["Recording", "generate_states", "local_engine", "read_states", "score_states"]
 
 
-def local_engine(engine: ModelEngine, param: str = "return_hidden_states") -> Engine:
+def local_engine(engine: ModelEngine, param: str = "return_hidden_states") -> TorchEngine:
     """`engine` as the torch engine, or the ExplorerError (400) saying which engine gives hidden states."""
-    if engine.capabilities.hidden_states and isinstance(engine, Engine):
+    if engine.capabilities.hidden_states and isinstance(engine, TorchEngine):
         return engine
     remote = engine.capabilities.kind == "remote"
     where = (
@@ -66,7 +66,7 @@ class Recording:
     scheduler = None  # the batch's steps (body_rows, on its thread) would keep nothing
     one_at_a_time = None
 
-    def __init__(self, engine: Engine, capture: Capture):
+    def __init__(self, engine: TorchEngine, capture: Capture):
         self.engine, self.capture = engine, capture
         self.norm = final_norm(engine)
         top = engine.n_layers + 1  # body_states' index of the final norm's output

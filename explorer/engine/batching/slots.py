@@ -9,7 +9,7 @@ A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n s
    boundary, left-padded (zeros, masked out) to the longest row;
 2. `step()`: the output layer on every row's last hidden state at once (B, V); per row, as `sampled` does, the
    distribution and the draw with the row's own seeded generator (`draw`), EOS, the stop ids, `more` and the
-   budget; then one forward pass of the body for the rows that go on (`Engine.body_rows`: the padded cache, a
+   budget; then one forward pass of the body for the rows that go on (`TorchEngine.body_rows`: the padded cache, a
    (B, L + 1) attention mask and each row's own position ids), after the rows' numbers (`step_numbers`: stats or the
    listed ids, as alone; the rows of one k in one call) were computed on every core (ForwardEngine.compute); returns
    each row's Token (its id, its one row of numbers, ends);
@@ -24,7 +24,7 @@ ids identical, every number within 1e-5 of `generate`'s).
 What the scheduler brings: the text layer (stop strings, held-back text: pass `TextLayer(engine, s).more` as `more`,
 which also tells the loop, before the next forward pass, to stop), the request's bound (`more` may raise; this
 module never calls `bounds.check()`, a per-thread bound), the seed (`with_seed`, once per request, as `generate`
-does), the lock (one Batch per model, stepped from one thread; `Engine.lock` is taken per forward pass) and the
+does), the lock (one Batch per model, stepped from one thread; `TorchEngine.lock` is taken per forward pass) and the
 limits (how many slots; the cache holds B x L x layers x 2 x kv_heads x head_dim values in the model's dtype).
 transformers' own continuous batching (`generation/continuous_batching`) samples with one generator and gives
 only the chosen token's logprob, so the slots here are our own. Full-attention caches only (DynamicLayer):

@@ -102,7 +102,7 @@ class ForwardEngine(ABC):
 
     def continue_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
         """ids (B, L), every row continuing the text `past` holds (never changed) -> every position of every row:
-        hidden (B, L, H) or logits (B, L, V). Here one row at a time, each on a copy of `past`; Engine batches."""
+        hidden (B, L, H) or logits (B, L, V). Here one row at a time, each on a copy of `past`; TorchEngine batches."""
         return torch.stack([self.body(row[None], copy.deepcopy(past))[0] for row in ids])
 
     def for_batch(self) -> AbstractContextManager:

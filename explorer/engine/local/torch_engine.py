@@ -1,4 +1,4 @@
-"""Engine: a transformers model loaded here, with its tokenizer, split into body (ids -> hidden) and head.
+"""TorchEngine: a transformers model loaded here, with its tokenizer, split into body (ids -> hidden) and head.
 
 What it shares with the llama.cpp engine (statistics, text side, scoring and generation) is ForwardEngine's
 (explorer/engine/local/forward.py); here is only what needs the transformers model.
@@ -22,7 +22,7 @@ from explorer.engine.local.padded_cache import PaddedCache
 from explorer.engine.text.tokens import vocab_bytes
 from explorer.settings import max_logprobs
 
-__all__ = ["HEAD_MIN_ROWS", "STAT_ROWS", "Engine"]
+__all__ = ["HEAD_MIN_ROWS", "STAT_ROWS", "TorchEngine"]
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -45,7 +45,7 @@ def _head_is_separable(model: Any, device: torch.device, vocab_size: int) -> boo
     return bool(torch.allclose(full.float(), split.float(), atol=1e-3, rtol=1e-3))
 
 
-class Engine(ForwardEngine):
+class TorchEngine(ForwardEngine):
     def __init__(self, loaded: Loaded, compile: bool | None = None):
         model, tokenizer = loaded.model, loaded.tokenizer
         self.model: Any = model  # a transformers model: its attributes vary by architecture
@@ -86,7 +86,7 @@ class Engine(ForwardEngine):
         *,
         name: str | None = None,
         hub_only: bool = False,
-    ) -> Engine:
+    ) -> TorchEngine:
         """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id)."""
         return cls(load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only), compile)
 

@@ -198,7 +198,8 @@ def score_progress(
 
 def text_ids(engine: ModelEngine, text: str, start: str | None = None) -> tuple[list[int], int]:
     """The ids that score `text` and how many of them lead as a document start: `start` ("none", "bos", "eos" or a
-    special token) puts that token before the text so its first token is scored too (see Engine.context_start_ids)."""
+    special token) puts that token before the text so its first token is scored too (see
+    TorchEngine.context_start_ids)."""
     prefix = engine.context_start_ids(start) if start is not None else []
     return prefix + engine.encode(text), len(prefix)
 
