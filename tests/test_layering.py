@@ -246,3 +246,46 @@ def test_the_private_import_check_sees_one():
     assert private_imports("def f():\n    from .scoring import _rows\n", "explorer/engine/x.py")
     assert not private_imports("from explorer import __version__\nfrom os import _exit\n", "explorer/x.py")
     assert not private_imports("from explorer.engine.passes.blocks import logits\n", "explorer/x.py")
+
+
+ENGINE_TYPES = {"Forward", "Batching", "ModelEngine", "ForwardEngine", "TorchEngine", "LlamaCppEngine", "RemoteEngine"}
+KINDS = {"local", "torch", "llama.cpp", "remote"}
+KIND_OWNERS = ("explorer/engine/select.py", "explorer/engine/capabilities.py")  # the registry and the record
+
+
+def engine_dispatch(source: str, rel: str) -> list[str]:
+    """'path:line ...' for each `isinstance(x, <an engine type>)` and, in explorer/engine/ outside KIND_OWNERS, each
+    comparison with an engine kind's name: code asks the engine's capabilities, never which engine it is."""
+    out = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            names = {getattr(k, "id", getattr(k, "attr", None)) for k in kinds}
+            if names & ENGINE_TYPES:
+                out.append(f"{rel}:{node.lineno} asks isinstance of {', '.join(sorted(names & ENGINE_TYPES))}")
+        elif isinstance(node, ast.Compare) and rel.startswith("explorer/engine/") and rel not in KIND_OWNERS:
+            sides = [node.left, *node.comparators]
+            if any(isinstance(o, (ast.Eq, ast.NotEq)) for o in node.ops) and any(
+                isinstance(s, ast.Constant) and s.value in KINDS for s in sides
+            ):
+                out.append(f"{rel}:{node.lineno} compares an engine kind's name")
+    return out
+
+
+def test_engines_are_told_apart_by_capability():
+    bad = [
+        v
+        for rel in python_files()
+        if rel.startswith("explorer/")
+        for v in engine_dispatch((ROOT / rel).read_text(), rel)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_dispatch_check_sees_each_kind():
+    assert engine_dispatch("if isinstance(engine, Forward):\n    pass\n", "explorer/x.py")
+    assert engine_dispatch("ok = isinstance(e, (int, interface.Batching))\n", "explorer/api/x.py")
+    assert engine_dispatch("remote = caps.kind == 'remote'\n", "explorer/engine/analyses/x.py")
+    assert not engine_dispatch("ok = isinstance(text, str)\n", "explorer/engine/x.py")
+    assert not engine_dispatch("if kind == 'llama.cpp':\n    pass\n", "explorer/engine/select.py")
+    assert not engine_dispatch("if engine.capabilities.forward:\n    pass\n", "explorer/engine/x.py")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.kernels.metrics import Stats
@@ -173,9 +173,10 @@ class Batching(Forward, Protocol):
 
 
 def forward_pass(engine: ModelEngine) -> Forward:
-    """`engine` as a forward pass run here, or the ExplorerError saying a served model exposes none."""
-    if isinstance(engine, Forward):
-        return engine
+    """`engine` as a forward pass run here (its capabilities say so), or the ExplorerError saying a served model
+    exposes none."""
+    if engine.capabilities.forward:
+        return cast(Forward, engine)
     raise ExplorerError(
         f"{engine.name} runs on a remote backend, which does not expose hidden states or logits "
         "(needed for this view): use a model loaded here (drop --backend).",

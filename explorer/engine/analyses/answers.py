@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.interface import Forward, ModelEngine
+from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.answers import Answer, Answers, Question, Quiz, Variant
@@ -139,8 +139,8 @@ def score_answers(
             raise _bad(f"The variant {_quote(v)} is {len(ids)} tokens; at most {MAX_VARIANT_TOKENS}: shorten it.")
     rows = [ids for ids, _ in split]
     engine.check_ids(prompt_ids + max(rows, key=len))
-    if isinstance(engine, Forward):
-        scored = [(lp, _texts(engine, r)) for lp, r in zip(_cached(engine, prompt_ids, rows), rows)]
+    if engine.capabilities.forward:
+        scored = [(lp, _texts(engine, r)) for lp, r in zip(_cached(forward_pass(engine), prompt_ids, rows), rows)]
     else:
         scored = _scored(engine, prompt_ids, rows)
     variants = [

@@ -294,7 +294,7 @@ def attribute(
         n = _neutral(engine, neutral) if mode == "replace" else 0
         settings.update(mode=mode, **({"neutral_id": n} if mode == "replace" else {}))
         fx = _f_text(engine, ctx, target, contrast)
-        run = _occlusion_cached if cached and caps.engine != "remote" else _occlusion_scored
+        run = _occlusion_cached if cached and caps.forward else _occlusion_scored
         values = fx - run(engine, ctx, spans, target, contrast, mode, n, progress)
     elif method == "attention":
         settings["layers"] = int(layers)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from explorer.engine.interface import Forward, ModelEngine
+from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.kernels.sampling import process
 from explorer.engine.passes import blocks
 from explorer.engine.passes.events import Done, Step
@@ -119,8 +119,9 @@ def branch(
     head = list(prefix) + [token]
     engine.check_ids(head)
     kk = (s.logprobs or 0) if k is None else k
-    if not isinstance(engine, Forward):  # a served model: no KV caches here
+    if not engine.capabilities.forward:  # a served model: no KV caches here
         return _served_branch(engine, head, s, kk)
+    engine = forward_pass(engine)
     past = prefixes.take(engine, head, len(prefix) - 1)
     x = torch.tensor([head[-2:]], device=engine.device)  # (1, 2): the prefix's last token, then `token`
     hidden, past = blocks.prefill(engine, x, past)  # (2, H)
@@ -151,8 +152,9 @@ def _pad(rows: Rows, width: int) -> Rows:
 @torch.inference_mode()
 def generate_kept(engine: ModelEngine, prefixes: Prefixes, ids: list[int], s: SamplerSettings) -> TokenScores:
     """One sample of prompt `ids` (as `generate`), its KV cache kept in `prefixes` (none for a served model)."""
-    if not isinstance(engine, Forward):  # a served model: no KV cache to keep
+    if not engine.capabilities.forward:  # a served model: no KV cache to keep
         return generate(engine, ids, s)[0]
+    engine = forward_pass(engine)
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = blocks.prefill(engine, x)  # (T, H)
@@ -239,9 +241,10 @@ def plant(
     k: int = MAX_K,
 ) -> BranchTree:
     """A tree of the text `ids` (raw numbers, one scoring pass whose KV cache is kept for the branches)."""
-    if not isinstance(engine, Forward):  # a served model: no KV cache to keep
+    if not engine.capabilities.forward:  # a served model: no KV cache to keep
         rows = score_ids(engine, ids, k).rows.sliced(slice(1, None))
         return BranchTree.planted(engine.name, engine.vocab, ids, rows, n_prompt, sampler)
+    engine = forward_pass(engine)
     engine.check_ids(ids)
     x = torch.tensor([ids], device=engine.device)  # (1, T)
     hidden, past = blocks.prefill(engine, x)  # (T, H)

@@ -17,7 +17,7 @@ Each sequence (a sample of n) starts with a pass without a KV cache, so `Recordi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -41,9 +41,9 @@ __all__ = ["Recording", "generate_states", "local_engine", "read_states", "score
 
 def local_engine(engine: ModelEngine, param: str = "return_hidden_states") -> TorchEngine:
     """`engine` as the torch engine, or the ExplorerError (400) saying which engine gives hidden states."""
-    if engine.capabilities.hidden_states and isinstance(engine, TorchEngine):
-        return engine
-    remote = engine.capabilities.kind == "remote"
+    if engine.capabilities.hidden_states:  # the torch engine's alone
+        return cast(TorchEngine, engine)
+    remote = not engine.capabilities.forward
     where = (
         "a remote server (--backend), which does not send them"
         if remote

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import torch
 
 from explorer import bounds
-from explorer.engine.interface import Forward, ModelEngine
+from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.kernels.listed import listed_rows, listed_width
 from explorer.engine.passes.blocks import PREFILL, logits, prefill_blocks
 from explorer.errors import ExplorerError
@@ -94,10 +94,10 @@ def score_blocks(
     Block b runs ids[a:b] through the body with the KV cache of ids[:a] (chunked prefill), so the
     numbers equal one pass over all of `ids`; `bounds.check()` runs before every block. `k`: valid (the faces check it).
     """
-    if not isinstance(engine, Forward):  # a served model: one call, one block
+    if not engine.capabilities.forward:  # a served model: one call, one block
         yield len(ids) - 1, engine.score(ids, k, listed).rows.sliced(slice(1, None))
         return
-    yield from _blocks(engine, ids, k, chunk, listed, prefill)
+    yield from _blocks(forward_pass(engine), ids, k, chunk, listed, prefill)
 
 
 @torch.inference_mode()
@@ -140,8 +140,8 @@ def score_ids(
     `listed`: report these ids (one list, or one per scored position) instead of the top-k. The engine scores
     (`engine.score`); `chunk` and `prefill` size a forward pass's blocks here (a served model has none).
     """
-    if isinstance(engine, Forward) and (chunk is not None or prefill is not None):
-        return score_forward(engine, ids, k, listed, chunk, prefill)
+    if engine.capabilities.forward and (chunk is not None or prefill is not None):
+        return score_forward(forward_pass(engine), ids, k, listed, chunk, prefill)
     return engine.score(ids, k, listed)
 
 
@@ -175,7 +175,7 @@ def score_progress(
     """Score `ids` a block at a time: yields (positions scored, the TokenScores of every position so far) after
     each block, the last one whole (`partial` False: None before the last, nothing assembled twice);
     `context_start`: how many leading ids are a document start (see text_ids)."""
-    if not isinstance(engine, Forward):  # a served model: one call, one block
+    if not engine.capabilities.forward:  # a served model: one call, one block
         r = engine.score(ids, k, None)
         r.context_start = context_start
         yield len(ids) - 1, r

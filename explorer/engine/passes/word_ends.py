@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.interface import Forward, ModelEngine
+from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.passes import blocks
 from explorer.engine.passes.scoring import hidden_blocks, text_ids
 from explorer.errors import ExplorerError
@@ -31,8 +31,8 @@ _SETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> its 
 
 def _forward(engine: ModelEngine) -> Forward:
     """`engine` when its forward pass runs here, else the ExplorerError saying why corrected surprisal is off."""
-    if isinstance(engine, Forward):
-        return engine
+    if engine.capabilities.forward:
+        return forward_pass(engine)
     raise ExplorerError(
         f"Corrected word surprisal needs the full next-token distribution at every position and after the text's "
         f"last token, which {engine.name} (a served model) does not give (its server sends full distributions of "
