@@ -172,6 +172,23 @@ class Batching(Forward, Protocol):
         ...
 
 
+class HiddenStatesEngine(Forward, Protocol):
+    """A Forward whose residual stream can be read (the torch engine; `capabilities.hidden_states`): what the logit
+    lens and `return_hidden_states` (explorer/engine/analyses/lens.py, hidden.py) ask of it."""
+
+    model: Any  # the transformers model: its final norm is found in it
+
+    @property
+    def n_layers(self) -> int: ...
+
+    @property
+    def hidden_size(self) -> int: ...
+
+    def body_states(self, ids: Any, norm: Any, past: Any = None, cache: bool = False) -> tuple[Any, list[Any], Any]:
+        """`body(ids, past, cache)` (every row) and, from the same forward pass, the residual stream."""
+        ...
+
+
 def forward_pass(engine: ModelEngine) -> Forward:
     """`engine` as a forward pass run here (its capabilities say so), or the ExplorerError saying a served model
     exposes none."""

@@ -24,9 +24,8 @@ import torch
 
 from explorer import bounds
 from explorer.engine.analyses.lens import final_norm
-from explorer.engine.interface import ModelEngine
+from explorer.engine.interface import HiddenStatesEngine, ModelEngine
 from explorer.engine.kernels.listed import listed_width
-from explorer.engine.local.torch_engine import TorchEngine
 from explorer.engine.passes import blocks
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import decode_text, generate
@@ -39,10 +38,10 @@ from explorer.settings import SamplerSettings
 __all__ = ["Recording", "generate_states", "local_engine", "read_states", "score_states"]
 
 
-def local_engine(engine: ModelEngine, param: str = "return_hidden_states") -> TorchEngine:
+def local_engine(engine: ModelEngine, param: str = "return_hidden_states") -> HiddenStatesEngine:
     """`engine` as the torch engine, or the ExplorerError (400) saying which engine gives hidden states."""
     if engine.capabilities.hidden_states:  # the torch engine's alone
-        return cast(TorchEngine, engine)
+        return cast(HiddenStatesEngine, engine)
     remote = not engine.capabilities.forward
     where = (
         "a remote server (--backend), which does not send them"
@@ -66,7 +65,7 @@ class Recording:
     scheduler = None  # the batch's steps (body_rows, on its thread) would keep nothing
     one_at_a_time = None
 
-    def __init__(self, engine: TorchEngine, capture: Capture):
+    def __init__(self, engine: HiddenStatesEngine, capture: Capture):
         self.engine, self.capture = engine, capture
         self.norm = final_norm(engine)
         top = engine.n_layers + 1  # body_states' index of the final norm's output

@@ -23,8 +23,7 @@ import numpy as np
 import torch
 
 from explorer import bounds
-from explorer.engine.interface import HEAD_MIN_ROWS, ModelEngine
-from explorer.engine.local.torch_engine import TorchEngine
+from explorer.engine.interface import HEAD_MIN_ROWS, HiddenStatesEngine, ModelEngine
 from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
@@ -45,7 +44,7 @@ def _unsupported(engine_or_model, why: str) -> ExplorerError:
     )
 
 
-def final_norm(engine: TorchEngine) -> torch.nn.Module:
+def final_norm(engine: HiddenStatesEngine) -> torch.nn.Module:
     """The engine's final norm (found once per model, under the engine's lock)."""
     if engine.model not in _NORMS:
         with engine.lock:
@@ -80,7 +79,7 @@ def find_final_norm(model) -> torch.nn.Module:
     return norm
 
 
-def _hidden_states(engine: TorchEngine, norm: torch.nn.Module, x: torch.Tensor) -> list[torch.Tensor]:
+def _hidden_states(engine: HiddenStatesEngine, norm: torch.nn.Module, x: torch.Tensor) -> list[torch.Tensor]:
     """L+1 hidden states (T, H): the embeddings, after each block, and the body's output (final norm applied), read
     as the API's `return_hidden_states` reads them (`TorchEngine.body_states`: one pass, the norm's input and
     output)."""
@@ -101,7 +100,7 @@ def _block(norm, hs: list[torch.Tensor], a: int, b: int) -> torch.Tensor:
     return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
-def _layer_rows(engine: TorchEngine, norm, hs: list[torch.Tensor], targets: torch.Tensor, k: int) -> Rows:
+def _layer_rows(engine: HiddenStatesEngine, norm, hs: list[torch.Tensor], targets: torch.Tensor, k: int) -> Rows:
     """Rows of every (layer, position) of `hs` (each (t, H)) for `targets` (t,), layer-major."""
     t = hs[0].shape[0]
     n_rows = len(hs) * t  # R = (L+1) t
@@ -117,13 +116,13 @@ def _layer_rows(engine: TorchEngine, norm, hs: list[torch.Tensor], targets: torc
 
 
 def _lens_block(
-    engine: TorchEngine, norm, hs: list[torch.Tensor], a: int, b: int, targets: torch.Tensor, k: int
+    engine: HiddenStatesEngine, norm, hs: list[torch.Tensor], a: int, b: int, targets: torch.Tensor, k: int
 ) -> Rows:
     """Rows a..b of the layer-major order of `hs` for `targets` (b - a,): its logits alive only in here."""
     return engine.stats(blocks.logits(engine, _block(norm, hs, a, b)), targets, k).to_rows()
 
 
-def _grid(engine: TorchEngine, ids: list[int], layers: int, rows: Rows | None, k: int) -> LensGrid:
+def _grid(engine: HiddenStatesEngine, ids: list[int], layers: int, rows: Rows | None, k: int) -> LensGrid:
     """LensGrid of `rows` ((L+1)(T-1) rows, layer-major), position 0 unscored."""
     n, shape = len(ids), (layers, len(ids))
     logprobs, entropy = np.full(shape, np.nan, np.float32), np.full(shape, np.nan, np.float32)
@@ -161,7 +160,9 @@ def lens_ids(engine: ModelEngine, ids: list[int], k: int = 5) -> LensGrid:
     why = engine.capabilities.why_not("hidden_states")
     if why:  # a served model (explorer/engine/remote/engine.py)
         raise ExplorerError(f"The logit lens is off for {engine.name}: it {why}.", code="not_available_remote")
-    here = cast(TorchEngine, engine)  # hidden states: only the transformers engine has them (its capabilities say so)
+    here = cast(
+        HiddenStatesEngine, engine
+    )  # hidden states: only the transformers engine has them (its capabilities say so)
     here.check_ids(ids)
     if not here.split_head:
         raise _unsupported(here, "its output layer is followed by more (soft-capping or scaling)")
