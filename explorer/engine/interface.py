@@ -94,6 +94,8 @@ class Forward(ModelEngine, Protocol):
     dtype: Any  # a torch.dtype
     lock: threading.Lock  # one forward at a time on the shared model
     split_head: bool  # body gives hidden states (the head separate), else logits
+    scheduler: Any  # the Scheduler that decodes its generations together once the server `attach`es one, else None
+    one_at_a_time: Any  # a lock its lone generations take turns on (llama.cpp's: they must not interleave), or None
 
     @property
     def compiled(self) -> bool: ...
@@ -152,7 +154,6 @@ class Batching(Forward, Protocol):
 
     batch_positions: int  # the most positions (prompt + tokens) of one batched generation
     batch_allocated: bool  # the rows' KV cells are set aside up front (`reserve`), else the cache grows with them
-    scheduler: Any  # its Scheduler once the server `attach`es one, else None
 
     def batch_refusal(self) -> str | None:
         """Why this model's generations cannot decode together (for the server's log); None where they can."""

@@ -241,7 +241,7 @@ def attach(engine: Any, size: int, positions: int = 0) -> str | None:
     """Give a local engine a scheduler of `size` sequences of at most `positions` (0: the context) each, fewer
     sequences where the device cannot hold their KV cache beside the weights; what it takes, for the server's
     log, or None where the engine decodes each request alone (a served model, a sliding window on torch)."""
-    if getattr(engine, "scheduler", None) is not None or not engine.capabilities.forward:
+    if not engine.capabilities.forward or engine.scheduler is not None:
         return None  # batched already, or a served model (which batches on its own side)
     if not engine.capabilities.batching:
         return (

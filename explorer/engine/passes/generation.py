@@ -302,8 +302,8 @@ def decode_text(
     resume=None,
 ) -> Iterator[Step | Done]:
     """Steps, then Done, from a forward pass here: the decode loop's tokens with their text (see the module)."""
-    batched = getattr(engine, "scheduler", None) if resume is None else None  # a branch's cache stays its own
-    alone = getattr(engine, "one_at_a_time", None)
+    batched = engine.scheduler if resume is None else None  # a branch's cache stays its own
+    alone = engine.one_at_a_time
     if batched is None and alone is not None:  # an engine whose generations must not interleave (llama.cpp)
         with holding(alone):
             yield from _decode_text(engine, ids, s, sample, want_prompt, resume, None)
@@ -391,7 +391,7 @@ def samples(engine: ModelEngine, ids: list[int], s: SamplerSettings, want_prompt
     the first only. Where a scheduler batches the engine's generations (explorer/engine/batching/scheduler.py) the prompt
     is read once here and every sample joins the batch now, so they decode together whatever order the caller
     reads them in; elsewhere each sample runs when it is first read."""
-    batched = getattr(engine, "scheduler", None)
+    batched = forward_pass(engine).scheduler if engine.capabilities.forward else None
     if s.n == 1 or batched is None:
         return Samples([stream(engine, ids, s, sample=i, want_prompt=want_prompt and i == 0) for i in range(s.n)])
     bounds.check_new_tokens(s.max_tokens)
