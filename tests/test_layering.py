@@ -289,3 +289,26 @@ def test_the_dispatch_check_sees_each_kind():
     assert not engine_dispatch("ok = isinstance(text, str)\n", "explorer/engine/x.py")
     assert not engine_dispatch("if kind == 'llama.cpp':\n    pass\n", "explorer/engine/select.py")
     assert not engine_dispatch("if engine.capabilities.forward:\n    pass\n", "explorer/engine/x.py")
+
+
+SHARED = ("explorer/engine/kernels/", "explorer/engine/text/", "explorer/engine/passes/", "explorer/engine/analyses/")
+IMPLEMENTATIONS = ("explorer.engine.local", "explorer.engine.llamacpp", "explorer.engine.remote")
+
+
+def test_the_engine_folder_shows_its_parts():
+    """Sub-packages named for their parts; at the top only the public names, the protocols, the capabilities and
+    the choice of engine."""
+    top = sorted(p.name for p in (ROOT / "explorer/engine").glob("*.py"))
+    assert top == ["__init__.py", "capabilities.py", "interface.py", "select.py"], top
+
+
+def test_the_shared_passes_and_analyses_import_no_engine_implementation():
+    """kernels/, text/, passes/ and analyses/ ask the protocols (interface.py), never a concrete engine's module."""
+    bad = [
+        f"{rel}:{line} imports {module}"
+        for rel in python_files()
+        if rel.startswith(SHARED)
+        for line, module in imports((ROOT / rel).read_text(encoding="utf-8"), rel)
+        if module.startswith(IMPLEMENTATIONS)
+    ]
+    assert not bad, "\n".join(bad)
