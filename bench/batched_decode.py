@@ -3,7 +3,7 @@
     python bench/batched_decode.py [--model M] [--rows 8] [--tokens 64] [--pairs 3]
 
 `rows` greedy requests (prompts of different lengths, top-5 logprobs, EOS ignored so each makes `tokens` tokens):
-A runs them one after another through `generate`, B as one Batch. A and B alternate after a warm-up; prints the
+A runs them one after another through `generate`, B as one DecodeBatch. A and B alternate after a warm-up; prints the
 median tokens/s of each, the median of the per-pair ratios B / A, and the largest logprob difference between them.
 """
 
@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from explorer.engine import TorchEngine, generate
-from explorer.engine.batching.slots import Batch
+from explorer.engine.batching.slots import DecodeBatch
 from explorer.settings import SamplerSettings
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. Logprobs tell you what the model expected. "
@@ -38,8 +38,8 @@ def serial(engine, prompts, s) -> list[np.ndarray]:
 
 
 def batched(engine, prompts, s) -> list[np.ndarray]:
-    """All requests in one Batch: each one's generated tokens' logprobs."""
-    batch = Batch(engine)
+    """All requests in one DecodeBatch: each one's generated tokens' logprobs."""
+    batch = DecodeBatch(engine)
     slots = [batch.add(ids, s, want_prompt=False) for ids in prompts]
     got: dict[int, list[float]] = {id(sl): [] for sl in slots}
     while len(batch):

@@ -1,7 +1,7 @@
 """What callers use of an engine, written down: `ModelEngine` (every engine: tokens, scoring, generation),
 `Forward` (an engine whose forward pass runs here, torch or llama.cpp: hidden states or logits rows, KV caches) and
 `Batching` (a Forward whose generations decode together: what explorer/engine/batching/scheduler.py asks of it, and the
-`BatchRows` each Batch keeps its rows' KV cache in).
+`BatchRows` each DecodeBatch keeps its rows' KV cache in).
 
 A served model (explorer/engine/remote/engine.py) is a ModelEngine and not a Forward: its server scores and generates
 (`score`, `stream`). What an engine can give is its `capabilities` record; `forward_pass` says, for the code that
@@ -131,7 +131,7 @@ class Forward(ModelEngine, Protocol):
 
 
 class BatchRows(Protocol):
-    """The KV cache of a Batch's rows (explorer/engine/batching/slots.py): PaddedCache on torch, SequenceCache on llama.cpp."""
+    """The KV cache of a DecodeBatch's rows (explorer/engine/batching/slots.py): PaddedCache on torch, SequenceCache on llama.cpp."""
 
     last: Any  # (B, H) hidden states or (B, V) logits: each row's last position
 
@@ -169,7 +169,7 @@ class Batching(Forward, Protocol):
         ...
 
     def batch_cache(self) -> BatchRows:
-        """The rows' cache of a new Batch."""
+        """The rows' cache of a new DecodeBatch."""
         ...
 
 

@@ -1,5 +1,5 @@
 """Continuous batching for a served local model: one thread per model decodes every live generation together
-(explorer/engine/batching/slots.py's Batch: torch's padded KV cache, or llama.cpp's KV sequences, llamacpp/sequences.py),
+(explorer/engine/batching/slots.py's DecodeBatch: torch's padded KV cache, or llama.cpp's KV sequences, llamacpp/sequences.py),
 whichever face asked (the page, `/v1`, `logprob-explorer serve`).
 
 A generation goes through it from generation.py's `decode_text` when the engine has a scheduler (`attach`):
@@ -9,7 +9,7 @@ A generation goes through it from generation.py's `decode_text` when the engine 
 2. the scheduler's thread, at each step boundary, drops the tickets whose request went away (`close`d: stopped,
    past its deadline, the client disconnected; the request's thread notices, as it waits, through its own
    `bounds.check()`), joins waiting tickets while the batch has room (`size`, EXPLORER_WORKERS), then runs one
-   step for all rows and hands each ticket its token with the text layer's findings for it (`View`);
+   step for all rows and hands each ticket its token with the text layer's findings for it (`TokenText`);
 3. a row leaves the batch when it ends (EOS, a stop id or string, its budget): no one waits for the longest.
 A generation the batch cannot hold (on llama.cpp, longer than a batch sequence) decodes on its own thread, in
 turn with the engine's other lone ones (`one_at_a_time`).
@@ -39,11 +39,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explorer import bounds
-from explorer.engine.batching.slots import Batch, Slot
+from explorer.engine.batching.slots import DecodeBatch, Slot
 from explorer.engine.interface import Batching
 from explorer.engine.llamacpp.sequences import TOO_LONG
 from explorer.engine.local.memory import device_memory_mb
-from explorer.engine.passes.generation import WAIT_S, Prefilled, TextLayer, Token, View, holding, solo_tokens
+from explorer.engine.passes.generation import WAIT_S, DrawnToken, Prefilled, TextLayer, TokenText, holding, solo_tokens
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 
@@ -62,7 +62,9 @@ class _Ticket:
     s: SamplerSettings
     sample: int
     text: TextLayer
-    out: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # (Token, View), an error, _END or _ALONE
+    out: queue.SimpleQueue = field(
+        default_factory=queue.SimpleQueue
+    )  # (DrawnToken, TokenText), an error, _END or _ALONE
     views: deque = field(default_factory=deque)  # the text layer's findings, one per token not yet handed on
     shared: bool = False  # its prompt read is other tickets' too (n > 1): the batch copies its cache
     slot: Slot | None = None
@@ -98,7 +100,7 @@ class Scheduler:
     # ---- the request's side ------------------------------------------------------------
     def tokens(
         self, start: Prefilled, s: SamplerSettings, sample: int, text: TextLayer
-    ) -> Iterator[tuple[Token, View]]:
+    ) -> Iterator[tuple[DrawnToken, TokenText]]:
         """The tokens of one sample from `start`, decoded in the batch; closing the iterator leaves the batch."""
         yield from self.receive(self.submit(start, s, sample, text))
 
@@ -120,7 +122,7 @@ class Scheduler:
             self._cond.notify()
         return t
 
-    def receive(self, t: _Ticket) -> Iterator[tuple[Token, View]]:
+    def receive(self, t: _Ticket) -> Iterator[tuple[DrawnToken, TokenText]]:
         """Ticket `t`'s tokens with the text layer's findings, as the batch decodes them; waiting, the request's
         own bound is asked every WAIT_S; leaving (the end, an error, closed early) closes the ticket."""
         try:
@@ -157,7 +159,7 @@ class Scheduler:
 
     # ---- the scheduler's thread ----------------------------------------------------------
     def _run(self) -> None:
-        batch, live = Batch(self.engine), dict[Slot, _Ticket]()
+        batch, live = DecodeBatch(self.engine), dict[Slot, _Ticket]()
         while True:
             with self._cond:
                 while not self._waiting and not live and not self._closed:
@@ -175,7 +177,7 @@ class Scheduler:
             if live:
                 batch = self._step(batch, live)
 
-    def _join(self, batch: Batch, live: dict[Slot, _Ticket], t: _Ticket) -> None:
+    def _join(self, batch: DecodeBatch, live: dict[Slot, _Ticket], t: _Ticket) -> None:
         if t.closed:
             return
         try:
@@ -199,7 +201,7 @@ class Scheduler:
         else:
             live[t.slot] = t
 
-    def _step(self, batch: Batch, live: dict[Slot, _Ticket]) -> Batch:
+    def _step(self, batch: DecodeBatch, live: dict[Slot, _Ticket]) -> DecodeBatch:
         """One step of every live row; a failure is every live request's, and the batch starts again empty."""
         try:
             out = batch.step()
@@ -208,7 +210,7 @@ class Scheduler:
             for t in live.values():
                 t.out.put(err)
             live.clear()
-            return Batch(self.engine)
+            return DecodeBatch(self.engine)
         self.steps, self.rows, self.widest = self.steps + 1, self.rows + len(out), max(self.widest, len(out))
         for slot, tok in out:
             t = live[slot]

@@ -1,9 +1,9 @@
 """Several generations decoded together: one forward pass of the body per step for every live sequence, each
 row's tokens and numbers those of the request alone (generation.py's `sampled`). The rows' KV cache is the
-Batch's `cache` (interface.BatchRows, the engine's `batch_cache`): on the torch engine `PaddedCache` (explorer/engine/local/padded_cache.py), on the
+DecodeBatch's `cache` (interface.BatchRows, the engine's `batch_cache`): on the torch engine `PaddedCache` (explorer/engine/local/padded_cache.py), on the
 llama.cpp engine its KV sequences (explorer/engine/llamacpp/sequences.py); the steps below are the torch engine's.
 
-A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
+A `DecodeBatch` holds slots, one per sequence (one sample of a request: `n > 1` is n slots, sample indices 0..n-1):
 1. `add(ids, s, sample, more=...)`: the prompt read alone by generation.py's `prefill` (the same KV cache, the
    same last hidden state and prompt numbers as the request alone), its cache joined to the batch's at a step
    boundary, left-padded (zeros, masked out) to the longest row;
@@ -12,7 +12,7 @@ A `Batch` holds slots, one per sequence (one sample of a request: `n > 1` is n s
    budget; then one forward pass of the body for the rows that go on (`TorchEngine.body_rows`: the padded cache, a
    (B, L + 1) attention mask and each row's own position ids), after the rows' numbers (`step_numbers`: stats or the
    listed ids, as alone; the rows of one k in one call) were computed on every core (ForwardEngine.compute); returns
-   each row's Token (its id, its one row of numbers, ends);
+   each row's DrawnToken (its id, its one row of numbers, ends);
 3. a row that ended (EOS, a stop id, `more` False, its budget) leaves its slot at once; `remove(slot)` drops any
    other between steps (cancelled, disconnected, past its deadline) without touching the others' rows. Columns
    that every row pads are cut off.
@@ -24,7 +24,7 @@ ids identical, every number within 1e-5 of `generate`'s).
 What the scheduler brings: the text layer (stop strings, held-back text: pass `TextLayer(engine, s).more` as `more`,
 which also tells the loop, before the next forward pass, to stop), the request's bound (`more` may raise; this
 module never calls `bounds.check()`, a per-thread bound), the seed (`with_seed`, once per request, as `generate`
-does), the lock (one Batch per model, stepped from one thread; `TorchEngine.lock` is taken per forward pass) and the
+does), the lock (one DecodeBatch per model, stepped from one thread; `TorchEngine.lock` is taken per forward pass) and the
 limits (how many slots; the cache holds B x L x layers x 2 x kv_heads x head_dim values in the model's dtype).
 transformers' own continuous batching (`generation/continuous_batching`) samples with one generator and gives
 only the chosen token's logprob, so the slots here are our own. Full-attention caches only (DynamicLayer):
@@ -41,9 +41,9 @@ import torch
 
 from explorer.engine.interface import BatchRows, Forward
 from explorer.engine.passes.generation import (
+    DrawnToken,
     Prefilled,
     Rules,
-    Token,
     draw,
     prefill,
     rules,
@@ -53,7 +53,7 @@ from explorer.engine.passes.generation import (
 from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings
 
-__all__ = ["Batch", "Slot"]
+__all__ = ["DecodeBatch", "Slot"]
 
 
 @dataclass(eq=False)
@@ -91,7 +91,7 @@ def _rows_numbers(engine: Forward, drawn: list[tuple[torch.Tensor, torch.Tensor]
     return cast(list[Rows], out)
 
 
-class Batch:
+class DecodeBatch:
     """Live sequences decoded together on `engine`; see the module."""
 
     def __init__(self, engine: Any):
@@ -149,7 +149,7 @@ class Batch:
         self.cache.keep(rows)
 
     @torch.inference_mode()
-    def step(self) -> list[tuple[Slot, Token]]:
+    def step(self) -> list[tuple[Slot, DrawnToken]]:
         """One token for every live slot (see the module, step 2); ended slots have left when it returns."""
         if not self.slots:
             return []
@@ -173,4 +173,4 @@ class Batch:
         self._keep(going)
         if going:  # the fed token's position per row
             self.cache.advance(toks[going], [sl.start.x.shape[1] + len(sl.out_ids) - 1 for sl in self.slots])
-        return [(sl, Token(tid, row, e)) for sl, tid, row, e in zip(slots, tids, numbers, ends)]
+        return [(sl, DrawnToken(tid, row, e)) for sl, tid, row, e in zip(slots, tids, numbers, ends)]

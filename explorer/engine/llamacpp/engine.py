@@ -310,7 +310,7 @@ class LlamaCppEngine(ForwardEngine):
         return bytes(buf), held[0]
 
     def batch_cache(self) -> SequenceCache:
-        """The rows of a new Batch (explorer/engine/batching/slots.py): KV sequences of the batch's context."""
+        """The rows of a new DecodeBatch (explorer/engine/batching/slots.py): KV sequences of the batch's context."""
         return SequenceCache(self, self.decoder or self.reserve(8, BATCH_POSITIONS))
 
     def kv_position_bytes(self) -> int:

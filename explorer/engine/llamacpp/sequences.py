@@ -1,4 +1,4 @@
-"""Continuous batching on the llama.cpp engine: the rows of explorer/engine/batching/slots.py's Batch as KV sequences of
+"""Continuous batching on the llama.cpp engine: the rows of explorer/engine/batching/slots.py's DecodeBatch as KV sequences of
 a second llama.cpp context, every live row's next token in one llama_decode per step (as llama.cpp's own server
 does with --parallel).
 
@@ -6,7 +6,7 @@ does with --parallel).
    sequences of `positions` cells each, llama.cpp's split KV cache (kv_unified off: each sequence its own cells,
    so no row's numbers depend on the others'; its unified cache changed them, see engine.py's SEQUENCES). The
    cells are allocated at once, so a full batch cannot run the server out of memory later.
-2. `SequenceCache` (one per Batch): `join` copies the KV of a prompt read by the engine's own context
+2. `SequenceCache` (one per DecodeBatch): `join` copies the KV of a prompt read by the engine's own context
    (generation.py's `prefill`, on the request's thread, which also copies its cells out: the engine's
    `for_batch`) into a free sequence (llama_state_seq_get_data / set_data, `restream`: no token is decoded
    again); `advance` decodes one token per row, each at its own position in its own sequence, and keeps every
@@ -74,7 +74,7 @@ class Decoder:
             self._now = want
 
     def clear(self) -> None:
-        """Every sequence free and empty (a new Batch starts from nothing)."""
+        """Every sequence free and empty (a new DecodeBatch starts from nothing)."""
         self._lc.llama_memory_clear(self._lc.llama_get_memory(self.ctx), True)
         self.free = list(range(self.size))
 
@@ -113,7 +113,7 @@ def restream(state: bytes, seq: int, streams: int, to_seq: int, to_streams: int)
 
 
 class SequenceCache:
-    """The rows of one Batch on the llama.cpp engine (interface.BatchRows); see the module."""
+    """The rows of one DecodeBatch on the llama.cpp engine (interface.BatchRows); see the module."""
 
     def __init__(self, engine: Any, decoder: Decoder):
         self.engine, self.dec = engine, decoder

@@ -1,4 +1,4 @@
-"""The rows of a batch on the torch engine (interface.BatchRows, explorer/engine/batching/slots.py's Batch): one
+"""The rows of a batch on the torch engine (interface.BatchRows, explorer/engine/batching/slots.py's DecodeBatch): one
 DynamicCache for every row, left-padded to one length, the mask of real positions, each row's last hidden state."""
 
 from __future__ import annotations

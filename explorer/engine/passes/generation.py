@@ -47,12 +47,12 @@ from explorer.settings import SamplerSettings
 __all__ = [
     "WAIT_S",
     "Done",
+    "DrawnToken",
     "Prefilled",
     "Rules",
     "Step",
     "TextLayer",
-    "Token",
-    "View",
+    "TokenText",
     "collect",
     "decode_text",
     "draw",
@@ -71,7 +71,7 @@ __all__ = [
 
 
 @dataclass
-class Token:
+class DrawnToken:
     """One generated token as the decode loop gives it: ids and numbers, no text."""
 
     id: int
@@ -216,7 +216,7 @@ def sampled(
     s: SamplerSettings,
     sample: int,
     more: Callable[[int, bool], bool],
-) -> Iterator[Token]:
+) -> Iterator[DrawnToken]:
     """Tokens drawn after `start`, each with its numbers, until an ending token, the budget, or `more(id, ends)`
     False (asked before the next forward pass, which then runs while this token's numbers are computed)."""
     gen = seeded_generator(engine, s, sample)
@@ -234,7 +234,7 @@ def sampled(
         go = more(tid, ends) and not ends
         if go and step + 1 < r.budget:  # the next forward pass runs while the numbers are computed
             last, past = engine.body(tok[None], past)
-        yield Token(tid, numbers.result(), ends)
+        yield DrawnToken(tid, numbers.result(), ends)
         if not go:
             return
 
@@ -267,13 +267,13 @@ class TextLayer:
         """Characters of the text no stop string can still claim."""
         return len(self.text) - _held(self.text, self.s.stop) if self.s.stop else len(self.text) + 1
 
-    def view(self) -> View:
+    def view(self) -> TokenText:
         """What `more` found for the last token added, kept apart from the tokens added after it."""
-        return View(self.piece, self.start, self.cut, self.hit, self.safe())
+        return TokenText(self.piece, self.start, self.cut, self.hit, self.safe())
 
 
 @dataclass(frozen=True)
-class View:
+class TokenText:
     """The text layer's findings for one token (see `TextLayer`): a decode loop run on another thread (the scheduler's)
     may add the next tokens before the request reads this one's."""
 
@@ -286,7 +286,7 @@ class View:
 
 def solo_tokens(
     engine: Forward, start: Prefilled, s: SamplerSettings, sample: int, t: TextLayer
-) -> Iterator[tuple[Token, View]]:
+) -> Iterator[tuple[DrawnToken, TokenText]]:
     """The request's own decode loop, on this thread."""
     for tok in sampled(engine, start, s, sample, t.more):
         yield tok, t.view()
@@ -341,7 +341,7 @@ def _decode_text(
 
 @torch.inference_mode()
 def _texted(
-    t: TextLayer, s: SamplerSettings, tokens: Iterator[tuple[Token, View]], prompt_rows
+    t: TextLayer, s: SamplerSettings, tokens: Iterator[tuple[DrawnToken, TokenText]], prompt_rows
 ) -> Iterator[Step | Done]:
     """The Steps, then Done, of one sample's tokens and the text layer's findings for them."""
     pending: list[Step] = []
