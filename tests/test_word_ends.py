@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.engine import score_text
+from explorer.engine.capabilities import Capabilities
 from explorer.engine.passes.word_ends import score_text_words, score_words
 from explorer.errors import ExplorerError
 from explorer.results.words import (
@@ -215,8 +216,9 @@ def test_a_document_start_is_not_a_word_row(name, request):
 
 
 def test_a_served_model_is_refused():
-    class Served:
+    class Served:  # a served model as the refusal reads it: its name and capabilities (every engine has them)
         name = "remote-model"
+        capabilities = Capabilities.remote(20, 0)
 
     with pytest.raises(ExplorerError, match="drop --backend"):
         score_text_words(Served(), "x")  # type: ignore[arg-type]
