@@ -1,9 +1,9 @@
-"""Batched decoding against one request after another, on one model in one process (explorer/engine/batched.py).
+"""Batched decoding against one request after another, on one model in one process (explorer/engine/batching/slots.py).
 
     python bench/batched_decode.py [--model M] [--rows 8] [--tokens 64] [--pairs 3]
 
 `rows` greedy requests (prompts of different lengths, top-5 logprobs, EOS ignored so each makes `tokens` tokens):
-A runs them one after another through `generate`, B as one Batch. A and B alternate after a warm-up; prints the
+A runs them one after another through `generate`, B as one DecodeBatch. A and B alternate after a warm-up; prints the
 median tokens/s of each, the median of the per-pair ratios B / A, and the largest logprob difference between them.
 """
 
@@ -21,8 +21,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from explorer.engine import Engine, generate
-from explorer.engine.batched import Batch
+from explorer.engine import TorchEngine, generate
+from explorer.engine.batching.slots import DecodeBatch
 from explorer.settings import SamplerSettings
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. Logprobs tell you what the model expected. "
@@ -38,8 +38,8 @@ def serial(engine, prompts, s) -> list[np.ndarray]:
 
 
 def batched(engine, prompts, s) -> list[np.ndarray]:
-    """All requests in one Batch: each one's generated tokens' logprobs."""
-    batch = Batch(engine)
+    """All requests in one DecodeBatch: each one's generated tokens' logprobs."""
+    batch = DecodeBatch(engine)
     slots = [batch.add(ids, s, want_prompt=False) for ids in prompts]
     got: dict[int, list[float]] = {id(sl): [] for sl in slots}
     while len(batch):
@@ -55,7 +55,7 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--pairs", type=int, default=3)
     a = ap.parse_args()
-    engine = Engine.load(a.model, device="cpu")
+    engine = TorchEngine.load(a.model, device="cpu")
     words = TEXT.split()
     prompts = [engine.encode(" ".join(words[: 3 + 2 * i])) for i in range(a.rows)]
     s = SamplerSettings(max_tokens=a.tokens, temperature=0, logprobs=5, ignore_eos=True)

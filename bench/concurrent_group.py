@@ -144,7 +144,7 @@ def _ours(folder: str, workers: int, *args: str):
 
 def _ours_llamacpp(clients: int, rounds: int) -> dict:
     """The llama.cpp engine (the default model's GGUF, as `python app.py` serves it) under the same load."""
-    from explorer.engine.gguf import default_file
+    from explorer.engine.llamacpp.gguf import default_file
 
     gguf = default_file()
     if gguf is None:
@@ -240,7 +240,7 @@ def _ratio(a: float, b: float) -> float:
 
 def concurrent_figures(engine, quick: bool, folder: str | None = None) -> dict:
     """The group's figures on the model folder `folder` (default: the default model's converted folder)."""
-    from explorer.engine.loading import converted_default_dir
+    from explorer.engine.local.loading import converted_default_dir
 
     folder = folder or str(converted_default_dir())
     clients, rounds = 8, 1 if quick else 3

@@ -10,7 +10,7 @@
 - gguf_score_mem_ratio: resident-memory growth scoring 4,096 tokens / one float32 [4096, V] matrix.
 
 `decode_ceiling` (the concurrent group's llamacpp_decode_8v1): llama.cpp's own llama_decode, in this process, on the
-batch's context (explorer/engine/llamacpp_batch.py's Decoder), tokens/s with 8 rows a step over 1 row a step: the most
+batch's context (explorer/engine/llamacpp/sequences.py's Decoder), tokens/s with 8 rows a step over 1 row a step: the most
 any scheduler can gain from batching on this machine and GGUF, before a single statistic is computed.
 """
 
@@ -23,9 +23,10 @@ import time
 
 import httpx
 
-from explorer.engine import llamacpp, score_ids
-from explorer.engine.gguf import default_file
-from explorer.engine.loading import DEFAULT_MODEL
+from explorer.engine import score_ids
+from explorer.engine.llamacpp import engine as llamacpp
+from explorer.engine.llamacpp.gguf import default_file
+from explorer.engine.local.loading import DEFAULT_MODEL
 
 PROMPT = "The capital of France is"
 STEPS = 64
@@ -135,7 +136,7 @@ def score_vs_torch(torch_engine, file: str, threads: int, pairs: int, paired_pla
 def decode_ceiling(rows: int = 8, steps: int = 40, rounds: int = 3) -> dict:
     """Bare llama_decode on the default GGUF at the engine's default threads: tokens/s with `rows` rows a step and
     with one, alternating `rounds` times (medians), and their ratio; {} where llama.cpp or the GGUF is missing."""
-    from explorer.engine.llamacpp_batch import Decoder, fill
+    from explorer.engine.llamacpp.sequences import Decoder, fill
 
     file = default_file()
     if file is None or not llamacpp.available():

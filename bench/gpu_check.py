@@ -68,7 +68,7 @@ def tokenizer():
     from transformers import AutoTokenizer
 
     try:
-        from explorer.engine.loading import converted_default_dir
+        from explorer.engine.local.loading import converted_default_dir
 
         return AutoTokenizer.from_pretrained(str(converted_default_dir())), "SmolLM2's tokenizer (49,152 tokens)"
     except Exception:  # noqa: BLE001 - no default model here: the tests' own
@@ -111,11 +111,11 @@ def parity(folder: str, device: str, text: str) -> dict:
     """Scores on `device` against the CPU (float32) and bfloat16 against float32 on `device`."""
     import numpy as np
 
-    from explorer.engine import Engine, score_text
+    from explorer.engine import TorchEngine, score_text
 
     runs = {}
     for where, dtype in (("cpu", "float32"), (device, "float32"), (device, "bfloat16")):
-        e = Engine.load(folder, device=where, dtype=dtype, compile=False)
+        e = TorchEngine.load(folder, device=where, dtype=dtype, compile=False)
         r = score_text(e, text, k=5)
         runs[(where, dtype)] = (r.logprobs[1:].astype(np.float64), r.ranks[1:])
     (lp_cpu, rk_cpu), (lp_dev, rk_dev) = runs[("cpu", "float32")], runs[(device, "float32")]
@@ -149,10 +149,10 @@ def speed(folder: str, device: str, n_score: int, n_gen: int, repeats: int) -> d
     """The engine's scoring and greedy generation against bare transformers, in the same process."""
     import torch
 
-    from explorer.engine import Engine, generate, score_ids
+    from explorer.engine import TorchEngine, generate, score_ids
     from explorer.settings import SamplerSettings
 
-    e = Engine.load(folder, device=device, dtype="bfloat16", compile=False)
+    e = TorchEngine.load(folder, device=device, dtype="bfloat16", compile=False)
     ids = [int(i) for i in torch.randint(5, e.vocab_size, (n_score,), generator=torch.Generator().manual_seed(0))]
     x = torch.tensor([ids], device=e.device)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from explorer.engine.loading import cache_dir
+from explorer.engine.local.loading import cache_dir
 
 CMAKE_FLAGS = [
     "-DCMAKE_BUILD_TYPE=Release",

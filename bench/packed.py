@@ -1,4 +1,4 @@
-"""oneDNN's packed linear layers (explorer/engine/packed.py) against PyTorch's own F.linear, on one model folder in one
+"""oneDNN's packed linear layers (explorer/engine/local/packed.py) against PyTorch's own F.linear, on one model folder in one
 process: the same model loaded twice, EXPLORER_ONEDNN=0 (A, as before) and packed (B), alternating after a warm-up.
 
 Three loads: scoring a 222-token text with top-5 (`score`), one generation of 64 greedy tokens (`gen`), 8 of them
@@ -23,7 +23,7 @@ import numpy as np
 
 from bench.batched_decode import TEXT, batched, serial
 from bench.concurrent_group import PARAGRAPH
-from explorer.engine import Engine
+from explorer.engine import TorchEngine
 from explorer.settings import SamplerSettings
 
 
@@ -33,9 +33,9 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=3)
     a = ap.parse_args()
     os.environ["EXPLORER_ONEDNN"] = "0"
-    plain = Engine.load(a.model, device="cpu", dtype="float32")
+    plain = TorchEngine.load(a.model, device="cpu", dtype="float32")
     os.environ["EXPLORER_ONEDNN"] = "1"
-    packed = Engine.load(a.model, device="cpu", dtype="float32")
+    packed = TorchEngine.load(a.model, device="cpu", dtype="float32")
     print(f"{packed.name}: {packed.packed_mb:.0f} MB of weights packed (A: {plain.packed_mb:.0f})")
     text = plain.encode(PARAGRAPH * 3)[:223]
     words = TEXT.split()

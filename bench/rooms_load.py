@@ -23,7 +23,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explorer.engine.gguf import default_file  # noqa: E402
+from explorer.engine.llamacpp.gguf import default_file  # noqa: E402
 from tests.helpers.rooms_load import TEXT, guess, p95, run_class  # noqa: E402
 from tests.helpers.servers import ServerProcess  # noqa: E402
 from tests.helpers.threads import at_once  # noqa: E402

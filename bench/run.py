@@ -31,7 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.concurrent_group import concurrent_figures
 from bench.gguf_group import gguf_figures
-from explorer.engine import Engine, generate, score_ids
+from explorer.engine import TorchEngine, generate, score_ids
 from explorer.export import dumps, vllm
 from explorer.export.native import full_vocab_npy
 from explorer.settings import SamplerSettings
@@ -108,7 +108,7 @@ def peak_bytes(engine, fn) -> int:
         fn()
         torch.cuda.synchronize()
         return torch.cuda.max_memory_allocated() - base
-    from explorer.engine import team
+    from explorer.engine.local import team
 
     def job() -> int:  # on the team's thread, where the passes and statistics run (a dispatch mode is per thread)
         with LiveBytes() as m:
@@ -245,7 +245,7 @@ def lens_figures(engine, quick: bool) -> dict:
     """Milliseconds per (layer, position) cell of the logit lens (median of 3 runs), its time over scoring the same
     text (L+1 output layers against one), and its extra peak memory over the body with its hidden states, in
     float32 [positions, V] matrices."""
-    from explorer.engine.lens import lens_ids
+    from explorer.engine.analyses.lens import lens_ids
 
     ids = ids_of(engine, 64 if quick else 256)
     lens_ids(engine, ids[:8], k=20)  # warm-up (and the final-norm check)
@@ -267,7 +267,7 @@ def lens_figures(engine, quick: bool) -> dict:
 @torch.inference_mode()
 def branch_figures(engine, quick: bool) -> dict:
     """Positions computed for one branch / positions of the whole branched text (the prefix comes from the kept cache)."""
-    from explorer.engine.branch import Prefixes, branch, generate_kept
+    from explorer.engine.analyses.branch import Prefixes, branch, generate_kept
 
     prompt = ids_of(engine, 64 if quick else 256)
     gen_tokens, branch_tokens = (16, 8) if quick else (32, 16)
@@ -445,7 +445,7 @@ def api_figures(engine, quick: bool) -> dict:
 def compare_figures(engine, quick: bool) -> dict:
     """Two-model comparison (the model against itself: the cost of two models of its size) / two bare forwards, and
     / two scoring passes (the divergences' own cost); its extra peak memory over the two bodies alone, per one f32 [T, V]."""
-    from explorer.engine.compare import compare_ids
+    from explorer.engine.analyses.compare import compare_ids
 
     ids = ids_of(engine, 512)
     x = torch.tensor([ids], device=engine.device)
@@ -474,7 +474,7 @@ def why_figures(engine, quick: bool) -> dict:
     faces' default detail (DETAIL units alone, the text before them in a few spans); integrated gradients (32 steps,
     8 a backward pass) per step. Then occlusion of a 512-token context at detail DETAIL, in seconds (the page stops
     an action at 300 s, 60 s on a public server)."""
-    from explorer.engine.attribution import DETAIL, attribute
+    from explorer.engine.analyses.attribution import DETAIL, attribute
 
     ids = ids_of(engine, (64 if quick else 256) + 1)
     r, pos, pairs = score_ids(engine, ids, k=1), len(ids) - 1, 1 if quick else 2
@@ -515,7 +515,7 @@ def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
     import httpx
 
     from explorer.engine import score_ids
-    from explorer.engine.remote import RemoteEngine
+    from explorer.engine.remote.engine import RemoteEngine
 
     srv = None if backend else LiveServer(engine)
     try:
@@ -608,7 +608,7 @@ def main(argv=None) -> int:
         help="for `remote`: a /v1 URL to measure against (default: our own server, in process)",
     )
     a = ap.parse_args(argv)
-    engine = Engine.load(a.model, a.device, a.dtype)
+    engine = TorchEngine.load(a.model, a.device, a.dtype)
     groups = {
         "score": score_figures,
         "gen": gen_figures,

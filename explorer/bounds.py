@@ -4,7 +4,7 @@ The one way to stop work: the engine calls `check()` between blocks and decode s
 current bound says stop. Each face sets the bound where the work starts:
 - the page's actions are plain functions called by Gradio, so each one runs `within(start(limits))`
   (explorer/ui/actions.py wraps every event), and the engine also asks the bound's limits:
-  `Engine.check_ids` refuses a text over `max_input_tokens`, generation refuses `max_tokens` over the cap;
+  `TorchEngine.check_ids` refuses a text over `max_input_tokens`, generation refuses `max_tokens` over the cap;
   the why tab's Stop adds its own stop with `stopping(...)`;
 - the API checks a request's cost itself before any work, and its work gate (explorer/api/work.py) runs the work
   `within(Bound(stop=token.check))`: no limits, no deadline here (the token has the request's own), only its stop

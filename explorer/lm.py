@@ -70,7 +70,7 @@ def load(
     if _is_url(model) and engine == "auto":
         model, engine = None, str(model)
     if _is_url(engine):
-        from explorer.engine.remote import RemoteEngine
+        from explorer.engine.remote.engine import RemoteEngine
 
         return LM(RemoteEngine(engine.rstrip("/"), model, api_key, tokenizer))
     choice = {"llamacpp": "llama.cpp", "llama_cpp": "llama.cpp", "transformers": "torch"}.get(engine.lower(), engine)
@@ -280,8 +280,8 @@ class LM:
         or (start, end), end excluded. `context_start` as in `score`. Torch engine only (an ExplorerError says so);
         no server caps here: memory is tokens x layers x hidden x 4 bytes.
         """
-        from explorer.engine.hidden import local_engine, read_states
-        from explorer.engine.scoring import text_ids
+        from explorer.engine.analyses.hidden import local_engine, read_states
+        from explorer.engine.passes.scoring import text_ids
 
         engine = local_engine(self.engine, "hidden_states")  # refuse before tokenizing
         if isinstance(text, str):
@@ -298,7 +298,7 @@ class LM:
     def words(self, text: str, context_start: ContextStart = False) -> WordScores:
         """Per-word surprisal of `text`: each word's summed logprob and the corrected one (Pimentel & Meister 2024:
         including that the word ends there), as `logprob-explorer words` gives it. Needs a model loaded here."""
-        from explorer.engine.word_ends import score_text_words
+        from explorer.engine.passes.word_ends import score_text_words
         from explorer.results.word_scores import WordScores
         from explorer.results.words import leading, with_ends, words
 
@@ -309,7 +309,7 @@ class LM:
         """The per-word table of a stimulus list (a CSV or JSONL path, a pandas DataFrame, a list of records or
         texts; explorer/results/stimuli.py says the columns and regions): each text scored alone exactly as `words`
         scores it, its rows carrying the input's own columns. Every row is checked before the first is scored."""
-        from explorer.engine.batch import fill_word_table
+        from explorer.engine.analyses.batch import fill_word_table
         from explorer.results.word_table import WordTable
 
         items = stimuli_of(stimuli, text_column)
@@ -333,7 +333,7 @@ class LM:
         """Many texts, each scored exactly as `score` scores it alone, one row per text (tokens, total and mean
         logprob, perplexity, the text statistics), as the Batch tab and `logprob-explorer batch` give them. A text
         that cannot be scored (empty, too long) gets its reason in its row's `error`."""
-        from explorer.engine.batch import run_batch
+        from explorer.engine.analyses.batch import run_batch
         from explorer.results.batch import MAX_TEXTS, BatchItem
 
         if isinstance(texts, str):
@@ -352,7 +352,7 @@ class LM:
     def compare(self, other: LM, text: str, k: int = 5) -> Comparison:
         """This model (a) and `other` (b) on `text`: per token both logprobs and ranks, KL both ways and
         Jensen-Shannon (nats); models with different tokenizers per aligned character span. As the Compare tab."""
-        from explorer.engine.compare import compare_text
+        from explorer.engine.analyses.compare import compare_text
 
         if not isinstance(other, LM):
             raise ExplorerError("`other` must be another model: explorer.load(...).", param="other")
@@ -360,7 +360,7 @@ class LM:
 
     def compare_prompts(self, prompt_a: str, prompt_b: str, continuation: str, k: int = 5) -> Comparison:
         """The same `continuation` after two prompts (either may be ""), token by token, as the Compare tab."""
-        from explorer.engine.compare import compare_prompt_texts
+        from explorer.engine.analyses.compare import compare_prompt_texts
 
         return compare_prompt_texts(
             self.engine, prompt_a, prompt_b, _text(continuation, "continuation", "score"), self._k(k, allow_full=False)
@@ -370,7 +370,7 @@ class LM:
         """Which answer the model prefers after `prompt`: each answer a text or a list of variant texts (a leading
         space is part of the token: [" Paris", " paris"]), its probability summed over the variants, raw and
         normalised over the set. As the Answers tab and `logprob-explorer answers`."""
-        from explorer.engine.answers import score_answers
+        from explorer.engine.analyses.answers import score_answers
 
         sets = [[a] if isinstance(a, str) else list(a) for a in answers]
         return score_answers(self.engine, _text(prompt, "prompt", "continue"), sets)
@@ -388,9 +388,9 @@ class LM:
         """Why the model expected token `position` of `text` (-1: the last; or rather than `contrast`, a token id
         or its one-token text): each earlier token's (or word's, `units="word"`) share of its logprob, by
         `method` (occlusion, ig, gxi, attention), as the Why tab and `logprob-explorer why`. More settings of
-        explorer.engine.attribution.attribute (detail, mode, steps, baseline, layers, neutral) go in `settings`."""
-        from explorer.engine.attribution import DETAIL, attribute
-        from explorer.engine.scoring import score_text
+        explorer.engine.analyses.attribution.attribute (detail, mode, steps, baseline, layers, neutral) go in `settings`."""
+        from explorer.engine.analyses.attribution import DETAIL, attribute
+        from explorer.engine.passes.scoring import score_text
 
         r = score_text(self.engine, _text(text, "text", "explain"), 0)
         pos = position + r.n if isinstance(position, int) and position < 0 else position

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from explorer.config import Config, current
 from explorer.engine import DEFAULT_MODEL, ModelEngine, load_any, plan
-from explorer.engine.memory import device_memory_mb
-from explorer.engine.scheduler import attach
+from explorer.engine.batching.scheduler import attach
+from explorer.engine.local.memory import device_memory_mb
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
@@ -158,7 +158,7 @@ class Models:
 
     def serve_batched(self, size: int) -> None:
         """From now on every local model here, loaded or to be, decodes up to `size` generations together
-        (explorer/engine/scheduler.py); each says at start-up what its batch's KV cache may take."""
+        (explorer/engine/batching/scheduler.py); each says at start-up what its batch's KV cache may take."""
         self.batch_size = size
         with self._lock:
             engines = list(self._engines.values())

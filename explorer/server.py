@@ -30,7 +30,7 @@ def parse_auth(value: str | None) -> tuple[str, str] | None:
 
 def remote_models(backend: tuple[str, str | None, str | None], names: list[str] | None, public: bool = False) -> Models:
     """A registry whose models are the backend's (all of them, or those named), each a RemoteEngine."""
-    from explorer.engine.remote import SERVER, RemoteEngine
+    from explorer.engine.remote.engine import SERVER, RemoteEngine
 
     url, key, tokenizer = backend
     first = RemoteEngine(url, names[0] if names else None, key, tokenizer)
@@ -299,7 +299,7 @@ def deployment(
     config = config or current()
     public = is_public(public, config)
     allow_hub = None if config.allow_hub_models is not None or is_loopback(host) else False
-    if backend:  # every model is served by the backend (see explorer/engine/remote.py)
+    if backend:  # every model is served by the backend (see explorer/engine/remote/engine.py)
         registry = remote_models(backend, models, public)
     else:
         registry = Models(

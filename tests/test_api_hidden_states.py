@@ -14,8 +14,8 @@ import torch
 
 from explorer.api.handlers import chat_body, completion_body
 from explorer.api.schemas import ChatRequest, CompletionRequest, parse
+from explorer.engine.analyses.hidden import local_engine
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.hidden import local_engine
 from explorer.errors import ExplorerError
 from explorer.results.hidden import HiddenStates, hook_name
 from explorer.settings import PUBLIC_LIMITS, Limits
@@ -140,7 +140,7 @@ def test_logprobs_are_unchanged_by_the_field(live):
     assert asked["text"] == plain["text"] and asked["logprobs"]["tokens"] == plain["logprobs"]["tokens"]
     np.testing.assert_allclose(
         asked["logprobs"]["token_logprobs"], plain["logprobs"]["token_logprobs"], atol=TOL, rtol=0
-    )  # the batch's B rows may change the last bits (explorer/engine/scheduler.py); alone here
+    )  # the batch's B rows may change the last bits (explorer/engine/batching/scheduler.py); alone here
 
 
 def test_chat_states_follow_the_templated_prompt(live, gpt2):

@@ -1,4 +1,4 @@
-"""Attribution (explorer/engine/attribution.py): every method against an independent computation.
+"""Attribution (explorer/engine/analyses/attribution.py): every method against an independent computation.
 
 - occlusion: each value equals f(text) - f(ablated text), the ablated text scored afresh by plain log_softmax +
   gather on the model's logits; the KV-sharing path equals the naive path; torch and llama.cpp.
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.engine.attribution import DETAIL, FAR_SPANS, attribute, unit_spans
-from explorer.engine.scoring import score_ids, score_text
+from explorer.engine.analyses.attribution import DETAIL, FAR_SPANS, attribute, unit_spans
+from explorer.engine.passes.scoring import score_ids, score_text
 from explorer.errors import ExplorerError
 from explorer.results.attribution import Attribution
 
@@ -206,9 +206,9 @@ def test_gradient_x_input_equals_a_finite_difference(engine):
 def test_attention_equals_the_eager_weights(gpt2_dir):
     from transformers import AutoModelForCausalLM
 
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    engine = Engine.load(gpt2_dir, device="cpu", name="tiny-gpt2-sdpa")
+    engine = TorchEngine.load(gpt2_dir, device="cpu", name="tiny-gpt2-sdpa")
     r = _scored(engine)
     pos = r.n - 1
     ids = r.token_ids.tolist()[:pos]
@@ -271,7 +271,7 @@ def test_the_target_is_no_contrast(gpt2):
 @pytest.fixture(scope="module")
 def remote(gpt2_dir):
     """Our own server on the tiny GPT-2 in a second process, through the remote engine (a real /v1)."""
-    from explorer.engine.remote import RemoteEngine
+    from explorer.engine.remote.engine import RemoteEngine
     from tests.helpers.servers import ServerProcess
 
     server = ServerProcess(gpt2_dir)

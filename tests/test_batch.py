@@ -16,8 +16,8 @@ import pytest
 from explorer import bounds
 from explorer.cli import main
 from explorer.engine import score_text
-from explorer.engine.answers import score_answers
-from explorer.engine.batch import run_batch, score_batch
+from explorer.engine.analyses.answers import score_answers
+from explorer.engine.analyses.batch import run_batch, score_batch
 from explorer.errors import ExplorerError
 from explorer.render.batch import batch_markdown, batch_table
 from explorer.results.batch import COLUMNS, MAX_TEXTS, BatchItem, read_batch

@@ -1,4 +1,4 @@
-"""Batched decoding (explorer/engine/batched.py): every request of a mixed batch gives the ids of `generate` run
+"""Batched decoding (explorer/engine/batching/slots.py): every request of a mixed batch gives the ids of `generate` run
 alone and numbers within 1e-5 of them: different prompt lengths, greedy and seeded sampling, n > 1, listed ids,
 stop ids and strings, one request removed mid-way and one joining later."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate
-from explorer.engine.batched import Batch, Slot
-from explorer.engine.generation import Token, _Text
+from explorer.engine.batching.slots import DecodeBatch, Slot
+from explorer.engine.passes.generation import DrawnToken, TextLayer
 from explorer.results.scores import Rows
 from explorer.settings import SamplerSettings
 
@@ -26,7 +26,7 @@ class Request:
     remove_at: int | None = None  # the batch step before which it is removed
     text_layer: bool = False  # stop strings: the text layer's `more`
     slots: list[Slot] = field(default_factory=list)
-    tokens: dict[int, list[Token]] = field(default_factory=dict)  # sample -> its tokens
+    tokens: dict[int, list[DrawnToken]] = field(default_factory=dict)  # sample -> its tokens
 
 
 def _solo_tokens(engine, prompt: str, **kw) -> list[int]:
@@ -64,16 +64,16 @@ def _requests(engine) -> list[Request]:
     ]
 
 
-def _add(batch: Batch, engine, req: Request) -> None:
+def _add(batch: DecodeBatch, engine, req: Request) -> None:
     for i in range(req.s.n):
-        more = _Text(engine, req.s).more if req.text_layer else None
+        more = TextLayer(engine, req.s).more if req.text_layer else None
         req.slots.append(batch.add(engine.encode(req.prompt), req.s, sample=i, want_prompt=i == 0, more=more))
         req.tokens[i] = []
 
 
 def _run(engine, reqs: list[Request]) -> int:
     """The batch driven to the end; the most rows it held at once."""
-    batch, step, widest = Batch(engine), 0, 0
+    batch, step, widest = DecodeBatch(engine), 0, 0
     while True:
         for req in reqs:
             if req.join_at == step:
@@ -145,7 +145,7 @@ def test_a_row_alone_in_its_batch_and_with_others_agree(gpt2):
 
 
 def test_a_prompt_at_the_context_limit_gets_no_slot(gpt2):
-    batch = Batch(gpt2)
+    batch = DecodeBatch(gpt2)
     slot = batch.add([1] * gpt2.context, SamplerSettings(max_tokens=4, temperature=0))
     assert slot.finished and len(batch) == 0 and batch.step() == []
 

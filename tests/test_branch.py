@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate, score_ids
-from explorer.engine.branch import KEEP, Prefixes, branch, generate_then_branch, grow, plant, regrow
+from explorer.engine.analyses.branch import KEEP, Prefixes, branch, generate_then_branch, grow, plant, regrow
 from explorer.errors import ExplorerError
 from explorer.results.branch import BranchTree
 from explorer.settings import SamplerSettings

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from explorer.engine.answers import run_quiz
+from explorer.engine.analyses.answers import run_quiz
 from explorer.results.answers import read_quiz
 from tests.helpers.browser import open_page, pick_tab, require_chromium
 

@@ -110,7 +110,7 @@ def session_file(tmp_path, r, model: str, **fields) -> str:
 @pytest.mark.parametrize("served", [True, False])
 def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path, served):
     """A served model that is not loaded stays unloaded; a model not served here is named as such."""
-    from explorer.engine.scoring import score_text
+    from explorer.engine.passes.scoring import score_text
     from explorer.models import ModelSpec
 
     name = "big-model" if served else "some-other-model"
@@ -139,7 +139,7 @@ def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path, s
 
 
 def test_script_in_every_field_of_a_file_stays_text(browser, live, gpt2, tmp_path):
-    from explorer.engine.scoring import score_text
+    from explorer.engine.passes.scoring import score_text
 
     evil = '<img src=x onerror="alert(1)">${alert(2)}'
     r = score_text(gpt2, "<script>alert(1)</script> & <b>bold</b>", k=5)
@@ -371,7 +371,7 @@ def notes(pg) -> str:
 def test_a_lookup_link_reopens_the_same_queries_and_numbers(browser, live, gpt2):
     import numpy as np
 
-    from explorer.engine.lookup import lookup
+    from explorer.engine.analyses.lookup import lookup
 
     queries = " fox\n over the"
     pg = open_page(browser, live.url)
@@ -456,7 +456,7 @@ def test_a_branch_link_reopens_the_same_position_and_alternatives(browser, live,
 
 
 def test_an_answers_link_reopens_the_same_prompt_answers_and_bars(browser, live, gpt2):
-    from explorer.engine.answers import score_answers
+    from explorer.engine.analyses.answers import score_answers
     from explorer.results.answers import parse_answers
 
     prompt, answers = "The capital of Italy is", " Rome| rome\n Paris\n Milan"

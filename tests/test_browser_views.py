@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from explorer.engine import score_ids
-from explorer.engine.compare import compare_ids
-from explorer.engine.lookup import lookup
-from explorer.engine.whatif import logits_row, whatif
+from explorer.engine.analyses.compare import compare_ids
+from explorer.engine.analyses.lookup import lookup
+from explorer.engine.analyses.whatif import logits_row, whatif
 from explorer.results.words import words
 from explorer.settings import SamplerSettings
 from tests.helpers.browser import pick_tab, require_chromium, score, wait_detail
@@ -167,7 +167,7 @@ def test_words_view(page, gpt2):
 
 
 def test_compare_two_prompts_view(page, gpt2):
-    from explorer.engine.compare import compare_prompt_texts
+    from explorer.engine.analyses.compare import compare_prompt_texts
 
     pick_tab(page, "Compare")
     page.get_by_label("One model, two prompts").check()

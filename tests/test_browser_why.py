@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from explorer.engine.attribution import DETAIL, attribute
-from explorer.engine.scoring import score_text
+from explorer.engine.analyses.attribution import DETAIL, attribute
+from explorer.engine.passes.scoring import score_text
 from tests.helpers.browser import open_page, require_chromium
 
 require_chromium()

@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from explorer.engine.answers import score_answers
-from explorer.engine.scoring import score_ids
+from explorer.engine.analyses.answers import score_answers
+from explorer.engine.passes.scoring import score_ids
 
 PROMPT = "The capital of France is"
 

@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from explorer.engine.attribution import DETAIL, FAR_SPANS, attribute
-from explorer.engine.scoring import score_ids, score_text
+from explorer.engine.analyses.attribution import DETAIL, FAR_SPANS, attribute
+from explorer.engine.passes.scoring import score_ids, score_text
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome."
 WORDY = "The capital of Frances is Parisian. The capitals of Italy is Rome."  # the tiny Llama: words of many tokens

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.engine import score_ids
-from explorer.engine.compare import compare_ids, compare_prompts, compare_text, divergences, same_tokenizer
+from explorer.engine.analyses.compare import compare_ids, compare_prompts, compare_text, divergences, same_tokenizer
 from explorer.errors import ExplorerError
 from explorer.export import dumps
 from explorer.results.compare import Comparison, aligned_spans, span_sums
@@ -71,7 +71,7 @@ def test_divergences_are_chunk_independent_and_handle_minus_inf():
 
 
 def test_a_compiler_failure_falls_back_to_eager(monkeypatch):
-    import explorer.engine.compare as mod
+    import explorer.engine.analyses.compare as mod
 
     def boom(*args):
         raise RuntimeError("no C++ compiler")
@@ -197,10 +197,10 @@ def test_one_token_text(gpt2, gpt2_b):
 
 @pytest.mark.slow  # compiles
 def test_compiled_divergences_equal_eager(gpt2_dir, gpt2, gpt2_b):
-    from explorer.engine import Engine
-    from explorer.engine.compare import _kernel, div_rows
+    from explorer.engine import TorchEngine
+    from explorer.engine.analyses.compare import _kernel, div_rows
 
-    compiled = Engine.load(gpt2_dir, device="cpu", compile=True, name="tiny-gpt2-compiled")
+    compiled = TorchEngine.load(gpt2_dir, device="cpu", compile=True, name="tiny-gpt2-compiled")
     if not compiled.compiled:
         pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
     assert _kernel(compiled) is not div_rows and _kernel(gpt2) is div_rows

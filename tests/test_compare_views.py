@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from explorer.engine.compare import compare_ids
+from explorer.engine.analyses.compare import compare_ids
 from explorer.render.text import visible
 
 

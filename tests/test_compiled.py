@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.engine import Engine, score_ids
+from explorer.engine import TorchEngine, score_ids
 
 pytestmark = pytest.mark.slow  # compiles / runs the bench script: the full tier only
 
 
 def test_compiled_equals_eager(gpt2_dir, gpt2):
-    compiled = Engine.load(gpt2_dir, device="cpu", compile=True)
+    compiled = TorchEngine.load(gpt2_dir, device="cpu", compile=True)
     if not compiled.compiled:
         import pytest
 
@@ -30,10 +30,10 @@ def test_one_row_kernel_equals_eager_and_log_softmax(gpt2_dir, gpt2):
     processed row with filtered (-inf) entries; every k, no top-k at all included."""
     import torch
 
-    from explorer.engine.metrics import row_stats, sums
+    from explorer.engine.kernels.metrics import row_stats, sums
     from tests.helpers.reference import assert_rank_close
 
-    compiled = Engine.load(gpt2_dir, device="cpu", compile=True)
+    compiled = TorchEngine.load(gpt2_dir, device="cpu", compile=True)
     if not compiled.compiled:
         pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
     assert compiled._row_kernel is not None and gpt2._row_kernel is None
@@ -73,7 +73,7 @@ def test_compiled_generation_equals_eager(gpt2_dir, gpt2):
     from explorer.engine import generate
     from explorer.settings import SamplerSettings
 
-    compiled = Engine.load(gpt2_dir, device="cpu", compile=True)
+    compiled = TorchEngine.load(gpt2_dir, device="cpu", compile=True)
     if not compiled.compiled:
         pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
     ids = gpt2.encode("The quick brown fox")
@@ -96,7 +96,7 @@ def test_compiled_equals_eager_on_the_default_model(smollm):
     from explorer.engine import generate
     from explorer.settings import SamplerSettings
 
-    compiled = Engine.load(None, device="cpu", compile=True)
+    compiled = TorchEngine.load(None, device="cpu", compile=True)
     if not compiled.compiled:
         pytest.skip("torch.compile is not usable on this machine (no C++ compiler?): the eager path serves")
     text = "The capital of France is Paris. Logprobs tell you what the model expected. Grüße 🦊 def f(x): return x"

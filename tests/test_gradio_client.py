@@ -25,8 +25,8 @@ def test_score_through_gradio_client(client):
 
 def test_why_through_gradio_client(client, gpt2):
     """/why works on the session's result: score first, then ask why the last token, with a contrast."""
-    from explorer.engine.attribution import attribute
-    from explorer.engine.scoring import score_text
+    from explorer.engine.analyses.attribution import attribute
+    from explorer.engine.passes.scoring import score_text
 
     assert "/why" in client.view_api(return_format="dict", print_info=False)["named_endpoints"]
     text = "The quick brown fox"

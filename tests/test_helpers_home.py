@@ -15,10 +15,9 @@ TESTS = ROOT / "tests"
 TOP_LEVEL_OK = {"__init__.py", "conftest.py"}
 # (importing file, module, name) still allowed, each with its reason
 PRIVATE_OK = {
-    # the compiled-or-eager choice of the divergence kernel; explorer/engine/ is being regrouped on another branch
-    # (issue #42 item 2), where the engine's private names go public: this entry goes with it
-    ("tests/test_compare.py", "explorer.engine.compare", "_kernel"),
-    ("tests/test_batched_decode.py", "explorer.engine.generation", "_Text"),  # the same
+    # the test checks the compiled and the eager divergence kernel against each other: which one runs is the
+    # module's own choice, so the name stays private to everything but that test
+    ("tests/test_compare.py", "explorer.engine.analyses.compare", "_kernel"),
 }
 
 
@@ -72,12 +71,12 @@ def test_the_checks_catch_each_kind():
         "from tests.conftest import LiveServer\n"
         "import tests.test_api\n"
         "def f():\n    from tests.helpers.tiny import _save, save, __doc__\n"
-        "from explorer.engine.compare import _kernel\n"
+        "from explorer.engine.analyses.compare import _kernel\n"
     )
     found = bad_imports(src, "tests/test_x.py")
     assert [f.split(": ", 1)[0] for f in found] == ["tests/test_x.py:1", "tests/test_x.py:2"] + [
         "tests/test_x.py:4",
         "tests/test_x.py:5",
     ], found
-    assert "tests.helpers.tiny._save" in found[2] and "explorer.engine.compare._kernel" in found[3]
+    assert "tests.helpers.tiny._save" in found[2] and "explorer.engine.analyses.compare._kernel" in found[3]
     assert bad_imports(src.splitlines()[-1], "tests/test_compare.py") == []  # the one allowed, where allowed

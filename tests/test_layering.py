@@ -95,11 +95,13 @@ def _of_rule(words: str) -> list[str]:
 
 def test_the_scan_sees_the_code():
     files = python_files()
-    assert "explorer/engine/metrics.py" in files and "explorer/export/vllm.py" in files and "app.py" in files
+    assert "explorer/engine/kernels/metrics.py" in files and "explorer/export/vllm.py" in files and "app.py" in files
     assert not any(f.startswith(".venv/") for f in files)
     assert any(
         m == "torch"
-        for _, m in imports((ROOT / "explorer/engine/metrics.py").read_text(), "explorer/engine/metrics.py")
+        for _, m in imports(
+            (ROOT / "explorer/engine/kernels/metrics.py").read_text(), "explorer/engine/kernels/metrics.py"
+        )
     )
 
 
@@ -206,3 +208,107 @@ def test_api_and_export_have_no_import_cycle():
 def test_the_cycle_check_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert not cycles({"a": {"b"}, "b": set()})
+
+
+ENGINE = ("explorer/engine/",)
+
+
+def test_the_engine_has_no_import_cycle():
+    """Not even through an import inside a function: a rule two modules need lives in a third both import."""
+    found = cycles(import_graph(ENGINE))
+    assert not found, "engine modules that import one another: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def private_imports(source: str, rel: str) -> list[str]:
+    """'path:line imports _x from m' for each `from m import _x` of another explorer module (dunders are public)."""
+    out = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("explorer")):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{rel}:{node.lineno} imports {a.name} from {node.module or '.'}")
+    return out
+
+
+def test_no_module_imports_a_private_name():
+    """A name another module needs is public: importing `_x` means the rule it names has no home yet."""
+    bad = [
+        v
+        for rel in python_files()
+        if rel.startswith("explorer/")
+        for v in private_imports((ROOT / rel).read_text(), rel)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_import_check_sees_one():
+    assert private_imports("from explorer.engine.passes.scoring import _head_block\n", "explorer/x.py")
+    assert private_imports("def f():\n    from .scoring import _rows\n", "explorer/engine/x.py")
+    assert not private_imports("from explorer import __version__\nfrom os import _exit\n", "explorer/x.py")
+    assert not private_imports("from explorer.engine.passes.blocks import logits\n", "explorer/x.py")
+
+
+ENGINE_TYPES = {"Forward", "Batching", "ModelEngine", "ForwardEngine", "TorchEngine", "LlamaCppEngine", "RemoteEngine"}
+KINDS = {"local", "torch", "llama.cpp", "remote"}
+KIND_OWNERS = ("explorer/engine/select.py", "explorer/engine/capabilities.py")  # the registry and the record
+
+
+def engine_dispatch(source: str, rel: str) -> list[str]:
+    """'path:line ...' for each `isinstance(x, <an engine type>)` and, in explorer/engine/ outside KIND_OWNERS, each
+    comparison with an engine kind's name: code asks the engine's capabilities, never which engine it is."""
+    out = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            names = {getattr(k, "id", getattr(k, "attr", None)) for k in kinds}
+            if names & ENGINE_TYPES:
+                out.append(f"{rel}:{node.lineno} asks isinstance of {', '.join(sorted(names & ENGINE_TYPES))}")
+        elif isinstance(node, ast.Compare) and rel.startswith("explorer/engine/") and rel not in KIND_OWNERS:
+            sides = [node.left, *node.comparators]
+            if any(isinstance(o, (ast.Eq, ast.NotEq)) for o in node.ops) and any(
+                isinstance(s, ast.Constant) and s.value in KINDS for s in sides
+            ):
+                out.append(f"{rel}:{node.lineno} compares an engine kind's name")
+    return out
+
+
+def test_engines_are_told_apart_by_capability():
+    bad = [
+        v
+        for rel in python_files()
+        if rel.startswith("explorer/")
+        for v in engine_dispatch((ROOT / rel).read_text(), rel)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_dispatch_check_sees_each_kind():
+    assert engine_dispatch("if isinstance(engine, Forward):\n    pass\n", "explorer/x.py")
+    assert engine_dispatch("ok = isinstance(e, (int, interface.Batching))\n", "explorer/api/x.py")
+    assert engine_dispatch("remote = caps.kind == 'remote'\n", "explorer/engine/analyses/x.py")
+    assert not engine_dispatch("ok = isinstance(text, str)\n", "explorer/engine/x.py")
+    assert not engine_dispatch("if kind == 'llama.cpp':\n    pass\n", "explorer/engine/select.py")
+    assert not engine_dispatch("if engine.capabilities.forward:\n    pass\n", "explorer/engine/x.py")
+
+
+SHARED = ("explorer/engine/kernels/", "explorer/engine/text/", "explorer/engine/passes/", "explorer/engine/analyses/")
+IMPLEMENTATIONS = ("explorer.engine.local", "explorer.engine.llamacpp", "explorer.engine.remote")
+
+
+def test_the_engine_folder_shows_its_parts():
+    """Sub-packages named for their parts; at the top only the public names, the protocols, the capabilities and
+    the choice of engine."""
+    top = sorted(p.name for p in (ROOT / "explorer/engine").glob("*.py"))
+    assert top == ["__init__.py", "capabilities.py", "interface.py", "select.py"], top
+
+
+def test_the_shared_passes_and_analyses_import_no_engine_implementation():
+    """kernels/, text/, passes/ and analyses/ ask the protocols (interface.py), never a concrete engine's module."""
+    bad = [
+        f"{rel}:{line} imports {module}"
+        for rel in python_files()
+        if rel.startswith(SHARED)
+        for line, module in imports((ROOT / rel).read_text(encoding="utf-8"), rel)
+        if module.startswith(IMPLEMENTATIONS)
+    ]
+    assert not bad, "\n".join(bad)

@@ -12,7 +12,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from explorer.engine import score_ids
-from explorer.engine.lens import find_final_norm, lens_ids, lens_text
+from explorer.engine.analyses.lens import find_final_norm, lens_ids, lens_text
 from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
 from explorer.settings import check_k

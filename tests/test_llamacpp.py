@@ -13,8 +13,8 @@ import torch
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
 
 from explorer.engine import generate, score_ids
-from explorer.engine.branch import Prefixes, branch
-from explorer.engine.llamacpp import SEQUENCES, extra_buffers, repacking
+from explorer.engine.analyses.branch import Prefixes, branch
+from explorer.engine.llamacpp.engine import SEQUENCES, extra_buffers, repacking
 from explorer.settings import SamplerSettings
 
 pytestmark = pytest.mark.slow
@@ -78,8 +78,8 @@ def test_no_repacking_where_the_cpu_has_amx(monkeypatch):
     and the engine loads its model so."""
     import llama_cpp
 
-    from explorer.engine.gguf import default_file
-    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
+    from explorer.engine.llamacpp.gguf import default_file
 
     line = b"CPU : AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | %s | OPENMP = 1 | REPACK = 1 | "
     assert not extra_buffers(line % b"AMX_INT8 = 1")
@@ -187,7 +187,7 @@ def test_branch_equals_a_fresh_generation(smollm_gguf):
 
 
 def test_capabilities_say_the_lens_is_off(smollm_gguf):
-    from explorer.engine.lens import lens_ids
+    from explorer.engine.analyses.lens import lens_ids
     from explorer.errors import ExplorerError
 
     caps = smollm_gguf.capabilities
@@ -198,7 +198,7 @@ def test_capabilities_say_the_lens_is_off(smollm_gguf):
 
 def test_long_texts_are_decoded_a_block_at_a_time(smollm_gguf, monkeypatch):
     """Scoring 2,048 tokens never holds more than one block of logits rows ([512, V], not [2048, V])."""
-    from explorer.engine.scoring import PREFILL
+    from explorer.engine.passes.scoring import PREFILL
 
     rows = []
     body = smollm_gguf.body

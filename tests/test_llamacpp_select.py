@@ -12,9 +12,10 @@ import httpx
 import numpy as np
 import pytest
 
-from explorer.engine import llamacpp, plan
-from explorer.engine.gguf import default_file
-from explorer.engine.loading import DEFAULT_MODEL
+from explorer.engine import plan
+from explorer.engine.llamacpp import engine as llamacpp
+from explorer.engine.llamacpp.gguf import default_file
+from explorer.engine.local.loading import DEFAULT_MODEL
 from explorer.errors import ExplorerError
 
 

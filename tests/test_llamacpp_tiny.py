@@ -23,7 +23,7 @@ import torch
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
 
-from explorer.engine import Engine, generate, score_ids
+from explorer.engine import TorchEngine, generate, score_ids
 from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
 from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
@@ -51,7 +51,7 @@ def live(tiny_gguf):
 
 @pytest.fixture(scope="module")
 def tiny_torch(tiny_gguf_dir):
-    return Engine.load(os.path.join(tiny_gguf_dir, "hf"), device="cpu", name="tiny-gguf-torch")
+    return TorchEngine.load(os.path.join(tiny_gguf_dir, "hf"), device="cpu", name="tiny-gguf-torch")
 
 
 def test_same_tokens_bytes_and_template_as_the_torch_engine(tiny_gguf, tiny_torch):
@@ -75,7 +75,7 @@ def test_numbers_equal_the_torch_engine_on_the_same_weights(tiny_gguf, tiny_torc
 
 
 def test_scoring_equals_log_softmax_of_llamacpp_logits(tiny_gguf):
-    """The engine's numbers are Engine.stats of llama.cpp's rows: checked against a plain log_softmax of them."""
+    """The engine's numbers are TorchEngine.stats of llama.cpp's rows: checked against a plain log_softmax of them."""
     ids = tiny_gguf.encode(" ".join(CORPUS[:6]))
     logits, _ = tiny_gguf.body(torch.tensor([ids]))  # (T, V)
     lp = torch.log_softmax(logits.double(), -1)[:-1]

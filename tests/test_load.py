@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from explorer.engine import Engine, generate, score_ids
+from explorer.engine import TorchEngine, generate, score_ids
 from explorer.settings import Limits, SamplerSettings
 from tests.helpers.servers import LiveServer, before_each_pass
 from tests.helpers.threads import at_once
@@ -78,7 +78,7 @@ def _round(srv: LiveServer, model: str) -> list:
     return at_once([lambda i=i: student(i) for i in range(STUDENTS)], timeout=600)
 
 
-def _check(alone: Engine, answers: list) -> None:
+def _check(alone: TorchEngine, answers: list) -> None:
     for i, a in enumerate(answers):
         assert a is not None and not isinstance(a, Exception), (i, a)
         text = PARAGRAPH + str(i)
@@ -102,8 +102,8 @@ def _check(alone: Engine, answers: list) -> None:
 
 
 def test_a_classroom_at_once_gets_each_answer_as_alone(gpt2_dir):
-    alone = Engine.load(gpt2_dir, device="cpu", name="class-alone")
-    served = Engine.load(gpt2_dir, device="cpu", name="classroom")
+    alone = TorchEngine.load(gpt2_dir, device="cpu", name="class-alone")
+    served = TorchEngine.load(gpt2_dir, device="cpu", name="classroom")
     srv = LiveServer(served, limits=Limits(workers=8, queue=64))
     try:
         first = _round(srv, served.name)
@@ -119,7 +119,7 @@ def test_a_classroom_at_once_gets_each_answer_as_alone(gpt2_dir):
 
 
 def test_beyond_the_queue_is_a_429_and_the_rest_are_answered(gpt2_dir, monkeypatch):
-    engine = Engine.load(gpt2_dir, device="cpu", name="small-queue")
+    engine = TorchEngine.load(gpt2_dir, device="cpu", name="small-queue")
     before_each_pass(monkeypatch, engine, lambda: time.sleep(0.02))  # long enough that the requests overlap
     srv = LiveServer(engine, limits=Limits(workers=2, queue=2))
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from explorer.engine import score_ids
-from explorer.engine.lookup import FEW_QUERIES, logprobs_of_ids, lookup
+from explorer.engine.analyses.lookup import FEW_QUERIES, logprobs_of_ids, lookup
 from explorer.errors import ExplorerError
 from explorer.export import dumps
 from explorer.results.lookup import Lookup, joint_logprobs, parse_query

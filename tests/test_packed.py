@@ -1,4 +1,4 @@
-"""The torch engine's linear layers on oneDNN's packed weights (explorer/engine/packed.py): the same numbers as
+"""The torch engine's linear layers on oneDNN's packed weights (explorer/engine/local/packed.py): the same numbers as
 PyTorch's own F.linear to float rounding, each row alone whatever else is in the matmul, gradients as before."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from explorer.engine import Engine
-from explorer.engine.packed import PackedLinear, available, pack
+from explorer.engine import TorchEngine
+from explorer.engine.local.packed import PackedLinear, available, pack
 from tests.helpers.reference import ref_logprobs
 
 pytestmark = pytest.mark.skipif(not available(), reason="this torch build has no oneDNN packed linear")
@@ -54,7 +54,7 @@ def test_the_llama_engine_is_packed_and_scores_as_the_unpacked_model(llama, llam
 
 def test_explorer_onednn_0_keeps_f_linear(llama_dir, monkeypatch):
     monkeypatch.setenv("EXPLORER_ONEDNN", "0")
-    e = Engine.load(llama_dir, device="cpu", name="tiny-llama-plain")
+    e = TorchEngine.load(llama_dir, device="cpu", name="tiny-llama-plain")
     assert e.packed_mb == 0 and not any(isinstance(m, PackedLinear) for m in e.model.modules())
 
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.engine import score_ids
-from explorer.engine.metrics import row_stats
-from explorer.engine.sampling import apply_top_k, apply_top_p
+from explorer.engine.kernels.metrics import row_stats
+from explorer.engine.kernels.sampling import apply_top_k, apply_top_p
 
 rows = st.integers(1, 6).flatmap(
     lambda c: st.integers(2, 300).flatmap(

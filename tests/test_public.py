@@ -317,8 +317,8 @@ def test_a_public_server_refuses_oversized_bodies_on_every_route(public):
 
 def test_compare_and_lens_stop_at_a_page_actions_deadline(gpt2):
     from explorer import bounds
-    from explorer.engine.compare import compare_prompt_texts, compare_text
-    from explorer.engine.lens import lens_ids
+    from explorer.engine.analyses.compare import compare_prompt_texts, compare_text
+    from explorer.engine.analyses.lens import lens_ids
 
     runs = {
         "compare": lambda: compare_text(gpt2, gpt2, "the quick brown fox"),
@@ -334,7 +334,7 @@ def test_compare_and_lens_stop_at_a_page_actions_deadline(gpt2):
 
 
 def test_the_memory_budget_heeds_a_container_limit(monkeypatch, tmp_path):
-    from explorer.engine import memory
+    from explorer.engine.local import memory
 
     limit = tmp_path / "memory.max"
     limit.write_text(str(3 << 30))

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate, score_ids
-from explorer.engine.branch import generate_then_branch
+from explorer.engine.analyses.branch import generate_then_branch
 from explorer.engine.interface import forward_pass
-from explorer.engine.remote import SERVER, RemoteEngine
+from explorer.engine.remote.engine import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.settings import SamplerSettings
 from tests.helpers.servers import ServerProcess
@@ -57,7 +57,7 @@ def test_scoring_without_a_local_tokenizer(backend, gpt2):
 
 
 def test_beyond_the_cap_entropy_is_unavailable_not_guessed(remote, gpt2, monkeypatch):
-    monkeypatch.setattr("explorer.engine.remote.FULL_VOCAB_BUDGET", 10)
+    monkeypatch.setattr("explorer.engine.remote.engine.FULL_VOCAB_BUDGET", 10)
     ids = gpt2.encode("fox jumps over the dog")
     r = score_ids(remote, ids, k=3)
     assert np.isnan(r.entropy).all() and r.scored[1:].all()
@@ -180,7 +180,7 @@ def test_the_status_line_names_the_server(remote, backend):
 
 
 def test_what_a_remote_server_cannot_give_says_so(remote):
-    from explorer.engine.lens import lens_ids
+    from explorer.engine.analyses.lens import lens_ids
 
     assert not remote.capabilities.hidden_states and remote.capabilities.why_not("hidden_states")
     assert not hasattr(remote, "body")  # no forward pass here: what needs one says so

@@ -1,4 +1,4 @@
-"""Continuous batching (explorer/engine/scheduler.py): generations asked at once from several threads, as the page
+"""Continuous batching (explorer/engine/batching/scheduler.py): generations asked at once from several threads, as the page
 and the API ask them, decode in one batch, and each gives what it gives alone: the same ids, every number within
 1e-5; stop strings, n > 1, listed ids, prompt numbers; a request stopped mid-way leaves the others unchanged; an
 idle scheduler uses no CPU; through the real `openai` client against the server, eight requests at once."""
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from explorer import bounds
-from explorer.engine import Engine, generate
-from explorer.engine.scheduler import Scheduler, attach
+from explorer.engine import TorchEngine, generate
+from explorer.engine.batching.scheduler import Scheduler, attach
 from explorer.errors import ExplorerError
 from explorer.settings import Limits, SamplerSettings
 from tests.helpers.threads import at_once
@@ -23,10 +23,10 @@ from tests.helpers.threads import at_once
 ATOL = 1e-5
 
 
-def _pair(folder: str, name: str, size: int = 16) -> tuple[Engine, Engine]:
+def _pair(folder: str, name: str, size: int = 16) -> tuple[TorchEngine, TorchEngine]:
     """The same model twice: one decoding alone, one with a scheduler of `size` rows."""
-    alone = Engine.load(folder, device="cpu", name=name)
-    batched = Engine.load(folder, device="cpu", name=name)
+    alone = TorchEngine.load(folder, device="cpu", name=name)
+    batched = TorchEngine.load(folder, device="cpu", name=name)
     assert attach(batched, size) is not None and isinstance(batched.scheduler, Scheduler)
     return alone, batched
 
@@ -34,7 +34,7 @@ def _pair(folder: str, name: str, size: int = 16) -> tuple[Engine, Engine]:
 def _gguf_pair(folder: str, size: int = 16):
     """The tiny GGUF twice on the llama.cpp engine: one decoding alone, one with a scheduler of `size` rows."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
 
     path = os.path.join(folder, "gguf", "tiny-llama.gguf")
     alone, batched = (LlamaCppEngine(path, "sched-gguf", device="cpu", threads=1) for _ in range(2))
@@ -52,15 +52,15 @@ def pair(request):
 
 
 def _steps_hook(batched) -> tuple[object, str]:
-    """Where a batch step's forward pass is called: torch's Engine.body_rows, llama.cpp's SequenceCache.advance."""
+    """Where a batch step's forward pass is called: torch's TorchEngine.body_rows, llama.cpp's SequenceCache.advance."""
     if hasattr(batched, "body_rows"):
         return batched, "body_rows"
-    from explorer.engine.llamacpp_batch import SequenceCache
+    from explorer.engine.llamacpp.sequences import SequenceCache
 
     return SequenceCache, "advance"
 
 
-def _requests(engine: Engine) -> list[tuple[str, SamplerSettings]]:
+def _requests(engine: TorchEngine) -> list[tuple[str, SamplerSettings]]:
     text = generate(engine, engine.encode("The lazy"), SamplerSettings(temperature=0.9, seed=4, max_tokens=12))[0]
     cut = text.output_text or engine.detokenize(text.token_ids[text.n_prompt :].tolist())
     listed = tuple(engine.encode("fox dog")[-3:])
@@ -125,8 +125,8 @@ def test_generations_at_once_decode_together_and_equal_each_alone(pair):
 def test_a_slow_reader_gets_each_token_with_its_own_text(pair):
     """The scheduler decodes ahead of a request that reads slowly: each Step keeps the text, the held-back tail and
     the stop string found for its own token, not for the tokens decoded after it."""
-    from explorer.engine.events import Done
-    from explorer.engine.generation import collect
+    from explorer.engine.passes.events import Done
+    from explorer.engine.passes.generation import collect
 
     alone, batched = pair
     s0 = SamplerSettings(max_tokens=16, temperature=0.9, seed=4, ignore_eos=True)
@@ -194,7 +194,7 @@ def test_the_samples_of_one_request_decode_together_from_one_read_of_the_prompt(
     """n > 1: the prompt is read once and every sample joins the batch at once (one step carries all of them),
     each sample what it is alone, stop strings and the prompt's numbers included; a stream of n samples read
     in order gets the same."""
-    from explorer.engine.generation import samples
+    from explorer.engine.passes.generation import samples
 
     alone, batched = pair
     sched = batched.scheduler
@@ -222,13 +222,13 @@ def test_the_samples_of_one_request_decode_together_from_one_read_of_the_prompt(
     assert texts == [_text(alone, r) for r in wanted] and wanted[1].finish_reason == "stop"
 
 
-def _text(engine: Engine, r) -> str:
+def _text(engine: TorchEngine, r) -> str:
     return r.output_text if r.output_text is not None else engine.detokenize(r.token_ids[r.n_prompt :].tolist())
 
 
 def test_leaving_the_samples_early_frees_every_row(gpt2_dir):
     """A client that goes away after the first sample's first token: the other samples leave the batch too."""
-    from explorer.engine.generation import samples
+    from explorer.engine.passes.generation import samples
 
     _, batched = _pair(gpt2_dir, "sched-samples")
     s = SamplerSettings(max_tokens=60, temperature=0.8, seed=1, n=4, ignore_eos=True)
@@ -245,16 +245,16 @@ def test_leaving_the_samples_early_frees_every_row(gpt2_dir):
 
 
 def test_a_long_prompt_is_read_in_blocks_and_the_batch_decodes_between_them(pair, monkeypatch):
-    """A generation reads its prompt scoring.PREFILL positions a pass: the same numbers as one pass, its bound asked
+    """A generation reads its prompt blocks.PREFILL positions a pass: the same numbers as one pass, its bound asked
     between passes, and the batch's other rows take their steps while it reads (the model is let go between
     passes)."""
-    from explorer.engine import scoring
+    from explorer.engine.passes import blocks
 
     alone, batched = pair
     prompt = alone.encode("The quick brown fox jumps over the lazy dog. " * 4)
     s = SamplerSettings(max_tokens=6, temperature=0, logprobs=3, prompt_logprobs=2)
     one_pass = generate(alone, prompt, s)[0]
-    monkeypatch.setattr(scoring, "PREFILL", 8)
+    monkeypatch.setattr(blocks, "PREFILL", 8)
     calls: list[str] = []
     real_body = batched.body
     monkeypatch.setattr(batched, "body", lambda *a, **kw: (calls.append("body"), real_body(*a, **kw))[1])
@@ -314,7 +314,7 @@ def test_an_idle_batch_thread_ends_and_frees_its_model(gpt2_dir, monkeypatch):
     import gc
     import weakref
 
-    from explorer.engine import scheduler
+    from explorer.engine.batching import scheduler
 
     monkeypatch.setattr(scheduler, "IDLE_EXIT_S", 0.3)
     _, batched = _pair(gpt2_dir, "sched-exit")
@@ -349,7 +349,7 @@ def test_a_prompt_at_the_context_limit_endsat_once(kind, request):
 def test_the_server_says_what_the_batch_may_take(gpt2_dir, capsys):
     from explorer.models import Models
 
-    engine = Engine.load(gpt2_dir, device="cpu", name="sched-said")
+    engine = TorchEngine.load(gpt2_dir, device="cpu", name="sched-said")
     models = Models([engine.name], allow_hub=False, limits=Limits(workers=6, max_input_tokens=40, max_tokens=24))
     models.add(engine)
     models.serve_batched(models.limits.workers)
@@ -367,7 +367,7 @@ def test_a_sliding_window_model_decodes_each_generation_on_its_own(tmp_path):
 
     tok = byte_fallback_tokenizer()
     model = tiny_llama(tok, seed=2, context=64, arch="Mistral", sliding_window=8)
-    engine = Engine.load(save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
+    engine = TorchEngine.load(save(model, tok, tmp_path / "mistral"), device="cpu", name="sliding")
     assert isinstance(engine, Batching) and engine.kv_position_bytes() == 2 * 2 * 2 * 8 * 4
     said = attach(engine, 4)
     assert said == "sliding: each generation decodes on its own (a sliding-window model is not batched).", said
@@ -380,10 +380,10 @@ def test_both_local_engines_tell_the_scheduler_what_it_needs(gpt2, tiny_gguf_dir
     """interface.Batching: the torch engine's cache grows with its rows (nothing reserved), llama.cpp's cells are
     allocated at `reserve`, each sequence at most BATCH_POSITIONS."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.batched import PaddedCache
     from explorer.engine.interface import Batching
-    from explorer.engine.llamacpp import BATCH_POSITIONS, LlamaCppEngine
-    from explorer.engine.llamacpp_batch import SequenceCache
+    from explorer.engine.llamacpp.engine import BATCH_POSITIONS, LlamaCppEngine
+    from explorer.engine.llamacpp.sequences import SequenceCache
+    from explorer.engine.local.padded_cache import PaddedCache
 
     gguf = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "batching-gguf", threads=1)
     assert isinstance(gpt2, Batching) and isinstance(gguf, Batching)
@@ -447,7 +447,7 @@ def test_llamacpp_rows_start_from_a_copy_of_the_prompt_and_free_their_sequences(
     through the engine's two sequences let each other's go before they joined), or, where llama.cpp's state does
     not read as expected, the prompt decoded again in the batch's context: the same answers either way; every
     sequence free afterwards."""
-    from explorer.engine import llamacpp_batch
+    from explorer.engine.llamacpp import sequences as llamacpp_batch
 
     alone, batched = _gguf_pair(tiny_gguf_dir, size=4)
     s = SamplerSettings(max_tokens=10, temperature=0.8, seed=2, logprobs=3, ignore_eos=True)
@@ -481,7 +481,7 @@ def test_llamacpp_rows_start_from_a_copy_of_the_prompt_and_free_their_sequences(
 
 
 def test_restream_moves_one_sequence_between_stream_counts():
-    from explorer.engine.llamacpp_batch import restream
+    from explorer.engine.llamacpp.sequences import restream
 
     def state(seq: int, streams: int, *counts: int) -> bytes:
         return struct.pack("<III", 0xAF143CD8, seq, streams) + b"".join(
@@ -514,7 +514,7 @@ def test_a_llamacpp_generation_longer_than_a_batch_sequence_decodes_on_its_own(t
 
 def test_the_server_says_what_a_llamacpp_batch_takes(tiny_gguf_dir, capsys):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
     from explorer.models import Models
 
     engine = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "sched-said-gguf", threads=1)
@@ -532,7 +532,7 @@ def test_llamacpp_generations_at_once_take_turns_and_equal_each_alone(tiny_gguf_
     turn (never interleaved, which made each re-decode its text at every turn), and each equals the request alone.
     Its own engine: the session's tiny GGUF gets a scheduler from whichever test serves it first."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
-    from explorer.engine.llamacpp import LlamaCppEngine
+    from explorer.engine.llamacpp.engine import LlamaCppEngine
 
     tiny_gguf = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "sched-turns", threads=1)
     assert tiny_gguf.scheduler is None

@@ -93,9 +93,9 @@ def test_an_unusual_head_reads_a_prompt_for_its_last_row_only(gpt2_dir):
     """A model whose logits are not output_layer(body) (soft-capping: `split_head` False) gives logits from its
     body; a prompt read for its next token only (`last=True`) asks the model for that row alone
     (`logits_to_keep`), with the same numbers as the last row of the whole prompt's logits."""
-    from explorer.engine import Engine
+    from explorer.engine import TorchEngine
 
-    eng = Engine.load(gpt2_dir, device="cpu", name="unusual-head")
+    eng = TorchEngine.load(gpt2_dir, device="cpu", name="unusual-head")
     eng.split_head = False  # as _head_is_separable finds for a soft-capped head
     seen: list[dict] = []
     eng.model.register_forward_pre_hook(lambda _m, _a, kw: seen.append(kw), with_kwargs=True)

@@ -284,7 +284,7 @@ def test_vllm_chat_body_with_prompt_logprobs_at_the_top():
 
 
 def test_a_session_file_round_trips_with_its_inputs(built, gpt2, tmp_path):
-    from explorer.engine.scoring import score_text
+    from explorer.engine.passes.scoring import score_text
     from explorer.ui.inspector import View
 
     p, _, calls = built
@@ -321,7 +321,7 @@ def test_a_generation_link_replays_and_a_chat_link_restores_the_conversation(bui
 
 
 def test_copy_link_of_a_long_text_offers_the_session_file(built, gpt2):
-    from explorer.engine.scoring import score_text
+    from explorer.engine.passes.scoring import score_text
     from explorer.ui.inspector import View
 
     p = built[0]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from explorer.engine.answers import MAX_ANSWERS, MAX_VARIANTS, run_quiz, score_answers
+from explorer.engine.analyses.answers import MAX_ANSWERS, MAX_VARIANTS, run_quiz, score_answers
 from explorer.errors import ExplorerError
 from explorer.links import MAX_TEXT_CHARS, decode, encode
 from explorer.results.answers import read_quiz

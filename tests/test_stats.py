@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from explorer.engine import generate, score_ids
-from explorer.engine.compare import compare_ids
+from explorer.engine.analyses.compare import compare_ids
 from explorer.errors import ExplorerError
 from explorer.export import dumps, export
 from explorer.export.native import export as native_export
@@ -153,7 +153,7 @@ def test_native_json_has_stats_only_when_asked(gpt2):
 
 
 def test_a_served_model_beyond_its_cap_has_no_varentropy():
-    from explorer.engine.remote_stream import top_row
+    from explorer.engine.remote.stream import top_row
 
     row = top_row(5, -1.0, {5: -1.0, 6: -2.0}, SamplerSettings(logprobs=1))
     assert row.varentropy is None and np.isnan(row.varentropy_or_nan()).all()
@@ -233,7 +233,7 @@ def test_the_panel_says_a_generated_result_counts_the_prompt_too(gpt2):
 @pytest.fixture(scope="module")
 def remote(gpt2_dir):
     """The remote engine on our own server in a second process (the tiny GPT-2)."""
-    from explorer.engine.remote import RemoteEngine
+    from explorer.engine.remote.engine import RemoteEngine
     from tests.helpers.servers import ServerProcess
 
     server = ServerProcess(gpt2_dir)
@@ -246,7 +246,7 @@ def test_a_served_model_has_the_varentropy_within_its_cap_and_nan_beyond(remote,
     np.testing.assert_allclose(
         score_ids(remote, ids, k=3).varentropy[1:], score_ids(gpt2, ids, k=3).varentropy[1:], rtol=1e-4, atol=1e-4
     )
-    monkeypatch.setattr("explorer.engine.remote.FULL_VOCAB_BUDGET", 10)
+    monkeypatch.setattr("explorer.engine.remote.engine.FULL_VOCAB_BUDGET", 10)
     r = score_ids(remote, ids, k=3)
     assert np.isnan(r.varentropy).all() and r.scored[1:].all()
     assert stats.fast_detectgpt(r).value is None and stats.min_k_plus(r).value is None  # not guessed
@@ -286,7 +286,7 @@ def test_cli_score_stats_writes_the_block_and_refuses_other_formats(gpt2_dir, gp
 
 def test_varentropy_of_filtered_rows_and_edge_rows():
     """Processed rows (-inf entries), a one-point row (varentropy 0) and a uniform one (0): numpy's variance."""
-    from explorer.engine.metrics import row_stats
+    from explorer.engine.kernels.metrics import row_stats
 
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(5, 300, generator=g) * 4
@@ -300,7 +300,7 @@ def test_varentropy_of_filtered_rows_and_edge_rows():
 
 
 def test_binoculars_says_when_one_model_plays_both_parts_and_refuses_two_prompts(gpt2):
-    from explorer.engine.compare import compare_prompt_texts
+    from explorer.engine.analyses.compare import compare_prompt_texts
 
     ids = gpt2.encode(TEXT)
     same = stats.binoculars(compare_ids(gpt2, gpt2, ids, k=3))

@@ -1,4 +1,4 @@
-"""One thread runs the process's parallel CPU work (explorer/engine/team.py): every forward pass, output layer and
+"""One thread runs the process's parallel CPU work (explorer/engine/local/team.py): every forward pass, output layer and
 llama.cpp decode runs on it, whichever thread asks, as that thread would run it (grad mode, inference mode, the
 request's bounds); torch runs on one thread everywhere else, so libgomp keeps no second pool of workers."""
 
@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from explorer import bounds
-from explorer.engine import generate, score_ids, team
+from explorer.engine import generate, score_ids
+from explorer.engine.local import team
 from explorer.errors import ExplorerError
 from explorer.settings import Limits, SamplerSettings
 
@@ -85,7 +86,7 @@ def test_attributions_gradients_run_on_the_team(gpt2, monkeypatch):
     one core)."""
     import captum._utils.gradient as grad
 
-    from explorer.engine.attribution import attribute
+    from explorer.engine.analyses.attribution import attribute
 
     where, real = [], grad.compute_gradients
 
@@ -119,7 +120,7 @@ def test_every_llama_cpp_decode_runs_on_the_team(tiny_gguf, monkeypatch):
 def _statistics_threads(eng, monkeypatch) -> list[str]:
     """The threads that score a text and a generation's prompt on `eng` compute their blocks' statistics on, each
     request from a thread of its own (named "request")."""
-    from explorer.engine import forward
+    from explorer.engine.local import forward
 
     where, real = [], forward.row_stats
 
@@ -143,7 +144,7 @@ def test_a_texts_statistics_run_on_the_team(which, request, monkeypatch):
     """Scoring's statistics over every position (and a generation's prompt numbers), both engines: on the
     request's own thread, on one core, 8 texts scored at once ran slower than one at a time."""
     if which == "gguf_on_every_core":
-        from explorer.engine.llamacpp import LlamaCppEngine
+        from explorer.engine.llamacpp.engine import LlamaCppEngine
 
         tiny = request.getfixturevalue("tiny_gguf")
         eng = LlamaCppEngine(tiny.path, "tiny-gguf-team", device="cpu", threads=team.THREADS)
@@ -168,7 +169,9 @@ def test_the_views_block_statistics_run_on_the_team(gpt2, gpt2_b, monkeypatch):
     """The logit lens, compare (its divergences too) and word ends: each block's output layer and statistics on the
     team, as scoring's. On the request's own thread, on one core, a lens of 120 tokens of SmolLM2 took 1.44x as long
     on 2 cores (bench/RESULTS.md, 2026-12-04, evening)."""
-    from explorer.engine import compare, forward, lens, word_ends
+    from explorer.engine.analyses import compare, lens
+    from explorer.engine.local import forward
+    from explorer.engine.passes import word_ends
 
     where, real, real_div = [], forward.row_stats, compare.divergences
 

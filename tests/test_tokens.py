@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.engine import score_text
-from explorer.engine.tokens import piece_bytes
+from explorer.engine.text.tokens import piece_bytes
 
 SAMPLES = ["Grüße 🦊 Ωmega", "東京 is big. Emoji: 👋🙂", "a\n\n  b\tc", "<script>alert(1)</script>"]
 

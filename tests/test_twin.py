@@ -9,9 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from explorer.engine import Engine
-from explorer.engine.attribution import attribute
-from explorer.engine.lens import lens_ids
+from explorer.engine import TorchEngine
+from explorer.engine.analyses.attribution import attribute
+from explorer.engine.analyses.lens import lens_ids
 from explorer.models import TWIN, Models
 from explorer.ui.layout import page
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS
@@ -29,7 +29,7 @@ def served(tiny_gguf, tiny_gguf_dir):
     def loader(spec):
         loads.append(spec.name)
         assert spec.twin_of == tiny_gguf.name  # only the twin is ever loaded here
-        return Engine.load(hf, device="cpu", name=spec.twin_of)
+        return TorchEngine.load(hf, device="cpu", name=spec.twin_of)
 
     models = Models([tiny_gguf.name], allow_hub=False, loader=loader)
     models.add(tiny_gguf)

@@ -12,7 +12,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from explorer.engine.answers import run_quiz, score_answers
+from explorer.engine.analyses.answers import run_quiz, score_answers
 from explorer.results.answers import read_quiz
 from tests.helpers.page import GPT2, LLAMA, make_page, path_of
 

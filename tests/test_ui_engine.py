@@ -14,9 +14,9 @@ import torch
 
 from explorer import bounds
 from explorer.engine import generate, score_ids, score_text
-from explorer.engine.scoring import score_blocks
-from explorer.engine.step_view import step_view
-from explorer.engine.turns import chat_turns
+from explorer.engine.analyses.step_view import step_view
+from explorer.engine.passes.scoring import score_blocks
+from explorer.engine.text.turns import chat_turns
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from explorer import bounds
-from explorer.engine.attribution import attribute
+from explorer.engine.analyses.attribution import attribute
 from explorer.errors import ExplorerError
 from explorer.render.why import LOWERS, RAISES, why_html
 from explorer.results.attribution import Attribution
@@ -141,7 +141,7 @@ def test_colours_have_contrast_with_the_text():
 
 def test_template_tokens_are_markers_not_ranked(gpt2):
     ids = [gpt2.tokenizer.eos_token_id, *gpt2.encode(TEXT)]
-    from explorer.engine.scoring import score_ids
+    from explorer.engine.passes.scoring import score_ids
 
     r = score_ids(gpt2, ids, 5)
     a = attribute(gpt2, r, r.n - 1)
@@ -229,7 +229,7 @@ def test_stop_says_so_and_progress_starts_with_the_total(gpt2):
 
     assert stopped(progress_html(3, 9, "Attributing", "units")).startswith("Stopped")
     assert stopped("**Why “x”** ...") == "**Why “x”** ..."  # a finished result stays
-    from explorer.engine.scoring import score_text
+    from explorer.engine.passes.scoring import score_text
 
     r = score_text(gpt2, TEXT, 5)
     for method, cached in (("occlusion", True), ("occlusion", False), ("ig", True)):

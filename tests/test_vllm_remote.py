@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from explorer.engine import generate, score_ids
-from explorer.engine.branch import generate_then_branch
+from explorer.engine.analyses.branch import generate_then_branch
 from explorer.engine.interface import forward_pass
-from explorer.engine.remote import SERVER, RemoteEngine
+from explorer.engine.remote.engine import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.export import FORMATS, export
 from explorer.settings import SamplerSettings
@@ -119,7 +119,7 @@ def test_scoring_equals_the_local_engine(remote, smollm):
 
 
 def test_what_vllm_cannot_give_is_refused(remote, smollm):
-    from explorer.engine.lookup import lookup
+    from explorer.engine.analyses.lookup import lookup
 
     ids = smollm.encode(TEXT)
     with pytest.raises(ExplorerError, match=r"no full-vocabulary distributions.*--max-logprobs -1"):

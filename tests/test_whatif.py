@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.engine import generate, score_ids
-from explorer.engine.whatif import logits_row, whatif
+from explorer.engine.analyses.whatif import logits_row, whatif
 from explorer.errors import ExplorerError
 from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings

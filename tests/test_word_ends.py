@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.engine import score_text
-from explorer.engine.word_ends import score_text_words, score_words
+from explorer.engine.capabilities import Capabilities
+from explorer.engine.passes.word_ends import score_text_words, score_words
 from explorer.errors import ExplorerError
 from explorer.results.words import (
     END_SETS,
@@ -129,7 +130,7 @@ def test_end_classes_follow_the_segmentation(parts):
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_end_masses_equal_sums_over_the_vocabulary(name, request):
     """Each position's mass of each END_SETS class equals log sum p over that set, from a fresh pass."""
-    from explorer.engine.word_ends import end_ids
+    from explorer.engine.passes.word_ends import end_ids
 
     engine = request.getfixturevalue(name)
     r, e = score_text_words(engine, TEXT, start=START[name])
@@ -215,8 +216,9 @@ def test_a_document_start_is_not_a_word_row(name, request):
 
 
 def test_a_served_model_is_refused():
-    class Served:
+    class Served:  # a served model as the refusal reads it: its name and capabilities (every engine has them)
         name = "remote-model"
+        capabilities = Capabilities.remote(20, 0)
 
     with pytest.raises(ExplorerError, match="drop --backend"):
         score_text_words(Served(), "x")  # type: ignore[arg-type]

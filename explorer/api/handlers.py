@@ -10,8 +10,8 @@ from explorer.api import hidden
 from explorer.api.runner import HERE, Runner, Work
 from explorer.api.schemas import ChatRequest, CompletionRequest
 from explorer.engine import generate, score_ids
-from explorer.engine.hidden import generate_states, score_states
-from explorer.engine.listed import listed_width
+from explorer.engine.analyses.hidden import generate_states, score_states
+from explorer.engine.kernels.listed import listed_width
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy

@@ -8,7 +8,7 @@ Steps, for a request that asks:
    prompt tokens x n counted against `hidden_states_max_tokens` (16 by default, as the seed API), and all the
    positions kept (generated ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
    `hidden_states_max_bytes` (32 MiB); off on a public server unless its operator turns it on;
-3. the engine computes (explorer/engine/hidden.py) and `attach` puts each choice's value under `hidden_states`.
+3. the engine computes (explorer/engine/analyses/hidden.py) and `attach` puts each choice's value under `hidden_states`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.engine.hidden import local_engine
+from explorer.engine.analyses.hidden import local_engine
 from explorer.errors import ExplorerError
 from explorer.export import hidden_states as export
 from explorer.results.hidden import FINAL_NORM, Capture, HiddenStates, capture_of, read_positions, resolve_layers
@@ -179,7 +179,7 @@ def check_forwarded(prompts: list[list[int]], n: int, limits: Limits) -> None:
 
 def forwarded(engine) -> bool:
     """Whether `engine` sends a request asking for hidden states on to its backend whole (a remote engine whose
-    backend's card announces them: explorer/engine/remote.py)."""
+    backend's card announces them: explorer/engine/remote/engine.py)."""
     return bool(getattr(engine, "backend_hidden_states", (0, 0))[0])
 
 

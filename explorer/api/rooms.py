@@ -41,7 +41,7 @@ from fastapi.responses import Response
 from explorer.api.framing import json_response, read_json
 from explorer.api.lesson_pages import pages_router
 from explorer.api.runner import HERE, Runner, Work
-from explorer.engine.guesses import continuation, next_token
+from explorer.engine.analyses.guesses import continuation, next_token
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import Numbers, Room, Rooms, StepState, clean_answer

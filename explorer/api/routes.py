@@ -41,7 +41,7 @@ def build_api(
     runs in `spaces.GPU` calls (explorer/api/runner.py)."""
     # 1. the app, its gate and middleware
     limits = limits or Limits.from_env()
-    models.serve_batched(limits.workers)  # requests generating at once decode together (engine/scheduler.py)
+    models.serve_batched(limits.workers)  # requests generating at once decode together (engine/batching/scheduler.py)
     gate = Gate(limits)
     api = FastAPI(title="logprob-explorer API", version=__version__, docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate

@@ -17,7 +17,7 @@ from explorer.api.framing import sse
 from explorer.api.handlers import asked, chat_options, chat_setup, completion_options, completion_setup
 from explorer.api.runner import HERE, Runner, Work
 from explorer.engine import Done, score_ids
-from explorer.engine.generation import collect, samples, step_scores
+from explorer.engine.passes.generation import collect, samples, step_scores
 from explorer.export import openai_chat, openai_completion
 from explorer.export.common import envelope, last_chunk, usage_chunk, usage_of
 from explorer.results.scores import TokenScores

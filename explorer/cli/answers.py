@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 def _check(a: argparse.Namespace) -> list[dict] | list[list[str]]:
     """Every check that needs no model: the answer set, or the quiz's questions."""
     from explorer.cli.args import check_out
-    from explorer.engine.answers import check_answers
+    from explorer.engine.analyses.answers import check_answers
     from explorer.errors import ExplorerError
     from explorer.results.answers import quiz_text, read_quiz, split_variants
 
@@ -60,7 +60,7 @@ def _check(a: argparse.Namespace) -> list[dict] | list[list[str]]:
 def run(a: argparse.Namespace) -> dict | str:
     checked = _check(a)
     from explorer.cli.args import load_engine
-    from explorer.engine.answers import run_quiz, score_answers
+    from explorer.engine.analyses.answers import run_quiz, score_answers
 
     engine = load_engine(a, a.model)
     if not a.quiz:

@@ -171,7 +171,7 @@ def load_engine(a, model: str | None):
     config = current()  # the command line's (explorer.cli.main uses it while the command runs)
     model = model or config.model
     if config.backend:
-        from explorer.engine.remote import RemoteEngine
+        from explorer.engine.remote.engine import RemoteEngine
 
         return RemoteEngine(config.backend, model, config.backend_key, config.backend_tokenizer)
     from explorer.engine import load_any

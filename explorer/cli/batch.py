@@ -81,7 +81,7 @@ def run(a: argparse.Namespace) -> dict | str | int:
     items = read_batch(raw, a.file)
     # 2. load the model and score every text
     from explorer.cli.args import load_engine
-    from explorer.engine.batch import run_batch
+    from explorer.engine.analyses.batch import run_batch
 
     engine = load_engine(a, a.model)
     start = None if a.context_start.lower() == "none" else a.context_start

@@ -87,7 +87,7 @@ def _check(a: argparse.Namespace) -> str:
 
 def run(a: argparse.Namespace) -> dict:
     text = _check(a)
-    from explorer.engine.compare import compare_ids, compare_prompt_texts, compare_text
+    from explorer.engine.analyses.compare import compare_ids, compare_prompt_texts, compare_text
 
     ea = load_engine(a, a.model)
     if a.prompt_a is not None:

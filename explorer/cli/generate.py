@@ -97,7 +97,7 @@ def run(a: argparse.Namespace) -> dict:
         ids = engine.encode(a.prompt)
     # 3. generate (and branch)
     if a.branch_at is not None:
-        from explorer.engine.branch import generate_then_branch
+        from explorer.engine.analyses.branch import generate_then_branch
 
         results = [generate_then_branch(engine, ids, s, a.branch_at, a.branch_token)[1]]
     else:

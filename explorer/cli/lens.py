@@ -34,7 +34,7 @@ def _check(a: argparse.Namespace) -> None:
 
 def run(a: argparse.Namespace) -> dict:
     _check(a)
-    from explorer.engine.lens import lens_ids, lens_text
+    from explorer.engine.analyses.lens import lens_ids, lens_text
 
     engine = load_engine(a, a.model)
     grid = lens_ids(engine, a.ids, a.logprobs) if a.ids is not None else lens_text(engine, a.text, a.logprobs)

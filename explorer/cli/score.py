@@ -129,8 +129,8 @@ def write_states(a: argparse.Namespace, engine, text: str) -> int:
     """--hidden-states: the states of the text (or ids) to --out as an .npz; the exit status."""
     import sys
 
-    from explorer.engine.hidden import local_engine, read_states
-    from explorer.engine.scoring import text_ids
+    from explorer.engine.analyses.hidden import local_engine, read_states
+    from explorer.engine.passes.scoring import text_ids
     from explorer.export.hidden_states import npz
 
     here = local_engine(engine, "hidden_states")
@@ -170,7 +170,7 @@ def run(a: argparse.Namespace) -> dict | int:
     else:
         body = export(a.format, r)
     if a.lookup:
-        from explorer.engine.lookup import lookup
+        from explorer.engine.analyses.lookup import lookup
 
         body["lookup"] = [x.to_dict() for x in lookup(engine, r.token_ids.tolist(), a.lookup)]
     return body

@@ -115,7 +115,7 @@ class _AnyLength:
 
 def _check(a: argparse.Namespace) -> str:
     """Every check that needs no model; returns the text ('' for --ids)."""
-    from explorer.engine.attribution import DETAIL, check_request
+    from explorer.engine.analyses.attribution import DETAIL, check_request
 
     check_out(a.out, "--out")
     if a.position is None and a.target is None:
@@ -238,8 +238,8 @@ def _progress(method: str):
 
 def run(a: argparse.Namespace) -> dict | str:
     text = _check(a)
-    from explorer.engine.attribution import attribute
-    from explorer.engine.scoring import score_ids, score_text
+    from explorer.engine.analyses.attribution import attribute
+    from explorer.engine.passes.scoring import score_ids, score_text
 
     engine = load_engine(a, a.model)
     r = score_ids(engine, a.ids, 0) if a.ids is not None else score_text(engine, text, 0)

@@ -58,7 +58,7 @@ def add_parser(sub) -> None:
 
 def run(a: argparse.Namespace) -> dict | str:
     from explorer.cli.args import check_out, load_engine, source_text
-    from explorer.engine.word_ends import score_text_words
+    from explorer.engine.passes.word_ends import score_text_words
     from explorer.export.words import to_csv, to_dict
     from explorer.results.words import leading, with_ends, words
 

@@ -1,20 +1,20 @@
 """The only package that imports torch and transformers: load, score, generate."""
 
-from explorer.engine.events import Done, Step
-from explorer.engine.generation import collect, generate, stream, with_seed
 from explorer.engine.interface import Forward, ModelEngine
-from explorer.engine.loading import DEFAULT_MODEL
-from explorer.engine.model import Engine
-from explorer.engine.scoring import score_ids, score_text
+from explorer.engine.local.loading import DEFAULT_MODEL
+from explorer.engine.local.torch_engine import TorchEngine
+from explorer.engine.passes.events import Done, Step
+from explorer.engine.passes.generation import collect, generate, stream, with_seed
+from explorer.engine.passes.scoring import score_ids, score_text
 from explorer.engine.select import load_any, plan
 
 __all__ = [
     "DEFAULT_MODEL",
     "Done",
-    "Engine",
     "Forward",
     "ModelEngine",
     "Step",
+    "TorchEngine",
     "collect",
     "generate",
     "load_any",

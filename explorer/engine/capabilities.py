@@ -15,15 +15,17 @@ class Capabilities:
     entropy: bool  # exact entropy at every position (a remote engine has it only within the full-vocabulary cap)
     chat_template: bool
     hidden_states: bool  # the logit lens, what-if rows, divergences between two models
+    forward: bool  # its forward pass runs here (interface.Forward: logits rows, KV caches); else its server computes
+    batching: bool  # its generations can decode together (interface.Batching: what the scheduler asks)
 
     @classmethod
     def local(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
-        return cls("local", max_logprobs, True, 1 << 30, True, True, chat_template, True)
+        return cls("local", max_logprobs, True, 1 << 30, True, True, chat_template, True, True, True)
 
     @classmethod
     def llamacpp(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
         """llama.cpp gives every position's logits (so every number) but not the hidden states."""
-        return cls("llama.cpp", max_logprobs, True, 1 << 30, True, True, chat_template, False)
+        return cls("llama.cpp", max_logprobs, True, 1 << 30, True, True, chat_template, False, True, True)
 
     @classmethod
     def remote(cls, max_logprobs: int, full_vocab_max_prompt_tokens: int) -> Capabilities:
@@ -35,6 +37,8 @@ class Capabilities:
             False,
             False,
             True,
+            False,
+            False,
             False,
         )
 

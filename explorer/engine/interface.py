@@ -1,9 +1,9 @@
 """What callers use of an engine, written down: `ModelEngine` (every engine: tokens, scoring, generation),
 `Forward` (an engine whose forward pass runs here, torch or llama.cpp: hidden states or logits rows, KV caches) and
-`Batching` (a Forward whose generations decode together: what explorer/engine/scheduler.py asks of it, and the
-`BatchRows` each Batch keeps its rows' KV cache in).
+`Batching` (a Forward whose generations decode together: what explorer/engine/batching/scheduler.py asks of it, and the
+`BatchRows` each DecodeBatch keeps its rows' KV cache in).
 
-A served model (explorer/engine/remote.py) is a ModelEngine and not a Forward: its server scores and generates
+A served model (explorer/engine/remote/engine.py) is a ModelEngine and not a Forward: its server scores and generates
 (`score`, `stream`). What an engine can give is its `capabilities` record; `forward_pass` says, for the code that
 needs the model's insides, that a served model has none.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.events import Done, Step
-from explorer.engine.metrics import Stats
+from explorer.engine.kernels.metrics import Stats
+from explorer.engine.passes.events import Done, Step
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
@@ -88,12 +88,14 @@ class ModelEngine(Protocol):
 
 @runtime_checkable
 class Forward(ModelEngine, Protocol):
-    """An engine whose forward pass runs here (explorer/engine/forward.py): body and head apart, our statistics."""
+    """An engine whose forward pass runs here (explorer/engine/local/forward.py): body and head apart, our statistics."""
 
     device: Any  # a torch.device
     dtype: Any  # a torch.dtype
     lock: threading.Lock  # one forward at a time on the shared model
     split_head: bool  # body gives hidden states (the head separate), else logits
+    scheduler: Any  # the Scheduler that decodes its generations together once the server `attach`es one, else None
+    one_at_a_time: Any  # a lock its lone generations take turns on (llama.cpp's: they must not interleave), or None
 
     @property
     def compiled(self) -> bool: ...
@@ -129,7 +131,7 @@ class Forward(ModelEngine, Protocol):
 
 
 class BatchRows(Protocol):
-    """The KV cache of a Batch's rows (explorer/engine/batched.py): PaddedCache on torch, SequenceCache on llama.cpp."""
+    """The KV cache of a DecodeBatch's rows (explorer/engine/batching/slots.py): PaddedCache on torch, SequenceCache on llama.cpp."""
 
     last: Any  # (B, H) hidden states or (B, V) logits: each row's last position
 
@@ -148,11 +150,10 @@ class BatchRows(Protocol):
 
 @runtime_checkable
 class Batching(Forward, Protocol):
-    """A Forward whose generations decode together (explorer/engine/scheduler.py)."""
+    """A Forward whose generations decode together (explorer/engine/batching/scheduler.py)."""
 
     batch_positions: int  # the most positions (prompt + tokens) of one batched generation
     batch_allocated: bool  # the rows' KV cells are set aside up front (`reserve`), else the cache grows with them
-    scheduler: Any  # its Scheduler once the server `attach`es one, else None
 
     def batch_refusal(self) -> str | None:
         """Why this model's generations cannot decode together (for the server's log); None where they can."""
@@ -168,14 +169,32 @@ class Batching(Forward, Protocol):
         ...
 
     def batch_cache(self) -> BatchRows:
-        """The rows' cache of a new Batch."""
+        """The rows' cache of a new DecodeBatch."""
+        ...
+
+
+class HiddenStatesEngine(Forward, Protocol):
+    """A Forward whose residual stream can be read (the torch engine; `capabilities.hidden_states`): what the logit
+    lens and `return_hidden_states` (explorer/engine/analyses/lens.py, hidden.py) ask of it."""
+
+    model: Any  # the transformers model: its final norm is found in it
+
+    @property
+    def n_layers(self) -> int: ...
+
+    @property
+    def hidden_size(self) -> int: ...
+
+    def body_states(self, ids: Any, norm: Any, past: Any = None, cache: bool = False) -> tuple[Any, list[Any], Any]:
+        """`body(ids, past, cache)` (every row) and, from the same forward pass, the residual stream."""
         ...
 
 
 def forward_pass(engine: ModelEngine) -> Forward:
-    """`engine` as a forward pass run here, or the ExplorerError saying a served model exposes none."""
-    if isinstance(engine, Forward):
-        return engine
+    """`engine` as a forward pass run here (its capabilities say so), or the ExplorerError saying a served model
+    exposes none."""
+    if engine.capabilities.forward:
+        return cast(Forward, engine)
     raise ExplorerError(
         f"{engine.name} runs on a remote backend, which does not expose hidden states or logits "
         "(needed for this view): use a model loaded here (drop --backend).",

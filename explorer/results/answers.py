@@ -1,6 +1,6 @@
 """Answer sets: which answer the model prefers after a prompt, each answer a set of variants (numpy only).
 
-The engine fills it (explorer.engine.answers). In nats:
+The engine fills it (explorer.engine.analyses.answers). In nats:
     variant logprob   = sum of log p(token | prompt, earlier tokens of the variant)   (the whole continuation)
     answer logprob    = logsumexp of its variants' logprobs        (the mass of " Paris", " paris", ...)
     probability       = exp(answer logprob)                        (raw: the rest of the mass is elsewhere)
@@ -309,7 +309,7 @@ def _bad_quiz(msg: str) -> ExplorerError:
     return ExplorerError(msg, param="quiz", code="invalid_value")
 
 
-def _quiz_item(n: int, d: object) -> dict:
+def quiz_item(n: int, d: object) -> dict:
     """Line n's question: {question, choices: variant lists, answer: index}."""
     if not isinstance(d, dict) or not isinstance(d.get("question"), str) or not isinstance(d.get("choices"), list):
         raise _bad_quiz(f'Quiz line {n}: write an object with "question" (text), "choices" (a list) and "answer".')
@@ -358,7 +358,7 @@ def json_lines(text: str, bad: Callable[[int, str], ExplorerError]) -> Iterator[
 def read_quiz(text: str) -> list[dict]:
     """Questions of a JSONL quiz (one object a line: question, choices, answer), checked."""
     bad = lambda n, why: _bad_quiz(f"Quiz line {n} is not JSON ({why}): one JSON object a line.")  # noqa: E731
-    out = [_quiz_item(n, d) for n, d in json_lines(text, bad)]
+    out = [quiz_item(n, d) for n, d in json_lines(text, bad)]
     if not out:
         raise _bad_quiz("The quiz file has no questions: one JSON object a line.")
     return out

@@ -1,6 +1,6 @@
 """Attribution: why the model expected one token, as each earlier token's (or word's, or span's) share.
 
-Numpy only; the engine fills it (explorer.engine.attribution). The explained quantity is
+Numpy only; the engine fills it (explorer.engine.analyses.attribution). The explained quantity is
     f(x) = log p(target | x)                              (no contrast)
     f(x) = log p(target | x) - log p(contrast | x)        ("why the target rather than the contrast")
 where x = token_ids[:pos], in nats. A unit's value is its share of f: positive = it made the target

@@ -3,7 +3,7 @@
 Per text: its tokens, total and mean logprob, perplexity, the text statistics (explorer.results.stats), and for a
 quiz line the answer set's result (predicted choice, right choice, confidence); a row whose text cannot be scored
 (too long for the model, empty) keeps its place with the reason. The table is written as CSV and JSONL, the whole
-batch as one JSON object (`to_dict`). explorer/engine/batch.py scores the texts.
+batch as one JSON object (`to_dict`). explorer/engine/analyses/batch.py scores the texts.
 
 Input, read here (no model needed): a CSV with a header and a `text` column (an `id` column is kept when there is
 one; commas, semicolons or tabs), a .txt file with one text a line, or JSONL, one text a line: a JSON string, an
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from explorer.errors import ExplorerError
 from explorer.floats import to_json
-from explorer.results.answers import _quiz_item, json_lines, quiz_text
+from explorer.results.answers import json_lines, quiz_item, quiz_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,7 +158,7 @@ def _json_item(n: int, d: object) -> BatchItem:
     if isinstance(d, str):
         return BatchItem(n, d)
     if isinstance(d, dict) and "question" in d and "choices" in d:
-        q = _quiz_item(n, d)
+        q = quiz_item(n, d)
         return BatchItem(n, q["question"], _id(d.get("id")), q["choices"], q["answer"])
     if isinstance(d, dict) and isinstance(d.get("text"), str):
         return BatchItem(n, d["text"], _id(d.get("id")))

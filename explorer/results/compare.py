@@ -1,6 +1,6 @@
 """Comparison: two results of the same text side by side (two models, or one model after two prompts).
 
-Numpy only; the engine fills it (explorer.engine.compare). Three kinds:
+Numpy only; the engine fills it (explorer.engine.analyses.compare). Three kinds:
 - "models": two models that share a tokenizer score the same ids; per position both
   logprobs, ranks and the divergences between the two full next-token distributions;
 - "prompts": one model scores the same continuation after two prompts; the continuation's

@@ -1,6 +1,6 @@
 """Lookup: how likely one chosen token (or string) was at every position of a text, beyond the top-k.
 
-Numpy only; the engine fills it (explorer.engine.lookup). A query is a token id (`42`, or
+Numpy only; the engine fills it (explorer.engine.analyses.lookup). A query is a token id (`42`, or
 `id:42`) or a text (`text:42` forces text); a text of several tokens is followed by its
 first token at every position, and by the joint logprob of all its tokens where the text
 actually continues with them. Units: natural log.

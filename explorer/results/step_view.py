@@ -1,6 +1,6 @@
 """StepView: one generated token's step seen twice, as the model's raw distribution and as what the sampler drew from.
 
-Numpy only; the engine fills it on demand (explorer/engine/step_view.py), the token detail renders it.
+Numpy only; the engine fills it on demand (explorer/engine/analyses/step_view.py), the token detail renders it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """WhatIf: one position's next-token distribution, raw and after a sampler setting, side by side.
 
-Numpy only; the engine fills it (explorer.engine.whatif) with the same sampler code that
+Numpy only; the engine fills it (explorer.engine.analyses.whatif) with the same sampler code that
 generation uses. Units: natural log, entropy in nats. Processed entries the sampler cut are -inf.
 """
 

@@ -298,7 +298,7 @@ class Inspector:
         a result opened from a file: that never loads a model)."""
         if self.models is None or imported or r.output_k is None or pos < r.n_prompt:
             return None
-        from explorer.engine.step_view import step_view  # torch only where it is needed
+        from explorer.engine.analyses.step_view import step_view  # torch only where it is needed
 
         try:
             with self.models.use(r.model) as engine:

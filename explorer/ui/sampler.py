@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import gradio as gr
 
 from explorer.engine import Done, ModelEngine, Step, stream, with_seed
-from explorer.engine.generation import collect
+from explorer.engine.passes.generation import collect
 from explorer.errors import ExplorerError
 from explorer.links import damaged
 from explorer.models import Models

@@ -23,9 +23,9 @@ class Shapes(TorchDispatchMode):
 
 def recorded(fn, *args, record: type[TorchDispatchMode] = Shapes, **kwargs):
     """(fn(*args, **kwargs), the `record` mode (Shapes: every tensor's shape) that watched it), run on the team's
-    thread in inference mode: the engine's passes and statistics run there (explorer/engine/team.py), and a
+    thread in inference mode: the engine's passes and statistics run there (explorer/engine/local/team.py), and a
     dispatch mode sees its own thread's ops only."""
-    from explorer.engine import team
+    from explorer.engine.local import team
 
     def job():
         with torch.inference_mode(), record() as rec:

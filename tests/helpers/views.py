@@ -3,9 +3,9 @@ shared by tests/test_view_files.py and the browser test that opens the files."""
 
 from __future__ import annotations
 
-from explorer.engine.batch import run_batch
-from explorer.engine.branch import Prefixes, grow, plant
-from explorer.engine.lens import lens_ids
+from explorer.engine.analyses.batch import run_batch
+from explorer.engine.analyses.branch import Prefixes, grow, plant
+from explorer.engine.analyses.lens import lens_ids
 from explorer.lm import LM
 from explorer.notebook import views
 from explorer.results.batch import BatchItem

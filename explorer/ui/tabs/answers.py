@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.engine.answers import MAX_ANSWERS, MAX_VARIANTS, check_answers, run_quiz, score_answers
+from explorer.engine.analyses.answers import MAX_ANSWERS, MAX_VARIANTS, check_answers, run_quiz, score_answers
 from explorer.errors import ExplorerError
 from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, damaged, text
 from explorer.notebook.views import answers_page

@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from explorer.engine.branch import Prefixes, grow, plant
+from explorer.engine.analyses.branch import Prefixes, grow, plant
 from explorer.links import Base, Rerun, TabLink, ViewState
 from explorer.notebook.views import branch_page
 from explorer.render.branch import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html

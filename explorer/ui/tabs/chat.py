@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.engine.turns import chat_turns
+from explorer.engine.text.turns import chat_turns
 from explorer.errors import ExplorerError
 from explorer.links import Base, ResultLink, ViewState, damaged, flag, messages, text
 from explorer.ui.actions import uses_model

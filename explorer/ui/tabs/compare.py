@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from explorer.engine.compare import compare_prompt_texts, compare_text
+from explorer.engine.analyses.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
 from explorer.links import Base, Rerun, TabLink, ViewState, choice, count, text
 from explorer.notebook.views import compare_page

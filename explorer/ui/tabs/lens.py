@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from explorer.engine.lens import lens_ids
+from explorer.engine.analyses.lens import lens_ids
 from explorer.errors import ExplorerError
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.notebook.views import lens_page

@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.engine.lookup import lookup
+from explorer.engine.analyses.lookup import lookup
 from explorer.links import Base, Rerun, TabLink, ViewState, text
 from explorer.render.lookup import lookup_figure, lookup_markdown, lookup_table
 from explorer.results.lookup import MAX_LOOKUPS

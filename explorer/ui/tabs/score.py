@@ -14,8 +14,8 @@ from typing import Any, cast
 import gradio as gr
 
 from explorer.engine import ModelEngine
-from explorer.engine.guesses import next_token
-from explorer.engine.scoring import score_progress, text_ids
+from explorer.engine.analyses.guesses import next_token
+from explorer.engine.passes.scoring import score_progress, text_ids
 from explorer.links import Base, ResultLink, ViewState, flag, text
 from explorer.render.next_token import CSS as NEXT_CSS
 from explorer.render.next_token import temperature_html

@@ -11,7 +11,7 @@ import gradio as gr
 import numpy as np
 import pandas as pd
 
-from explorer.engine.whatif import MAX_SHOWN, logits_row, whatif
+from explorer.engine.analyses.whatif import MAX_SHOWN, logits_row, whatif
 from explorer.links import Base, Rerun, TabLink, ViewState, damaged, slider
 from explorer.render.whatif import WHATIF_COLUMNS, whatif_figure, whatif_markdown, whatif_table
 from explorer.results.whatif import context_of

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, cast
 import gradio as gr
 
 from explorer import bounds
-from explorer.engine.attribution import DETAIL, MAX_STEPS, attribute, check_request
+from explorer.engine.analyses.attribution import DETAIL, MAX_STEPS, attribute, check_request
 from explorer.errors import ExplorerError
 from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.notebook.views import why_page

@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.engine.word_ends import Progress, score_words
+from explorer.engine.passes.word_ends import Progress, score_words
 from explorer.errors import ExplorerError
 from explorer.export.words import to_csv, to_json
 from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, whole

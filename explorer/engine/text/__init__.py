@@ -1,0 +1,2 @@
+"""The text side of an engine, no model: per-token bytes (`tokens`), text and chat -> checked ids (`encoding`),
+chat turns (`turns`), the document-start token (`context_start`)."""
