@@ -37,7 +37,7 @@ function pct(logprob) {
   const p = Math.exp(logprob) * 100;
   if (p >= 10) return p.toFixed(0) + "%";
   if (p >= 1) return p.toFixed(1) + "%";
-  if (p < 0.0001) return "< 0.0001%";
+  if (p < 0.0001) return "<\u00a00.0001%";  // a no-break space: "<" never ends a line on its own
   return p.toPrecision(2).replace(/0+$/, "").replace(/\.$/, "") + "%";
 }
 // a token's text as the page shows it: a leading space kept visible only where it is all there is
