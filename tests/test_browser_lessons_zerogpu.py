@@ -16,7 +16,7 @@ require_chromium()
 pytestmark = [pytest.mark.browser, pytest.mark.zerogpu]
 
 PHONE = {"width": 420, "height": 900}
-WAITING = "is in. The model's chance for it comes"
+WAITING = "is in. The model's chance for it shows here"
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_a_waiting_guess_fills_in_when_the_teacher_shows_the_next_word(browser, 
     answered.get_by_text("The model gave your guess").wait_for(timeout=30_000)
     assert f"“{top[0]}”" in answered.locator("#result").inner_text() and kept_result(answered)["pending"] is False
     assert len(device_api.durations()) == calls  # neither answer was a GPU call of its own
-    teacher.get_by_text("1 answers wait for the model's numbers").wait_for(timeout=30_000)
+    teacher.get_by_text("1 answer waits for the model's numbers").wait_for(timeout=30_000)
 
     # 2. the teacher shows the next word: one GPU call, and the waiting page fills in by its own poll, no reload
     teacher.get_by_role("button", name="Show the next word").click()
