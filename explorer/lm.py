@@ -70,9 +70,9 @@ def load(
     if _is_url(model) and engine == "auto":
         model, engine = None, str(model)
     if _is_url(engine):
-        from explorer.engine.remote.engine import RemoteEngine
+        from explorer.engine import select  # torch loads here, once the arguments are checked
 
-        return LM(RemoteEngine(engine.rstrip("/"), model, api_key, tokenizer))
+        return LM(select.load(select.EngineSpec(model, select.REMOTE, engine.rstrip("/"), api_key, tokenizer)))
     choice = {"llamacpp": "llama.cpp", "llama_cpp": "llama.cpp", "transformers": "torch"}.get(engine.lower(), engine)
     if choice not in ENGINES:
         raise ExplorerError(
@@ -86,10 +86,11 @@ def load(
             param="model",
             code="model_not_found",
         )
-    from explorer.engine import load_any
+    from explorer.engine import select
 
     path = os.path.expanduser(model) if model is not None else None
-    return LM(load_any(path, device, dtype, trust_remote_code, engine=choice))
+    spec = select.EngineSpec(path, choice, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    return LM(select.load(spec))
 
 
 def _text(value: object, param: str, verb: str) -> str:

@@ -26,9 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from explorer.config import Config, current
-from explorer.engine import DEFAULT_MODEL, ModelEngine, load_any, plan
+from explorer.engine import DEFAULT_MODEL, ModelEngine, select
 from explorer.engine.batching.scheduler import attach
+from explorer.engine.capabilities import has_hidden_states, no_hidden_states
 from explorer.engine.local.memory import device_memory_mb
+from explorer.engine.select import EngineSpec
 from explorer.errors import ExplorerError
 from explorer.settings import Limits
 
@@ -135,15 +137,17 @@ class Models:
 
     def _load(self, spec: ModelSpec) -> AnyEngine:
         """`spec`'s engine, loaded here (a served model's twin on the torch engine)."""
-        return load_any(
-            spec.source,
-            self.device,
-            self.dtype,
-            spec.trust_remote_code,
-            engine="torch" if spec.twin_of else self.engine,
-            name=spec.twin_of or spec.name,
-            hub_only=spec.hub_only,
-            compile=self.compile,
+        return select.load(
+            EngineSpec(
+                spec.source,
+                select.TORCH if spec.twin_of else self.engine,
+                device=self.device,
+                dtype=self.dtype,
+                trust_remote_code=spec.trust_remote_code,
+                name=spec.twin_of or spec.name,
+                hub_only=spec.hub_only,
+                compile=self.compile,
+            )
         )
 
     def forget_locks(self) -> None:
@@ -234,11 +238,11 @@ class Models:
         engine = self.loaded(name)
         if engine is not None:
             return engine.capabilities.engine
-        if self.engine == "remote":  # a backend's models (explorer/server.py remote_models)
-            return "remote"
+        if select.is_remote(self.engine):  # a backend's models (explorer/server.py remote_models)
+            return select.REMOTE
         try:
             spec = self.resolve(name)
-            return plan(spec.source, self.engine, self.device, spec.hub_only)[0]
+            return select.plan(spec.source, self.engine, self.device, spec.hub_only)[0]
         except ExplorerError:
             return None
 
@@ -246,12 +250,7 @@ class Models:
         """The torch engine's spec on the weights `name` serves through llama.cpp, or None where torch cannot read
         them (a GGUF file of its own: only the default model's is converted here) or `name` is not served so."""
         spec = self.resolve(name)
-        if self.engine_of(spec.name) != "llama.cpp":
-            return None
-        try:
-            if plan(spec.source, "torch", self.device, spec.hub_only)[0] != "torch":
-                return None
-        except ExplorerError:
+        if not select.torch_reads(self.engine_of(spec.name), spec.source, self.device, spec.hub_only):
             return None
         return ModelSpec(spec.name + TWIN, spec.source, spec.trust_remote_code, spec.hub_only, twin_of=spec.name)
 
@@ -259,16 +258,9 @@ class Models:
         """Why a view needing `need` (a Capabilities field: "hidden_states") cannot run on `name`, in one
         sentence; None where it can (on the engine serving it, or on its torch twin: `use_for`)."""
         kind = self.engine_of(self.resolve(name).name)
-        if kind == "torch" or kind is None:
+        if kind is None or has_hidden_states(kind) or self.twin(name) is not None:
             return None
-        if kind == "llama.cpp":
-            if self.twin(name) is not None:
-                return None
-            return (
-                "This view needs the model's hidden states, which llama.cpp does not expose, and the torch engine "
-                "cannot read this GGUF file: serve the model's folder with --engine torch to use it."
-            )
-        return "This view needs the model's hidden states and gradients, which a remote server does not send."
+        return no_hidden_states(kind)
 
     @contextmanager
     def use_for(self, name: str | None, need: str) -> Iterator[AnyEngine]:

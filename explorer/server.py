@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI
 
@@ -31,17 +31,21 @@ def parse_auth(value: str | None) -> tuple[str, str] | None:
 def remote_models(backend: tuple[str, str | None, str | None], names: list[str] | None, public: bool = False) -> Models:
     """A registry whose models are the backend's (all of them, or those named), each a RemoteEngine."""
     from explorer.engine.remote.engine import SERVER, RemoteEngine
+    from explorer.engine.select import REMOTE, EngineSpec, load
 
     url, key, tokenizer = backend
-    first = RemoteEngine(url, names[0] if names else None, key, tokenizer)
+    # a REMOTE spec loads a RemoteEngine, whose backend lists the served models
+    first = cast(RemoteEngine, load(EngineSpec(names[0] if names else None, REMOTE, url, key, tokenizer)))
     served = names or [m["id"] for m in first.backend.get("/v1/models").get("data", [])] or [first.model_id]
     registry = Models(
         served,
         allow_hub=False,
         public=public,
-        engine="remote",
-        loader=lambda spec: RemoteEngine(
-            url, spec.source, key, tokenizer if spec.name == first.name or tokenizer == SERVER else None
+        engine=REMOTE,
+        loader=lambda spec: load(
+            EngineSpec(
+                spec.source, REMOTE, url, key, tokenizer if spec.name == first.name or tokenizer == SERVER else None
+            )
         ),
     )
     registry.add(first)

@@ -251,11 +251,31 @@ def test_the_private_import_check_sees_one():
 ENGINE_TYPES = {"Forward", "Batching", "ModelEngine", "ForwardEngine", "TorchEngine", "LlamaCppEngine", "RemoteEngine"}
 KINDS = {"local", "torch", "llama.cpp", "remote"}
 KIND_OWNERS = ("explorer/engine/select.py", "explorer/engine/capabilities.py")  # the registry and the record
+# (module, string) pairs whose comparison is not about an engine, each with its reason
+NOT_ENGINE_KINDS = {
+    ("explorer/zerogpu.py", "torch"): "the package a returned value's type comes from (no torch object may leave a "
+    "GPU call), not an engine kind",
+}
+
+
+def _kind_names(side: ast.expr) -> set[str]:
+    """The engine kinds' names a comparison's side spells: a string, or strings in a tuple, list or set."""
+    items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+    return {i.value for i in items if isinstance(i, ast.Constant) and i.value in KINDS}
+
+
+def compares_kind(node: ast.Compare, rel: str) -> bool:
+    """Whether `node` compares a value (==, !=, in, not in) with an engine kind's name, outside the allowed pairs."""
+    if not any(isinstance(o, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for o in node.ops):
+        return False
+    names = set().union(*(_kind_names(s) for s in [node.left, *node.comparators]))
+    return any((rel, name) not in NOT_ENGINE_KINDS for name in names)
 
 
 def engine_dispatch(source: str, rel: str) -> list[str]:
-    """'path:line ...' for each `isinstance(x, <an engine type>)` and, in explorer/engine/ outside KIND_OWNERS, each
-    comparison with an engine kind's name: code asks the engine's capabilities, never which engine it is."""
+    """'path:line ...' for each `isinstance(x, <an engine type>)` and, in explorer/ outside KIND_OWNERS (the engine
+    registry and the capability record), each comparison with an engine kind's name: code asks the registry's
+    named functions or the engine's capabilities, never which engine it is."""
     out = []
     for node in ast.walk(ast.parse(source, filename=rel)):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
@@ -263,12 +283,8 @@ def engine_dispatch(source: str, rel: str) -> list[str]:
             names = {getattr(k, "id", getattr(k, "attr", None)) for k in kinds}
             if names & ENGINE_TYPES:
                 out.append(f"{rel}:{node.lineno} asks isinstance of {', '.join(sorted(names & ENGINE_TYPES))}")
-        elif isinstance(node, ast.Compare) and rel.startswith("explorer/engine/") and rel not in KIND_OWNERS:
-            sides = [node.left, *node.comparators]
-            if any(isinstance(o, (ast.Eq, ast.NotEq)) for o in node.ops) and any(
-                isinstance(s, ast.Constant) and s.value in KINDS for s in sides
-            ):
-                out.append(f"{rel}:{node.lineno} compares an engine kind's name")
+        elif isinstance(node, ast.Compare) and rel not in KIND_OWNERS and compares_kind(node, rel):
+            out.append(f"{rel}:{node.lineno} compares an engine kind's name")
     return out
 
 
@@ -288,6 +304,12 @@ def test_the_dispatch_check_sees_each_kind():
     assert engine_dispatch("remote = caps.kind == 'remote'\n", "explorer/engine/analyses/x.py")
     assert not engine_dispatch("ok = isinstance(text, str)\n", "explorer/engine/x.py")
     assert not engine_dispatch("if kind == 'llama.cpp':\n    pass\n", "explorer/engine/select.py")
+    assert engine_dispatch("if self.engine == 'remote':\n    pass\n", "explorer/models.py")  # outside the engine too
+    assert engine_dispatch("if 'torch' != kind:\n    pass\n", "explorer/ui/tabs/x.py")
+    assert engine_dispatch("ok = kind in ('torch', 'llama.cpp')\n", "explorer/api/x.py")
+    assert engine_dispatch("ok = kind not in {'remote'}\n", "explorer/cli/x.py")
+    assert engine_dispatch("if kind == 'torch':\n    pass\n", "explorer/zerogpu.py.bak")  # the pair is one module's
+    assert not engine_dispatch("if type(v).__module__ == 'torch':\n    pass\n", "explorer/zerogpu.py")
     assert not engine_dispatch("if engine.capabilities.forward:\n    pass\n", "explorer/engine/x.py")
 
 

@@ -170,11 +170,13 @@ def load_engine(a, model: str | None):
 
     config = current()  # the command line's (explorer.cli.main uses it while the command runs)
     model = model or config.model
+    from explorer.engine.select import REMOTE, EngineSpec, load
+
     if config.backend:
-        from explorer.engine.remote.engine import RemoteEngine
-
-        return RemoteEngine(config.backend, model, config.backend_key, config.backend_tokenizer)
-    from explorer.engine import load_any
-
-    device, dtype, kind = config.engine.device, config.engine.dtype, config.engine.kind
-    return load_any(model, device, dtype, a.trust_remote_code, engine=kind)
+        return load(EngineSpec(model, REMOTE, config.backend, config.backend_key, config.backend_tokenizer))
+    options = config.engine
+    return load(
+        EngineSpec(
+            model, options.kind, device=options.device, dtype=options.dtype, trust_remote_code=a.trust_remote_code
+        )
+    )

@@ -6,18 +6,19 @@ from explorer.engine.local.torch_engine import TorchEngine
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import collect, generate, stream, with_seed
 from explorer.engine.passes.scoring import score_ids, score_text
-from explorer.engine.select import load_any, plan
+from explorer.engine.select import EngineSpec, load, plan
 
 __all__ = [
     "DEFAULT_MODEL",
     "Done",
+    "EngineSpec",
     "Forward",
     "ModelEngine",
     "Step",
     "TorchEngine",
     "collect",
     "generate",
-    "load_any",
+    "load",
     "plan",
     "score_ids",
     "score_text",

@@ -62,3 +62,18 @@ class Capabilities:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def has_hidden_states(engine: str) -> bool:
+    """Whether the engine kind `engine` (`Capabilities.engine`'s names) gives hidden states: only torch does."""
+    return engine == "torch"
+
+
+def no_hidden_states(engine: str) -> str:
+    """Why a view needing hidden states cannot run on the engine kind `engine`, where no torch twin helps."""
+    if engine == "llama.cpp":
+        return (
+            "This view needs the model's hidden states, which llama.cpp does not expose, and the torch engine "
+            "cannot read this GGUF file: serve the model's folder with --engine torch to use it."
+        )
+    return "This view needs the model's hidden states and gradients, which a remote server does not send."

