@@ -438,3 +438,19 @@ def test_hidden_states_go_whole_to_a_backend_that_announces_them(backend, gpt2_d
     finally:
         front.stop()
         off.stop()
+
+
+def test_a_backends_models_load_through_the_engine_registry(backend, gpt2_dir):
+    """`--backend`'s registry (explorer/server.py): its models listed from the server, each loaded by
+    explorer.engine.load as a RemoteEngine, with no torch twin and a sentence for the views needing layers."""
+    from explorer.server import remote_models
+
+    models = remote_models((backend, None, gpt2_dir), None)
+    served = models.default
+    assert models.names == [served] and models.engine_of(served) == "remote"
+    assert models.without(served, "hidden_states") == (
+        "This view needs the model's hidden states and gradients, which a remote server does not send."
+    )
+    engine = models.get(served)
+    assert isinstance(engine, RemoteEngine) and engine.capabilities.engine == "remote"
+    assert models.twin(served) is None
