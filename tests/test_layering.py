@@ -334,3 +334,28 @@ def test_the_shared_passes_and_analyses_import_no_engine_implementation():
         if module.startswith(IMPLEMENTATIONS)
     ]
     assert not bad, "\n".join(bad)
+
+
+LONGEST = 60  # lines a function may take, its nested functions included (#42: no function over 60 lines)
+
+
+def long_functions(source: str, rel: str) -> list[str]:
+    """`rel:line name (n lines)` for each function of `source` longer than LONGEST lines."""
+    return [
+        f"{rel}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1} lines)"
+        for f in ast.walk(ast.parse(source))
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and (f.end_lineno or 0) - f.lineno + 1 > LONGEST
+    ]
+
+
+def test_no_function_in_the_app_is_over_sixty_lines():
+    app = [rel for rel in python_files() if rel.startswith("explorer/")]
+    assert len(app) > 100  # the scan sees the package
+    found = [x for rel in app for x in long_functions((ROOT / rel).read_text(encoding="utf-8"), rel)]
+    assert found == []
+
+
+def test_the_length_check_sees_a_long_function():
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONGEST))
+    assert long_functions("def short():\n" + "".join(body.splitlines(keepends=True)[:-1]), "a.py") == []
+    assert long_functions(f"def long():\n{body}", "a.py") == ["a.py:1 long (61 lines)"]
