@@ -279,7 +279,9 @@ def branch_figures(engine, quick: bool) -> dict:
         at = len(prompt) + gen_tokens // 2
         token = int(r.top_ids[at, 1])  # the runner-up at a generated position
         seen, real = [], engine.body
-        engine.body = lambda ids, past=None, cache=False: seen.append(ids.shape[1]) or real(ids, past, cache)
+        engine.body = lambda ids, past=None, cache=False, last=False: (
+            seen.append(ids.shape[1]) or real(ids, past, cache, last=last)
+        )
         try:
             t = time.perf_counter()
             b = branch(engine, prefixes, r.token_ids[:at].tolist(), token, replace(s, max_tokens=branch_tokens), k=20)

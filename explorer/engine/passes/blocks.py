@@ -48,7 +48,10 @@ def prefill_blocks(
     for a in range(0, t, step):
         b = min(a + step, t)
         bounds.check()
-        hidden, past = engine.body(x[:, a:b], past, cache=keep or b < t, last=last)
+        # `last` only where asked, as every pass read a prompt before this module: a body wrapped to count or slow
+        # its passes (tests, bench) keeps the (ids, past, cache) call it was written for
+        more = {"last": True} if last else {}
+        hidden, past = engine.body(x[:, a:b], past, cache=keep or b < t, **more)
         yield a, b, hidden, past
 
 
