@@ -8,11 +8,11 @@ from typing import Any, cast
 
 from fastapi import FastAPI
 
-from explorer import __version__, zerogpu
+from explorer import zerogpu
 from explorer.config import Config, RoomLimits, current, quiet_gradio, use
 from explorer.errors import ExplorerError
 from explorer.models import Models, is_loopback, is_public
-from explorer.settings import Limits
+from explorer.settings import VERSION, Limits
 
 PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
 
@@ -76,7 +76,7 @@ def build_app(
     if limits is not None:
         models.limits = limits
     limits = models.limits
-    app = FastAPI(title="logprob-explorer", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="logprob-explorer", version=VERSION, docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(
         token_router(models, limits, root_guard(auth, limits))
     )  # /tokenize, /detokenize, /health, /version

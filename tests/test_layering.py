@@ -149,24 +149,26 @@ def test_the_rules_catch_each_kind_of_import():
 UNTIED = ("explorer/api/", "explorer/export/")  # packages whose modules import one another one way only
 
 
-def import_graph(prefixes: tuple[str, ...]) -> dict[str, set[str]]:
+def import_graph(prefixes: tuple[str, ...], leave_out=lambda rel, tree: set()) -> dict[str, set[str]]:
     """module -> the modules of `prefixes` it imports (wherever the import stands: a function's counts too; a
-    `from package import module` counts the package too)."""
+    `from package import module` counts the package too), but for those on the lines `leave_out(rel, tree)` gives."""
     graph: dict[str, set[str]] = {}
     for rel in python_files():
         if rel.startswith(prefixes):
             name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
             source = (ROOT / rel).read_text(encoding="utf-8")
-            graph[name] = {m for _, m in imports(source, rel)} | _from_packages(source, rel)
+            skip = leave_out(rel, ast.parse(source, filename=rel))
+            graph[name] = {m for line, m in imports(source, rel) if line not in skip}
+            graph[name] |= {m for line, m in _from_packages(source, rel) if line not in skip}
     return {m: {t for t in targets if t in graph and t != m} for m, targets in graph.items()}
 
 
-def _from_packages(source: str, rel: str) -> set[str]:
-    """The package of each `from package import module`: importing it runs the package's `__init__` first."""
+def _from_packages(source: str, rel: str) -> set[tuple[int, str]]:
+    """(line, package) of each `from package import module`: importing it runs the package's `__init__` first."""
     found = set()
     for node in ast.walk(ast.parse(source, filename=rel)):
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            found.add(node.module)
+            found.add((node.lineno, node.module))
     return found
 
 
@@ -217,6 +219,81 @@ def test_the_engine_has_no_import_cycle():
     """Not even through an import inside a function: a rule two modules need lives in a third both import."""
     found = cycles(import_graph(ENGINE))
     assert not found, "engine modules that import one another: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+FRONT = "explorer"  # explorer/__init__.py: the package's front door (LM, load, open, TokenScores, __version__)
+# The result types' notebook methods (`scores.to_pandas()`, `.to_html()`, ...): one-line calls of the presenters in
+# explorer/notebook and explorer/export, imported inside the method. They are the one sanctioned way back from the
+# result types to their presenters: the Python API's users call them on the result they hold, and the presenters stay
+# pure functions of it. Nothing else in explorer/results may import a presenter.
+PRESENTER_METHODS = frozenset({"to_pandas", "to_json", "to_csv", "to_html", "save_html", "_repr_html_"})
+PRESENTER_PACKAGES = ("explorer.notebook", "explorer.export")
+
+
+def presenter_method_imports(rel: str, tree: ast.Module) -> set[int]:
+    """The lines of the presenter imports inside a result type's notebook methods (PRESENTER_METHODS), in the file at
+    `rel` (only explorer/results/ has them)."""
+    if not rel.startswith("explorer/results/"):
+        return set()
+    methods = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in PRESENTER_METHODS]
+    return {
+        n.lineno
+        for f in methods
+        for n in ast.walk(f)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(PRESENTER_PACKAGES)
+    }
+
+
+def test_the_app_has_no_import_cycle():
+    """Across all of explorer/, imports inside functions counted: a rule two modules need lives in a third both import.
+    Left out: the front door (every module's import runs explorer/__init__ first, so it may import anything; in
+    return no module takes a name from it but a submodule: test_no_module_reads_the_front_door) and the imports
+    inside the result types' notebook methods (PRESENTER_METHODS, above)."""
+    graph = import_graph(("explorer/",), leave_out=presenter_method_imports)
+    graph = {m: targets - {FRONT} for m, targets in graph.items() if m != FRONT}
+    found = cycles(graph)
+    assert not found, "modules that import one another: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_the_app_cycle_check_sees_a_presenter_import_outside_a_method():
+    """An import of a presenter at a result module's top, or in a method not named for it, counts."""
+    source = (
+        "from explorer.notebook.frames import token_frame\n"
+        "class R:\n"
+        "    def to_pandas(self):\n        from explorer.notebook.frames import token_frame\n"
+        "    def summary(self):\n        from explorer.export.words import word_rows\n"
+    )
+    tree = ast.parse(source)
+    assert presenter_method_imports("explorer/results/x.py", tree) == {4}
+    assert presenter_method_imports("explorer/render/x.py", tree) == set()
+
+
+def front_door_reads(source: str, rel: str) -> list[str]:
+    """'path:line takes X from explorer' for each `from explorer import X` where X is not a submodule."""
+    out = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.ImportFrom) and node.module == FRONT and not node.level:
+            out += [
+                f"{rel}:{node.lineno} takes {a.name} from explorer"
+                for a in node.names
+                if not _is_module(f"explorer.{a.name}")
+            ]
+    return out
+
+
+def test_no_module_reads_the_front_door():
+    """explorer/__init__ imports the modules it re-exports; a module taking a name back from it (`from explorer import
+    __version__`) would run into a half-made package: the name lives in the module the front door takes it from."""
+    bad = [
+        v
+        for rel in python_files()
+        if rel.startswith("explorer/") and rel != "explorer/__init__.py"
+        for v in front_door_reads((ROOT / rel).read_text(), rel)
+    ]
+    assert not bad, "\n".join(bad)
+    assert front_door_reads("from explorer import __version__, bounds\n", "explorer/x.py") == [
+        "explorer/x.py:1 takes __version__ from explorer"
+    ]
 
 
 def private_imports(source: str, rel: str) -> list[str]:

@@ -17,7 +17,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response, StreamingResponse
 
-from explorer import __version__
 from explorer.api import streaming
 from explorer.api.framing import DONE, error, error_event, error_of, json_response, read_json
 from explorer.api.guard import Guard
@@ -29,7 +28,7 @@ from explorer.api.work import Gate
 from explorer.errors import ExplorerError
 from explorer.export.common import encode_chunks, has_deferred
 from explorer.models import Models
-from explorer.settings import Limits
+from explorer.settings import VERSION, Limits
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +42,7 @@ def build_api(
     limits = limits or Limits.from_env()
     models.serve_batched(limits.workers)  # requests generating at once decode together (engine/batching/scheduler.py)
     gate = Gate(limits)
-    api = FastAPI(title="logprob-explorer API", version=__version__, docs_url="/docs", openapi_url="/openapi.json")
+    api = FastAPI(title="logprob-explorer API", version=VERSION, docs_url="/docs", openapi_url="/openapi.json")
     api.state.gate = gate
     api.add_middleware(
         GZipMiddleware, minimum_size=1024, compresslevel=1

@@ -11,12 +11,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from explorer import __version__
 from explorer.api.framing import json_response, read_json
 from explorer.api.schemas import ChatRequest, parse
 from explorer.errors import ExplorerError
 from explorer.models import Models
-from explorer.settings import Limits
+from explorer.settings import VERSION, Limits
 
 
 class TokenizeRequest(BaseModel):
@@ -144,6 +143,6 @@ def token_router(models: Models, limits: Limits, guard) -> APIRouter:
 
     @router.get("/version")
     async def version():
-        return {"version": __version__}
+        return {"version": VERSION}
 
     return router
