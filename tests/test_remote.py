@@ -84,6 +84,14 @@ def test_chat_equals_the_local_engine(remote, gpt2):
     assert b.token_ids.tolist() == a.token_ids.tolist()
 
 
+def test_a_continued_chat_equals_the_local_engine(remote, gpt2):
+    """encode_chat's options reach the server's template as asked (the remote engine overrides `template_ids` only)."""
+    msgs = [{"role": "user", "content": "Tell me about foxes"}, {"role": "assistant", "content": "Foxes are"}]
+    want = gpt2.encode_chat(msgs, add_generation_prompt=False, continue_final_message=True)
+    assert want != gpt2.encode_chat(msgs)  # the options change the ids, so a dropped or swapped one shows
+    assert remote.encode_chat(msgs, add_generation_prompt=False, continue_final_message=True) == want
+
+
 def test_no_local_tokenizer_tokenizes_on_the_server(backend, gpt2):
     """Tokens, text and bytes from the server. (The exact bytes of tokens that split a character come from the
     vocabulary strings of /tokenize: vLLM's, checked in tests/test_vllm_remote.py.)"""

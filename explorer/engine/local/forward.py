@@ -1,6 +1,6 @@
 """ForwardEngine: what the torch engine (explorer/engine/local/torch_engine.py) and the llama.cpp one (explorer/engine/llamacpp/engine.py)
 share: a forward pass here, split into body (ids -> hidden states or logits) and head, our own statistics kernel,
-the tokenizer's text side, and scoring and generation by the code in scoring.py and generation.py.
+the tokenizer's text side (explorer/engine/text/side.py), and scoring and generation by the code in scoring.py and generation.py.
 
 Scoring and generation run the body once and apply the output layer per chunk of positions, so the full
 [positions, vocabulary] logits never exist at once.
@@ -27,8 +27,7 @@ from explorer.engine.local import team
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import decode_text
 from explorer.engine.passes.scoring import score_forward
-from explorer.engine.text.context_start import adds_bos, context_start_ids, special_tokens
-from explorer.engine.text.encoding import chat_ids, check_ids, check_text
+from explorer.engine.text.side import TokenizerText
 from explorer.results.scores import TokenScores
 from explorer.settings import SamplerSettings
 
@@ -39,8 +38,9 @@ def one_torch_thread() -> None:
     team.torch_threads(1)
 
 
-class ForwardEngine(ABC):
-    """A model whose forward pass runs in this process; subclasses give `body`, `last_rows` and `capabilities`."""
+class ForwardEngine(TokenizerText, ABC):
+    """A model whose forward pass runs in this process; subclasses give `body`, `last_rows` and `capabilities`;
+    the text side (text <-> ids, where a text starts) is TokenizerText's (explorer/engine/text/side.py)."""
 
     def __init__(
         self,
@@ -215,52 +215,3 @@ class ForwardEngine(ABC):
     ) -> Iterator[Step | Done]:
         """generation.stream over this forward pass."""
         return decode_text(self, ids, s, sample, want_prompt)
-
-    # ---- text -> ids -----------------------------------------------------------------------
-    def encode(self, text: str) -> list[int]:
-        """Token ids of `text` with the tokenizer's own special tokens (a BOS where expected)."""
-        check_text(text)
-        return self.tokenize(text)
-
-    def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """Token ids of `text`, with the tokenizer's own special tokens (a BOS where expected) when asked."""
-        return list(self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"])
-
-    def detokenize(self, ids: list[int]) -> str:
-        """The text of token `ids`, special tokens written out (vLLM's /detokenize)."""
-        return self.tokenizer.decode(ids)
-
-    def token_strs(self, ids: list[int]) -> list[str]:
-        """The vocabulary strings of `ids` (`Ġcapital`), as vLLM's /tokenize writes `token_strs`."""
-        return list(self.tokenizer.convert_ids_to_tokens(ids))
-
-    def encode_chat(
-        self,
-        messages: list[dict],
-        *,
-        add_generation_prompt: bool = True,
-        continue_final_message: bool = False,
-        template_kwargs: dict | None = None,
-    ) -> list[int]:
-        """Token ids of `messages` through the model's chat template, ready for the reply (or continuing the last message)."""
-        return chat_ids(
-            self.tokenizer, self.name, messages, add_generation_prompt, continue_final_message, template_kwargs
-        )
-
-    def check_ids(self, ids: list[int]) -> None:
-        check_ids(ids, self.name, self.context, self.vocab_size)
-
-    # ---- where a text starts (see explorer/engine/text/context_start.py) ----------------------
-    @property
-    def adds_bos(self) -> bool:
-        """True when the tokenizer puts a BOS token before every text (its first token is then scored)."""
-        return adds_bos(self.tokenizer)
-
-    def special_tokens(self) -> list[str]:
-        """The model's special tokens as text, its document separator (end-of-text) first."""
-        return special_tokens(self.tokenizer, self.vocab_size)
-
-    def context_start_ids(self, mode: str | None) -> list[int]:
-        """Ids to put before a text so its first token is scored: "none", "bos", "eos" or a special token's text
-        ([] where the tokenizer adds a BOS itself); ExplorerError for a token this model does not have."""
-        return context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)

@@ -30,8 +30,7 @@ from explorer.engine.passes.events import Done, Step
 from explorer.engine.remote.http import Backend, error_message
 from explorer.engine.remote.stream import generation_body, listed_row, num, top_row
 from explorer.engine.remote.vocab import RemoteVocab
-from explorer.engine.text.context_start import adds_bos, context_start_ids, special_tokens
-from explorer.engine.text.encoding import check_ids, check_text
+from explorer.engine.text.side import TokenizerText
 from explorer.engine.text.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 from explorer.floats import from_json
@@ -44,9 +43,11 @@ PROBE_TEXT = "Hello world, 課 👋"  # tokenized here and there: a local tokeni
 VLLM_CAP = re.compile(r"Requested prompt logprobs of (\d+), which is greater than max allowed: (-?\d+)")
 
 
-class RemoteEngine:
+class RemoteEngine(TokenizerText):
     """The ModelEngine interface (explorer/engine/interface.py) over HTTP: `score` and `stream` ask the server;
-    no forward pass here, so no body, head, statistics or device (`capabilities` says what the server gives)."""
+    no forward pass here, so no body, head, statistics or device (`capabilities` says what the server gives).
+    The text side is TokenizerText's (explorer/engine/text/side.py) with the server's answers where no tokenizer
+    loads here."""
 
     def __init__(
         self,
@@ -164,18 +165,10 @@ class RemoteEngine:
     def placement(self) -> str:
         return f"a remote server ({self.backend.shown})"
 
-    # ---- text <-> ids -------------------------------------------------------------------
-    def encode(self, text: str) -> list[int]:
-        """Token ids of `text` with the tokenizer's own special tokens (a BOS where expected)."""
-        check_text(text)
-        return self.tokenize(text)
-
-    def check_ids(self, ids: list[int]) -> None:
-        check_ids(ids, self.name, self.context, self.vocab_size)
-
+    # ---- text <-> ids: TokenizerText's where a tokenizer loaded here, else the server's -----------
     def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]:
         if self.tokenizer is not None:
-            return list(self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"])
+            return super().tokenize(text, add_special_tokens)
         ids = self.backend.post(
             "/tokenize", {"model": self.model_id, "prompt": text, "add_special_tokens": add_special_tokens}
         )["tokens"]
@@ -184,14 +177,14 @@ class RemoteEngine:
 
     def detokenize(self, ids: list[int]) -> str:
         if self.tokenizer is not None:
-            return self.tokenizer.decode(ids)
+            return super().detokenize(ids)
         return self.backend.post("/detokenize", {"model": self.model_id, "tokens": list(ids)})["prompt"]
 
     def token_strs(self, ids: list[int]) -> list[str]:
         """Vocabulary strings: the local tokenizer's, else the server's (/tokenize of the ids' text, when it gives
         the same ids back), else their decoded text."""
         if self.tokenizer is not None:
-            return list(self.tokenizer.convert_ids_to_tokens(ids))
+            return super().token_strs(ids)
         back = self.backend.post(
             "/tokenize",
             {
@@ -205,23 +198,18 @@ class RemoteEngine:
             return list(back["token_strs"])
         return [self.detokenize([i]) for i in ids]
 
-    def encode_chat(
-        self,
-        messages: list[dict],
-        *,
-        add_generation_prompt: bool = True,
-        continue_final_message: bool = False,
-        template_kwargs: dict | None = None,
-    ) -> list[int]:
+    def template_ids(self, messages: list[dict], reply: bool, continue_last: bool, kwargs: dict | None) -> list[int]:
+        """Token ids of `messages` through the server's own chat template (even with a tokenizer here): nothing
+        shifts between the ids scored and the ids the server would read."""
         body = {
             "model": self.model_id,
             "messages": messages,
-            "add_generation_prompt": add_generation_prompt,
-            "continue_final_message": continue_final_message,
+            "add_generation_prompt": reply,
+            "continue_final_message": continue_last,
         }
-        if template_kwargs:
-            body["chat_template_kwargs"] = template_kwargs
-        ids = self.backend.post("/tokenize", body)["tokens"]  # the server's own template: nothing shifts
+        if kwargs:
+            body["chat_template_kwargs"] = kwargs
+        ids = self.backend.post("/tokenize", body)["tokens"]
         self._learn(ids)
         return ids
 
@@ -233,10 +221,10 @@ class RemoteEngine:
 
     @property
     def adds_bos(self) -> bool:
-        return adds_bos(self.tokenizer) if self.tokenizer is not None else False
+        return self.tokenizer is not None and super().adds_bos
 
     def special_tokens(self) -> list[str]:
-        return special_tokens(self.tokenizer, self.vocab_size) if self.tokenizer is not None else []
+        return super().special_tokens() if self.tokenizer is not None else []
 
     def context_start_ids(self, mode: str | None) -> list[int]:
         if mode in (None, "", "none"):
@@ -245,7 +233,7 @@ class RemoteEngine:
             raise ExplorerError(
                 "A context start needs the model's tokenizer here: pass --backend-tokenizer.", param="context_start"
             )
-        return context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)
+        return super().context_start_ids(mode)
 
     # ---- scoring -------------------------------------------------------------------------
     def score(self, ids: list[int], k: int, listed=None) -> TokenScores:
