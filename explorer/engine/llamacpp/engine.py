@@ -62,9 +62,10 @@ def cores() -> int:
 
 
 def default_threads(options: EngineOptions | None = None) -> int:
-    """The options' threads (EXPLORER_THREADS; None: those in force), else every core. (It was all cores but one, when every thread that decoded started its own
-    OpenMP pool and llama.cpp's barriers slept: 2 threads ran slower than 1. With every decode on one thread,
-    explorer/engine/local/team.py, one client on 2 cores through /v1: 102 tokens/s with 2 threads, 59 with 1.)"""
+    """The options' threads (EXPLORER_THREADS; None: those in force), else every core. (It was all cores but one,
+    when every thread that decoded started its own OpenMP pool and llama.cpp's barriers slept: 2 threads ran slower
+    than 1. With every decode on one thread, explorer/engine/local/team.py, one client on 2 cores through /v1: 102
+    tokens/s with 2 threads, 59 with 1.)"""
     return in_force(options).threads or cores()
 
 

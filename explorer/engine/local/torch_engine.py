@@ -93,7 +93,8 @@ class TorchEngine(ForwardEngine):
         options: EngineOptions | None = None,
     ) -> TorchEngine:
         """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id), under
-        `options` (None: those in force, explorer/engine/local/options.py); `device`, `dtype`, `compile` win over theirs."""
+        `options` (None: those in force, explorer/engine/local/options.py); `device`, `dtype`, `compile`, where
+        given, win over theirs."""
         options = in_force(options)
         device, dtype = device or options.device, dtype or options.dtype
         loaded = load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only, options=options)
