@@ -240,9 +240,11 @@ def _ratio(a: float, b: float) -> float:
 
 def concurrent_figures(engine, quick: bool, folder: str | None = None) -> dict:
     """The group's figures on the model folder `folder` (default: the default model's converted folder)."""
+    from explorer.config import engine_options
     from explorer.engine.local.loading import converted_default_dir
 
-    folder = folder or str(converted_default_dir())
+    converted = str(converted_default_dir(engine_options().cache))
+    folder = folder or converted
     clients, rounds = 8, 1 if quick else 3
     out: dict = {"concurrent_clients": clients, "concurrent_rounds": rounds}
     srv = _ours(folder, clients)
@@ -253,7 +255,7 @@ def concurrent_figures(engine, quick: bool, folder: str | None = None) -> dict:
         srv.stop()
     out["ours_gen_vs_serial"] = _ratio(out["ours_gen_tok_s"], out["ours_serial_gen_tok_s"])
     out["ours_score_vs_serial"] = _ratio(out["ours_score_tok_s"], out["ours_serial_score_tok_s"])
-    if folder == str(converted_default_dir()):
+    if folder == converted:
         out.update(_ours_llamacpp(clients, rounds))
     peer = _vllm(folder)
     if peer is not None:

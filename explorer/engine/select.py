@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import explorer.engine.llamacpp.engine as llamacpp
 import explorer.engine.llamacpp.gguf as gguf
-from explorer.config import engine_options
+from explorer.config import EngineOptions
 from explorer.engine.interface import ModelEngine
 from explorer.engine.local.loading import DEFAULT_MODEL, pick_device
+from explorer.engine.local.options import in_force
 from explorer.engine.local.torch_engine import TorchEngine
 from explorer.errors import ExplorerError
 
@@ -29,9 +30,9 @@ ENGINES = ("auto", TORCH, LLAMACPP)  # what --engine / EXPLORER_ENGINE may ask; 
 log = logging.getLogger(__name__)
 
 
-def engine_choice(engine: str | None) -> str:
-    """`engine` (or EXPLORER_ENGINE, else auto: explorer.config), checked: one of ENGINES."""
-    raw = (engine or engine_options().kind or "auto").strip().lower()
+def engine_choice(engine: str | None, options: EngineOptions | None = None) -> str:
+    """`engine` (or the options' kind, EXPLORER_ENGINE where none are given, else auto), checked: one of ENGINES."""
+    raw = (engine or in_force(options).kind or "auto").strip().lower()
     raw = {"llamacpp": "llama.cpp", "llama_cpp": "llama.cpp", "transformers": "torch"}.get(raw, raw)
     if raw not in ENGINES:
         raise ExplorerError(f"Unknown engine {raw!r}: use auto, torch or llama.cpp.", param="engine")
@@ -46,9 +47,15 @@ def _has_gpu(device: str | None) -> bool:
         return True
 
 
-def plan(source: str | None, engine: str | None = None, device: str | None = None, hub_only: bool = False):
-    """(engine, GGUF file or None, why) for `source` under `engine`; nothing is loaded."""
-    choice, source = engine_choice(engine), (source or DEFAULT_MODEL).strip()
+def plan(
+    source: str | None,
+    engine: str | None = None,
+    device: str | None = None,
+    hub_only: bool = False,
+    options: EngineOptions | None = None,
+):
+    """(engine, GGUF file or None, why) for `source` under `engine` (None: the options' kind); nothing is loaded."""
+    choice, source = engine_choice(engine, options), (source or DEFAULT_MODEL).strip()
     file = None if hub_only else gguf.find(source)
     if source == DEFAULT_MODEL:
         file = gguf.default_file()
@@ -99,7 +106,10 @@ def torch_reads(kind: str | None, source: str | None, device: str | None = None,
 class EngineSpec:
     """What to load: `source` (a hub id, a folder, a .gguf file; for REMOTE the served model's id; None: the
     default) on the engine `kind` (auto | torch | llama.cpp, None: EXPLORER_ENGINE; or REMOTE with `url`, `key`
-    and `tokenizer` as --backend, --backend-key, --backend-tokenizer), called `name` (default: the source)."""
+    and `tokenizer` as --backend, --backend-key, --backend-tokenizer), called `name` (default: the source).
+
+    `options`: how the engine loads and runs (None: explorer.config.engine_options() when it loads); `device`,
+    `dtype` and `compile`, where given, win over the options' own."""
 
     source: str | None = None
     kind: str | None = None
@@ -112,6 +122,7 @@ class EngineSpec:
     name: str | None = None
     hub_only: bool = False
     compile: bool | None = None
+    options: EngineOptions | None = None
 
 
 def load(spec: EngineSpec) -> ModelEngine:
@@ -121,18 +132,21 @@ def load(spec: EngineSpec) -> ModelEngine:
 
         assert spec.url is not None, "a remote engine needs the server's URL"
         return RemoteEngine(spec.url, spec.source, spec.key, spec.tokenizer, name=spec.name)
-    kind, file, why = plan(spec.source, spec.kind, spec.device, spec.hub_only)
+    options = in_force(spec.options)  # resolved once: the plan and the engine read the same
+    device = spec.device or options.device
+    kind, file, why = plan(spec.source, spec.kind, device, spec.hub_only, options)
     shown = spec.name or spec.source or DEFAULT_MODEL
     log.info("%s: the %s engine (%s)", shown, kind, why)
     if kind == LLAMACPP:
         assert file is not None
-        return llamacpp.LlamaCppEngine(file, shown, device=spec.device, compile=spec.compile)
+        return llamacpp.LlamaCppEngine(file, shown, device=device, compile=spec.compile, options=options)
     return TorchEngine.load(
         spec.source,
-        spec.device,
+        device,
         spec.dtype,
         spec.trust_remote_code,
         spec.compile,
         name=spec.name,
         hub_only=spec.hub_only,
+        options=options,
     )

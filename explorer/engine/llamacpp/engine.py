@@ -28,12 +28,13 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from explorer.config import engine_options
+from explorer.config import EngineOptions
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.llamacpp.gguf import tokenizer as gguf_tokenizer
 from explorer.engine.llamacpp.sequences import Decoder, SequenceCache, fill
 from explorer.engine.local import team
 from explorer.engine.local.forward import ForwardEngine, one_torch_thread
+from explorer.engine.local.options import in_force
 from explorer.engine.text.tokens import piece_bytes
 from explorer.errors import ExplorerError
 from explorer.settings import max_logprobs
@@ -60,16 +61,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def _threads_set() -> int:
-    """EXPLORER_THREADS, or 0 where it is not set."""
-    return engine_options().threads
-
-
-def default_threads() -> int:
-    """EXPLORER_THREADS, else every core. (It was all cores but one, when every thread that decoded started its own
-    OpenMP pool and llama.cpp's barriers slept: 2 threads ran slower than 1. With every decode on one thread,
-    explorer/engine/local/team.py, one client on 2 cores through /v1: 102 tokens/s with 2 threads, 59 with 1.)"""
-    return _threads_set() or cores()
+def default_threads(options: EngineOptions | None = None) -> int:
+    """The options' threads (EXPLORER_THREADS; None: those in force), else every core. (It was all cores but one,
+    when every thread that decoded started its own OpenMP pool and llama.cpp's barriers slept: 2 threads ran slower
+    than 1. With every decode on one thread, explorer/engine/local/team.py, one client on 2 cores through /v1: 102
+    tokens/s with 2 threads, 59 with 1.)"""
+    return in_force(options).threads or cores()
 
 
 def available() -> bool:
@@ -79,8 +76,9 @@ def available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
-def _lib():
-    """The llama_cpp bindings, the backend initialised once and its log quiet."""
+def _lib(verbose: bool | None = None):
+    """The llama_cpp bindings, the backend initialised once; its own log on stderr where `verbose` (an engine's
+    EXPLORER_LLAMA_VERBOSE; the log is the process's: the last engine loaded sets it), else quiet."""
     global _backend_ready
     try:
         import llama_cpp
@@ -93,8 +91,9 @@ def _lib():
             code="engine_unavailable",
         ) from None
     with _init_lock:
+        if verbose is not None or not _backend_ready:
+            set_verbose(bool(verbose))
         if not _backend_ready:
-            set_verbose(engine_options().llama_verbose)
             llama_cpp.llama_backend_init()
             _backend_ready = True
     return llama_cpp
@@ -158,31 +157,27 @@ class LlamaCppEngine(ForwardEngine):
         context: int | None = None,
         n_batch: int = N_BATCH,
         compile: bool | None = None,
+        options: EngineOptions | None = None,
     ):
-        lc = self._lc = _lib()
+        """`path` on `device` with `threads` and a `context` of KV positions per sequence, each where given, else as
+        `options` say (None: those in force, explorer/engine/local/options.py)."""
+        options = in_force(options)
+        lc = self._lc = _lib(options.llama_verbose)
         self.path, self.n_batch = path, n_batch
         shown = name or os.path.basename(path)
-        mp = lc.llama_model_default_params()
-        mp.n_gpu_layers = self._gpu_layers(device)
-        mp.use_extra_bufts = repacking()
-        self._model = lc.llama_model_load_from_file(path.encode(), mp)
-        if not self._model:
-            raise ExplorerError(
-                f"llama.cpp could not load {os.path.basename(path)!r}: is it a GGUF model file?",
-                code="model_load_failed",
-            )
+        self._model = self._load_model(path, device or options.device)
         self._vocab = lc.llama_model_get_vocab(self._model)
         vocab_size = int(lc.llama_vocab_n_tokens(self._vocab))
         trained = int(lc.llama_model_n_ctx_train(self._model)) or DEFAULT_CONTEXT
-        n_ctx = min(trained, context or engine_options().context or DEFAULT_CONTEXT)
+        n_ctx = min(trained, context or options.context or DEFAULT_CONTEXT)
         self._threads_asked = threads  # also the batch's (else default_threads)
-        self.threads = threads or default_threads()
+        self.threads = threads or default_threads(options)
         self._ctx = self._new_context(n_ctx, n_batch, self.threads, shown)
         self._batch = lc.llama_batch_init(n_batch, 0, 1)
         self.streams = SEQUENCES  # KV streams of its context (llamacpp/sequences.py's restream)
         self._seqs: list[tuple[int, ...]] = [()] * SEQUENCES  # the tokens each KV sequence holds
         self._lru = list(range(SEQUENCES))  # least recently used first
-        tokenizer = gguf_tokenizer(path)
+        tokenizer = gguf_tokenizer(path, options.cache)
         eos_ids = {i for i in range(vocab_size) if lc.llama_vocab_is_eog(self._vocab, i)}
         eos = getattr(tokenizer, "eos_token_id", None)
         eos_ids |= {eos} if eos is not None and eos < vocab_size else set()
@@ -199,12 +194,26 @@ class LlamaCppEngine(ForwardEngine):
             weights_mb=os.path.getsize(path) / 2**20,
             quant=self._describe(),
             compile=compile,
+            options=options,
         )
         # one generation at a time, each to its end, where they are not batched: interleaved, 8 of them took turns
         # in SEQUENCES KV sequences and decoded their whole text again at every turn (2.7 tokens/s in all)
         self.one_at_a_time = threading.RLock()
         self._for_batch = threading.local()  # .on: this thread's prompt reads are for a batch (`for_batch`)
         self.decoder: Decoder | None = None  # a served model's batch (reserve), explorer/engine/llamacpp/sequences.py
+
+    def _load_model(self, path: str, device: str | None):
+        """llama.cpp's model of the GGUF file `path`, every layer on `device`'s GPU where it has one."""
+        mp = self._lc.llama_model_default_params()
+        mp.n_gpu_layers = self._gpu_layers(device)
+        mp.use_extra_bufts = repacking()
+        model = self._lc.llama_model_load_from_file(path.encode(), mp)
+        if not model:
+            raise ExplorerError(
+                f"llama.cpp could not load {os.path.basename(path)!r}: is it a GGUF model file?",
+                code="model_load_failed",
+            )
+        return model
 
     def _gpu_layers(self, device: str | None) -> int:
         """Every layer on the GPU when llama.cpp was built with one and the device allows, else none."""
@@ -282,7 +291,7 @@ class LlamaCppEngine(ForwardEngine):
         batch starts (scheduler.py's `attach`): a running batch's rows would lose their cells."""
         if self.decoder is not None:
             self.decoder.close()
-        threads = self._threads_asked or default_threads()
+        threads = self._threads_asked or default_threads(self.options)
         self.decoder = Decoder(self, size, min(positions, self.context, BATCH_POSITIONS), threads)
         return self.decoder
 

@@ -54,11 +54,11 @@ def _cache_key(path: str) -> str:
     return Path(path).stem[:60] + "-" + h.hexdigest()[:16]
 
 
-def tokenizer(path: str):
-    """transformers' tokenizer of the GGUF file `path` (saved once under the cache folder, then read from there)."""
+def tokenizer(path: str, cache: str = ""):
+    """transformers' tokenizer of the GGUF file `path` (saved once under `cache_dir(cache)`, then read from there)."""
     from transformers import AutoTokenizer
 
-    dest = cache_dir() / "gguf-tokenizers" / _cache_key(path)
+    dest = cache_dir(cache) / "gguf-tokenizers" / _cache_key(path)
     if (dest / "tokenizer_config.json").exists():
         return AutoTokenizer.from_pretrained(str(dest))
     try:

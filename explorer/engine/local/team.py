@@ -37,7 +37,10 @@ __all__ = ["ON", "THREADS", "is_team", "run", "torch_threads"]
 
 T = TypeVar("T")
 
-ON = engine_options().team  # EXPLORER_TEAM (explorer.config), read once: the import starts the team or does not
+# EXPLORER_TEAM (explorer.config), read once at import, not from an engine's options: the team is one thread for the
+# whole process, which every engine in it shares, so it is the process's setting (the named exception to engines
+# taking their options, tests/test_engine_options.py)
+ON = engine_options().team
 THREADS = torch.get_num_threads()  # the team's: the process's default (every core, or OMP_NUM_THREADS)
 
 _jobs: queue.SimpleQueue = queue.SimpleQueue()

@@ -12,11 +12,13 @@ from typing import Any
 
 import torch
 
+from explorer.config import EngineOptions
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.interface import HEAD_MIN_ROWS, STAT_ROWS
 from explorer.engine.local.forward import ForwardEngine
 from explorer.engine.local.loading import Loaded, load
 from explorer.engine.local.memory import device_memory_mb
+from explorer.engine.local.options import in_force
 from explorer.engine.local.packed import pack
 from explorer.engine.local.padded_cache import PaddedCache
 from explorer.engine.text.tokens import vocab_bytes
@@ -46,7 +48,8 @@ def _head_is_separable(model: Any, device: torch.device, vocab_size: int) -> boo
 
 
 class TorchEngine(ForwardEngine):
-    def __init__(self, loaded: Loaded, compile: bool | None = None):
+    def __init__(self, loaded: Loaded, compile: bool | None = None, options: EngineOptions | None = None):
+        options = in_force(options)
         model, tokenizer = loaded.model, loaded.tokenizer
         self.model: Any = model  # a transformers model: its attributes vary by architecture
         head = model.get_output_embeddings()
@@ -69,10 +72,11 @@ class TorchEngine(ForwardEngine):
             split_head=_head_is_separable(model, loaded.device, vocab_size),
             weights_mb=sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20,
             compile=compile,
+            options=options,
         )
         # float32 on a CPU: oneDNN's matmul on packed weights (engine/local/packed.py), if a copy fits in a quarter of memory
         room = device_memory_mb("cpu") / 4 - self.weights_mb if loaded.device.type == "cpu" else 0
-        self.packed_mb = pack(model, room)  # memory the packed copies take, counted with the weights
+        self.packed_mb = pack(model, room, options.onednn)  # memory the packed copies take, counted with the weights
         self.weights_mb += self.packed_mb
 
     @classmethod
@@ -86,9 +90,15 @@ class TorchEngine(ForwardEngine):
         *,
         name: str | None = None,
         hub_only: bool = False,
+        options: EngineOptions | None = None,
     ) -> TorchEngine:
-        """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id)."""
-        return cls(load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only), compile)
+        """Load `model_id` (hub id or folder; `hub_only`: never a folder), called `name` (default: the id), under
+        `options` (None: those in force, explorer/engine/local/options.py); `device`, `dtype`, `compile`, where
+        given, win over theirs."""
+        options = in_force(options)
+        device, dtype = device or options.device, dtype or options.dtype
+        loaded = load(model_id, device, dtype, trust_remote_code, name=name, hub_only=hub_only, options=options)
+        return cls(loaded, compile, options)
 
     @property
     def capabilities(self) -> Capabilities:
