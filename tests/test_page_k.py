@@ -104,7 +104,9 @@ def test_the_view_tabs_run_under_the_cap(capped):
     assert "fox" in p.tabs["lookup"].run([r], " fox")[p.tabs["lookup"].notes]
     assert p.tabs["words"].show([r], "probability")[p.tabs["words"].word] == 0
     w = p.tabs["whatif"]
-    assert w.run([r], 3, 0.7, 5, 0.9, 0.0, 1.0, 15, None)[w.summary]
+    assert w.run([r], 3, temperature=0.7, top_k=5, top_p=0.9, min_p=0.0, repetition_penalty=1.0, top_n=15, cache=None)[
+        w.summary
+    ]
 
 
 def test_branch_under_the_cap(capped):

@@ -198,7 +198,7 @@ def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2
     result = _base(p, gpt2)
     own, tool = {}, _tool_values(p)
     if tab == "whatif":
-        own, tool = t.run(result, 5, *SLIDERS.values(), None), _tool_values(p, sliders=SLIDERS)
+        own, tool = t.run(result, 5, **SLIDERS, cache=None), _tool_values(p, sliders=SLIDERS)
     elif tab == "lookup":
         own, tool = t.run(result, " the\n fox"), _tool_values(p, query=" the\n fox")
     elif tab == "words":

@@ -20,7 +20,7 @@ from explorer.render.heatmap import Marks
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
-from explorer.ui.sliders import Range, ranged
+from explorer.ui.sliders import Range, ranged, sliders_of
 
 MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperature / top-k / top-p"]
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
@@ -60,7 +60,7 @@ class Sampler:
     @classmethod
     def sliders(cls) -> dict[str, Range]:
         """Each slider's name -> its Range."""
-        return {f.name: f.metadata["slider"] for f in fields(cls) if "slider" in f.metadata}
+        return sliders_of(cls)
 
     @classmethod
     def ranges(cls) -> dict[str, tuple[float, float]]:
