@@ -99,7 +99,9 @@ def test_the_view_tabs_run_under_the_cap(capped):
     assert g.top_ids.shape[-1] == min(10, cap)
     cmp = p.tabs["compare"]
     for mode, a, b in [("Two models, one text", "", ""), ("One model, two prompts", "Say:", "Write:")]:
-        c = cmp.compare(mode, GPT2, GPT2, TEXT, a, b, "Jensen-Shannon")[cmp.state]
+        c = cmp.compare(
+            mode=mode, name_a=GPT2, name_b=GPT2, text=TEXT, prompt_a=a, prompt_b=b, colour="Jensen-Shannon"
+        )[cmp.state]
         assert c.a.rows.top_ids.shape[1] == c.b.rows.top_ids.shape[1] == min(10, cap)
     assert "fox" in p.tabs["lookup"].run([r], " fox")[p.tabs["lookup"].notes]
     assert p.tabs["words"].show([r], "probability")[p.tabs["words"].word] == 0
@@ -120,7 +122,17 @@ def test_branch_under_the_cap(capped):
     if not cap:
         assert "--max-logprobs 0" in picked[b.node_md]
         return
-    tree = b.branch(GPT2, [r], None, None, -1, at, alts[1:2], "the settings that made the text", **CONTROLS)[b.tree]
+    tree = b.branch(
+        GPT2,
+        [r],
+        tree=None,
+        prefixes=None,
+        node=-1,
+        at=at,
+        alts=alts[1:2],
+        source="the settings that made the text",
+        **CONTROLS,
+    )[b.tree]
     assert tree.k == cap and len(tree.leaves()) == 2
 
 
