@@ -56,7 +56,9 @@ def capped(request, gpt2, monkeypatch):
 
 
 def score(p, text=TEXT, k=20):
-    return list(p.tabs["score"].score(GPT2, text, "logprob", T, k, progress=lambda *a, **kw: None))[-1]
+    return list(
+        p.tabs["score"].score(GPT2, text, metric="logprob", thresholds_text=T, k=k, progress=lambda *a, **kw: None)
+    )[-1]
 
 
 def test_score_generate_and_chat_ask_at_most_the_cap(capped):

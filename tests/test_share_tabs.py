@@ -128,7 +128,7 @@ def test_a_compare_link_naming_a_model_not_served_is_refused_before_anything_loa
 # ---- a restore gives what the tab itself gave -------------------------------------------------------------------
 def _base(p, gpt2):
     """The inspector's result after scoring TEXT, as the page would have it."""
-    out = p.tabs["score"].score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10)
+    out = p.tabs["score"].score("tiny-gpt2", TEXT, metric="logprob", thresholds_text="1, 10, 100, 1000", k=10)
     return list(out)[-1][p.inspector.result]
 
 

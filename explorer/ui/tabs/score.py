@@ -177,14 +177,16 @@ class ScoreTab:
         self,
         name: str,
         text: str,
+        progress=gr.Progress(),  # positional: Gradio fills in only a positional parameter's progress bar
+        *,
         metric: str,
         thresholds_text: str,
         k: int,
         from_start: bool = False,
         start: str | None = None,
-        progress=gr.Progress(),
     ) -> Iterator[dict]:
-        """Score `text` with the session's model, block by block; the heatmap as it fills, then every view."""
+        """Score `text` with the session's model, block by block, the look and the document start by name (as
+        `options`); the heatmap as it fills, then every view."""
         if not text or not text.strip():
             raise error("The text is empty: type or paste some text to score.")
         t, rid = parse_thresholds(thresholds_text), new_rid()
