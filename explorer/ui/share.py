@@ -231,9 +231,8 @@ class Share:
             metric, thresholds_text, k = view.base.metric, view.base.thresholds_text, view.base.k
             inputs = self._inputs(view)
         marks = Marks(frozenset(o.special), o.turns) if o.special or o.turns else None
-        out = self.inspector.show(
-            r, metric, thresholds_text, k, marks, imported=o.shape, pos=view.base.selected if view else None
-        )
+        shown = View(marks, imported=o.shape)
+        out = self.inspector.show(r, metric, thresholds_text, k, shown, pos=view.base.selected if view else None)
         return {**out, **inputs, self.note: note_html(*lines)}
 
     def _model_note(self, model: str, current) -> str:
