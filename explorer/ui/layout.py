@@ -85,7 +85,7 @@ def page(models: Models) -> Page:
         # the heatmap's (filled by ui/share.py; shown with or without a result in the views below)
         slot = gr.Column(elem_id="share-slot", elem_classes=["lx-hide-present"])
         inspector.render()
-        share = Share(demo, models, picker, inspector, bar, note, slot)
+        share = Share(demo, models, picker, inspector, bar, note=note, slot=slot)
         why: WhyTab = tabs["why"]
         asked = inspector.why.click(
             lambda: {**bar.show("why"), bar.current: "why"}, None, [*bar.blocks, bar.current],
