@@ -244,6 +244,11 @@ def test_tree_html_compare_and_node_detail(gpt2):
     assert df["id"].tolist()[: tree.k] == tree.top_ids[tree.branches[1]["first_node"]].tolist()
 
 
+def where(at, alts, source, tree=None, prefixes=None, node=-1) -> dict:
+    """Where the Branch tab's handler branches, by name (as Gradio passes its `inputs_kwargs`): a fresh tree."""
+    return dict(tree=tree, prefixes=prefixes, node=node, at=at, alts=alts, source=source)
+
+
 def test_branch_tab_handlers(gpt2, llama, tmp_path):
     import gradio as gr
 
@@ -261,7 +266,7 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     picked = tab.pick_position([r], at)
     alts = [v for _, v in picked[tab.alts].choices]
     assert picked[tab.at] == at and picked[tab.node] == -1 and len(alts) == 20
-    out = tab.branch("tiny-gpt2", [r], None, None, -1, at, alts[1:3], SOURCES[0], **controls)
+    out = tab.branch("tiny-gpt2", [r], **where(at, alts[1:3], SOURCES[0]), **controls)
     tree, prefixes = out[tab.tree], out[tab.prefixes]
     assert tree.seed_ids() == r.token_ids.tolist() and len(tree.leaves()) == 3
     assert (
@@ -272,9 +277,8 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     node = tree.branches[2]["first_node"] + 2
     picked = tab.pick_node(tree, node)
     assert picked[tab.node] == node and picked[tab.at] == tree.depth(node) and " sel" in picked[tab.tree_view]
-    again = tab.branch(
-        "tiny-gpt2", [r], tree, prefixes, node, picked[tab.at], [picked[tab.alts].choices[3][1]], SOURCES[1], **controls
-    )
+    new = where(picked[tab.at], [picked[tab.alts].choices[3][1]], SOURCES[1], tree=tree, prefixes=prefixes, node=node)
+    again = tab.branch("tiny-gpt2", [r], **new, **controls)
     grown = again[tab.tree]
     assert len(grown.leaves()) == 4 and grown.branches[3]["from"] == node - 1
     assert grown.branches[3]["sampler"]["seed"] == 3 and grown.branches[3]["sampler"]["max_tokens"] == 5  # the controls
@@ -284,10 +288,10 @@ def test_branch_tab_handlers(gpt2, llama, tmp_path):
     with open(path, encoding="utf-8") as f:
         assert BranchTree.from_dict(json.load(f)).to_dict() == grown.to_dict()
     for call, needle in [
-        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, at, [], SOURCES[0], **controls), "Tick at least"),
-        (lambda: tab.branch("tiny-gpt2", [], None, None, -1, at, ["5"], SOURCES[0], **controls), "first"),
-        (lambda: tab.branch("tiny-gpt2", [r], None, None, -1, 0, ["5"], SOURCES[0], **controls), "from 1"),
-        (lambda: tab.branch("tiny-llama", [r], None, None, -1, at, ["5"], SOURCES[0], **controls), "comes from"),
+        (lambda: tab.branch("tiny-gpt2", [r], **where(at, [], SOURCES[0]), **controls), "Tick at least"),
+        (lambda: tab.branch("tiny-gpt2", [], **where(at, ["5"], SOURCES[0]), **controls), "first"),
+        (lambda: tab.branch("tiny-gpt2", [r], **where(0, ["5"], SOURCES[0]), **controls), "from 1"),
+        (lambda: tab.branch("tiny-llama", [r], **where(at, ["5"], SOURCES[0]), **controls), "comes from"),
         (lambda: tab.pick_position([r], r.n + 3), "outside the current result"),
         (lambda: tab.pick_node(grown, 10**4), "not in this tree"),
         (lambda: tab.compare(grown, a, 0), "Pick two leaves"),

@@ -88,7 +88,15 @@ def tab(gpt2, gpt2_b, llama):
 
 def test_compare_tab_shows_the_engine_numbers(tab, gpt2, gpt2_b):
     text = "The quick <b>brown</b> fox ${x}"
-    out = tab.compare("Two models, one text", "tiny-gpt2", "tiny-gpt2-b", text, "", "", "Jensen-Shannon")
+    out = tab.compare(
+        mode="Two models, one text",
+        name_a="tiny-gpt2",
+        name_b="tiny-gpt2-b",
+        text=text,
+        prompt_a="",
+        prompt_b="",
+        colour="Jensen-Shannon",
+    )
     assert set(out) == set(tab.outputs)
     c, ref = out[tab.state], compare_ids(gpt2, gpt2_b, gpt2.encode(text), k=10)
     np.testing.assert_allclose(c.js[1:], ref.js[1:], atol=1e-7)
@@ -106,19 +114,27 @@ def test_compare_tab_shows_the_engine_numbers(tab, gpt2, gpt2_b):
 
 
 def test_compare_tab_spans_and_prompts(tab, gpt2, llama):
-    out = tab.compare("Two models, one text", "tiny-gpt2", "tiny-llama", "Grüße 東京", "", "", "Jensen-Shannon")
+    out = tab.compare(
+        mode="Two models, one text",
+        name_a="tiny-gpt2",
+        name_b="tiny-llama",
+        text="Grüße 東京",
+        prompt_a="",
+        prompt_b="",
+        colour="Jensen-Shannon",
+    )
     c = out[tab.state]
     assert c.kind == "spans" and out[tab.heatmap].count("data-pos=") == len(c.spans)
     assert "shared vocabulary" in out[tab.summary] and " d" in out[tab.heatmap]  # JS needs one: coloured by Δ
     assert "Span 0" in tab.select(c, 0)[tab.detail]
     out = tab.compare(
-        "One model, two prompts",
-        "tiny-gpt2",
-        "ignored",
-        " Paris.",
-        "The capital of France is",
-        "fox",
-        "Δ logprob (B − A)",
+        mode="One model, two prompts",
+        name_a="tiny-gpt2",
+        name_b="ignored",
+        text=" Paris.",
+        prompt_a="The capital of France is",
+        prompt_b="fox",
+        colour="Δ logprob (B − A)",
     )
     c = out[tab.state]
     assert (
@@ -130,15 +146,39 @@ def test_compare_tab_spans_and_prompts(tab, gpt2, llama):
     ("call", "needle"),
     [
         (
-            lambda t: t.compare("Two models, one text", "tiny-gpt2", "tiny-gpt2-b", "  ", "", "", "Jensen-Shannon"),
+            lambda t: t.compare(
+                mode="Two models, one text",
+                name_a="tiny-gpt2",
+                name_b="tiny-gpt2-b",
+                text="  ",
+                prompt_a="",
+                prompt_b="",
+                colour="Jensen-Shannon",
+            ),
             "empty",
         ),
         (
-            lambda t: t.compare("Two models, one text", "tiny-gpt2", "<img src=x>", "hi", "", "", "Jensen-Shannon"),
+            lambda t: t.compare(
+                mode="Two models, one text",
+                name_a="tiny-gpt2",
+                name_b="<img src=x>",
+                text="hi",
+                prompt_a="",
+                prompt_b="",
+                colour="Jensen-Shannon",
+            ),
             "not available",
         ),
         (
-            lambda t: t.compare("One model, two prompts", "tiny-gpt2", "", "hi", "", "x", "Jensen-Shannon"),
+            lambda t: t.compare(
+                mode="One model, two prompts",
+                name_a="tiny-gpt2",
+                name_b="",
+                text="hi",
+                prompt_a="",
+                prompt_b="x",
+                colour="Jensen-Shannon",
+            ),
             "at least one token",
         ),
         (lambda t: t.select(None, 0), "Compare first"),

@@ -436,3 +436,39 @@ def test_the_length_check_sees_a_long_function():
     body = "".join(f"    x{i} = {i}\n" for i in range(LONGEST))
     assert long_functions("def short():\n" + "".join(body.splitlines(keepends=True)[:-1]), "a.py") == []
     assert long_functions(f"def long():\n{body}", "a.py") == ["a.py:1 long (61 lines)"]
+
+
+MOST_POSITIONAL = 6  # parameters a function of the page takes by position, besides self / cls (#42: by name)
+
+
+def positional_switchboards(source: str, rel: str) -> list[str]:
+    """`rel:line name (n positional)` for each function of `source` that takes more than MOST_POSITIONAL parameters
+    by position (self and cls not counted; keyword-only ones and **kwargs are by name)."""
+    found = []
+    for f in ast.walk(ast.parse(source)):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = [a.arg for a in (*f.args.posonlyargs, *f.args.args)]
+            n = len(names) - (names[:1] in (["self"], ["cls"])) + (f.args.vararg is not None)
+            if n > MOST_POSITIONAL:
+                found.append(f"{rel}:{f.lineno} {f.name} ({n} positional)")
+    return found
+
+
+def test_no_handler_of_the_page_takes_its_inputs_by_position():
+    """Gradio passes a handler its inputs by name (`inputs_kwargs`) where it takes more than a few: a handler of the
+    page (explorer/ui/) has at most MOST_POSITIONAL positional parameters, and so has every helper beside it."""
+    ui = [rel for rel in python_files() if rel.startswith("explorer/ui/")]
+    assert len(ui) > 20  # the scan sees the page's modules
+    found = [x for rel in ui for x in positional_switchboards((ROOT / rel).read_text(encoding="utf-8"), rel)]
+    assert found == []
+
+
+def test_the_positional_check_sees_a_switchboard():
+    six = "a, b, c, d, e, f"
+    assert positional_switchboards(f"class T:\n    def run(self, {six}, *, g, h, **kw): ...\n", "a.py") == []
+    assert positional_switchboards(f"def f(cls, {six}): ...\n", "a.py") == []  # a first `cls` is not counted
+    assert positional_switchboards(f"def run(self, {six}, g=None): ...\n", "a.py") == ["a.py:1 run (7 positional)"]
+    assert positional_switchboards(f"def run(x, {six}): ...\n", "a.py") == ["a.py:1 run (7 positional)"]
+    assert positional_switchboards(f"def run(self, {six}, *rest): ...\n", "a.py") == ["a.py:1 run (7 positional)"]
+    nested = f"def build():\n    def handler({six}, g, /): ...\n"
+    assert positional_switchboards(nested, "a.py") == ["a.py:2 handler (7 positional)"]

@@ -95,6 +95,10 @@ def test_the_endpoints_keep_their_parameters_in_order(built):
     assert names["/chat"][-len(old) - 1 :] == [*old, "presence_penalty"]
     assert names["/why"] == ["selected", "contrast", "method", "units", "detail", "mode", "steps", "baseline",
                              "with_special"]  # fmt: skip
+    names |= {e: [p["parameter_name"] for p in info[e]["parameters"]] for e in ("/whatif", "/compare", "/branch")}
+    assert names["/whatif"] == ["selected", "temperature", "top_k", "top_p", "min_p", "repetition_penalty", "top_n"]
+    assert names["/compare"] == ["mode", "name_a", "name_b", "text", "prompt_a", "prompt_b", "colour"]
+    assert names["/branch"] == ["at", "alts", "source", *old[: old.index("metric")], "presence_penalty"]  # no look
 
 
 @pytest.mark.parametrize("stops", [("a\r\nb",), ("x\\ny", "\n\n"), ("\u2028", "c:\\path\\"), ()])

@@ -68,7 +68,9 @@ def test_what_if_follows_the_picked_token_only_while_it_is_shown(ui):
     """Picking a token on another tab leaves What-if as it is: one skip per output (an empty answer is a Gradio
     error in every browser session)."""
     w = ui.tabs["whatif"]
-    out = w.follow("score", [], 3, 1.0, 0, 1.0, 0.0, 1.0, 15, None)
+    out = w.follow(
+        "score", [], 3, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, repetition_penalty=1.0, top_n=15, cache=None
+    )
     assert set(out) == set(w.outputs) and all(
         isinstance(v, dict) and v.get("__type__") == "update" for v in out.values()
     )

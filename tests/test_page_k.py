@@ -56,7 +56,9 @@ def capped(request, gpt2, monkeypatch):
 
 
 def score(p, text=TEXT, k=20):
-    return list(p.tabs["score"].score(GPT2, text, "logprob", T, k, progress=lambda *a, **kw: None))[-1]
+    return list(
+        p.tabs["score"].score(GPT2, text, metric="logprob", thresholds_text=T, k=k, progress=lambda *a, **kw: None)
+    )[-1]
 
 
 def test_score_generate_and_chat_ask_at_most_the_cap(capped):
@@ -99,12 +101,16 @@ def test_the_view_tabs_run_under_the_cap(capped):
     assert g.top_ids.shape[-1] == min(10, cap)
     cmp = p.tabs["compare"]
     for mode, a, b in [("Two models, one text", "", ""), ("One model, two prompts", "Say:", "Write:")]:
-        c = cmp.compare(mode, GPT2, GPT2, TEXT, a, b, "Jensen-Shannon")[cmp.state]
+        c = cmp.compare(
+            mode=mode, name_a=GPT2, name_b=GPT2, text=TEXT, prompt_a=a, prompt_b=b, colour="Jensen-Shannon"
+        )[cmp.state]
         assert c.a.rows.top_ids.shape[1] == c.b.rows.top_ids.shape[1] == min(10, cap)
     assert "fox" in p.tabs["lookup"].run([r], " fox")[p.tabs["lookup"].notes]
     assert p.tabs["words"].show([r], "probability")[p.tabs["words"].word] == 0
     w = p.tabs["whatif"]
-    assert w.run([r], 3, 0.7, 5, 0.9, 0.0, 1.0, 15, None)[w.summary]
+    assert w.run([r], 3, temperature=0.7, top_k=5, top_p=0.9, min_p=0.0, repetition_penalty=1.0, top_n=15, cache=None)[
+        w.summary
+    ]
 
 
 def test_branch_under_the_cap(capped):
@@ -118,7 +124,17 @@ def test_branch_under_the_cap(capped):
     if not cap:
         assert "--max-logprobs 0" in picked[b.node_md]
         return
-    tree = b.branch(GPT2, [r], None, None, -1, at, alts[1:2], "the settings that made the text", **CONTROLS)[b.tree]
+    tree = b.branch(
+        GPT2,
+        [r],
+        tree=None,
+        prefixes=None,
+        node=-1,
+        at=at,
+        alts=alts[1:2],
+        source="the settings that made the text",
+        **CONTROLS,
+    )[b.tree]
     assert tree.k == cap and len(tree.leaves()) == 2
 
 

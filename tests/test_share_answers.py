@@ -68,7 +68,9 @@ def test_a_link_made_after_a_quiz_reopens_the_prompt_and_answers(built, gpt2, tm
     path = tmp_path / "quiz.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     quiz = run_quiz(gpt2, read_quiz(path.read_text()))
-    scored = list(p.tabs["score"].score("tiny-gpt2", "Hello there", "logprob", "1, 10, 100, 1000", 10))[-1]
+    scored = list(
+        p.tabs["score"].score("tiny-gpt2", "Hello there", metric="logprob", thresholds_text="1, 10, 100, 1000", k=10)
+    )[-1]
     result = scored[p.inspector.result]
     base = [result, None, 1, "logprob", "1, 10, 100, 1000", 10, "Hello there", False, "eos", "", "", []]
     out = _copied(p, {a.prompt: PROMPT, a.answers: ANSWERS, a.quiz_file: str(path), a.state: quiz}, base)

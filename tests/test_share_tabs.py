@@ -128,14 +128,22 @@ def test_a_compare_link_naming_a_model_not_served_is_refused_before_anything_loa
 # ---- a restore gives what the tab itself gave -------------------------------------------------------------------
 def _base(p, gpt2):
     """The inspector's result after scoring TEXT, as the page would have it."""
-    out = p.tabs["score"].score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10)
+    out = p.tabs["score"].score("tiny-gpt2", TEXT, metric="logprob", thresholds_text="1, 10, 100, 1000", k=10)
     return list(out)[-1][p.inspector.result]
 
 
 def test_compare_restores_the_same_numbers_and_token(built):
     p, _, calls = built
     c = p.tabs["compare"]
-    own = c.compare("Two models, one text", "tiny-gpt2", "tiny-gpt2", TEXT, "", "", "Jensen-Shannon")
+    own = c.compare(
+        mode="Two models, one text",
+        name_a="tiny-gpt2",
+        name_b="tiny-gpt2",
+        text=TEXT,
+        prompt_a="",
+        prompt_b="",
+        colour="Jensen-Shannon",
+    )
     own = {**own, **c.select(own[c.state], 3)}
     values = [[], None, 0, "logprob", "1, 10, 100, 1000", 10, "", False, "eos", "", "", []]
     tool = _tool_values(p, compare=(own[c.state], own[c.made_from], "Jensen-Shannon", 3))
@@ -159,7 +167,15 @@ def test_a_compare_link_carries_what_the_shown_comparison_was_computed_from(buil
     """Boxes edited after comparing (text, prompts, even the mode) change neither the link nor what it restores."""
     p, _, calls = built
     c = p.tabs["compare"]
-    own = c.compare("One model, two prompts", "tiny-gpt2", "", " A fox.", "Q: fox?", "Q: dog?", "Jensen-Shannon")
+    own = c.compare(
+        mode="One model, two prompts",
+        name_a="tiny-gpt2",
+        name_b="",
+        text=" A fox.",
+        prompt_a="Q: fox?",
+        prompt_b="Q: dog?",
+        colour="Jensen-Shannon",
+    )
     own = {**own, **c.select(own[c.state], 1)}
     page = {comp: None for comp in p.share.copy_inputs}  # the page's values at *Copy link* time, boxes edited
     page.update({p.share.current: "compare", p.share.picker.name: "tiny-gpt2", c.state: own[c.state],
@@ -198,7 +214,7 @@ def test_a_tool_link_over_a_scored_text_restores_what_the_tab_showed(built, gpt2
     result = _base(p, gpt2)
     own, tool = {}, _tool_values(p)
     if tab == "whatif":
-        own, tool = t.run(result, 5, *SLIDERS.values(), None), _tool_values(p, sliders=SLIDERS)
+        own, tool = t.run(result, 5, **SLIDERS, cache=None), _tool_values(p, sliders=SLIDERS)
     elif tab == "lookup":
         own, tool = t.run(result, " the\n fox"), _tool_values(p, query=" the\n fox")
     elif tab == "words":

@@ -31,6 +31,8 @@ from tests.helpers.page import (  # noqa: F401 - ui and v are fixtures
 )
 from tests.helpers.reference import ref_logprobs
 
+LOOK = {"metric": "logprob", "thresholds_text": T, "k": 5}  # the inspector's look, by name as the page passes it
+
 
 def test_score_handler_outputs(ui, v, gpt2):
     out = score(ui, "The quick brown fox")
@@ -56,7 +58,7 @@ def test_long_text_streams_block_by_block(ui, v, long_gpt2):
     big = make_page([long_gpt2])
     text = "fox jumps over the lazy dog. " * 120
     n = len(long_gpt2.encode(text))
-    outs = list(big.tabs["score"].score(long_gpt2.name, text, "logprob", T, 5, progress=lambda *a, **kw: None))
+    outs = list(big.tabs["score"].score(long_gpt2.name, text, **LOOK, progress=lambda *a, **kw: None))
     assert len(outs) == math.ceil((n - 1) / UI_PREFILL)  # one update per block, the last one complete
     first, bv = outs[0], big.inspector
     assert set(first) == {bv.heatmap, *bv.downloads.outputs}  # the heatmap, and the old downloads cleared
@@ -71,7 +73,7 @@ def test_stop_closes_the_scoring_at_the_next_block(long_gpt2, monkeypatch):
     body = long_gpt2.body
     monkeypatch.setattr(long_gpt2, "body", lambda *a, **kw: calls.append(1) or body(*a, **kw))
     run = big.tabs["score"].score(
-        long_gpt2.name, "fox jumps over the lazy dog. " * 200, "logprob", T, 5, progress=lambda *a, **kw: None
+        long_gpt2.name, "fox jumps over the lazy dog. " * 200, **LOOK, progress=lambda *a, **kw: None
     )
     next(run)
     seen = len(calls)

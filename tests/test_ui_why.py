@@ -179,7 +179,9 @@ def test_a_why_link_restores_what_the_tab_showed(built):
 
     p = built[0]
     t = p.tabs["why"]
-    result = list(p.tabs["score"].score("tiny-gpt2", TEXT, "logprob", "1, 10, 100, 1000", 10))[-1][p.inspector.result]
+    result = list(p.tabs["score"].score("tiny-gpt2", TEXT, metric="logprob", thresholds_text="1, 10, 100, 1000", k=10))[
+        -1
+    ][p.inspector.result]
     controls = [" the", METHOD_LABELS["occlusion"], "Words", 3, MODE_LABELS["replace"], 8, BASELINE_LABELS["zero"]]
     own = list(t.run(result, 5, progress=lambda *a, **kw: None, **dict(zip(t.options, controls))))[-1]
     values = [result, None, 5, "logprob", "1, 10, 100, 1000", 10, TEXT, False, "eos", "", "", []]

@@ -100,6 +100,12 @@ def test_bad_positions(gpt2):
 
 
 # ---- the What-if tab's handlers -----------------------------------------------------------------
+def slid(temperature, top_k, top_p, min_p, repetition_penalty, top_n) -> dict:
+    """The What-if sliders by name (the handler takes them as Gradio passes `inputs_kwargs`)."""
+    return dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+                repetition_penalty=repetition_penalty, top_n=top_n)  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def tab(gpt2, llama):
     from explorer.ui.tabs.whatif import WhatIfTab
@@ -117,7 +123,7 @@ def test_whatif_tab_numbers_and_cache(tab, gpt2, llama, monkeypatch):
         state = [score_ids(engine, ids, k=5)]
         calls = []
         monkeypatch.setattr(mod, "logits_row", lambda *a, seen=calls: seen.append(a[2]) or real(*a))
-        out = tab.run(state, 2, 0.7, 5, 0.9, 0.0, 1.0, 10, None)
+        out = tab.run(state, 2, **slid(0.7, 5, 0.9, 0.0, 1.0, 10), cache=None)
         ref = whatif(
             real(engine, ids, 2), SamplerSettings(temperature=0.7, top_k=5, top_p=0.9), ids[:2], [], ids[2], 10
         )
@@ -127,9 +133,11 @@ def test_whatif_tab_numbers_and_cache(tab, gpt2, llama, monkeypatch):
             table["processed %"], np.round(100 * np.exp(ref.processed_of_raw.astype(np.float64)), 3)
         )
         assert f"{ref.processed.entropy:.3f}" in out[tab.summary] and len(out[tab.plot].data) == 2
-        again = tab.run(state, 2, 1.5, 0, 1.0, 0.1, 1.3, 10, out[tab.cache])  # a slider moved: the row is reused
+        again = tab.run(
+            state, 2, **slid(1.5, 0, 1.0, 0.1, 1.3, 10), cache=out[tab.cache]
+        )  # a slider moved: the row is reused
         assert calls == [2] and again[tab.cache] is out[tab.cache]
-        tab.run(state, 3, 1.5, 0, 1.0, 0.1, 1.3, 10, again[tab.cache])  # another token: recomputed once
+        tab.run(state, 3, **slid(1.5, 0, 1.0, 0.1, 1.3, 10), cache=again[tab.cache])  # another token: recomputed once
         assert calls == [2, 3]
 
 
@@ -151,7 +159,7 @@ def test_whatif_tab_generation_settings(tab, gpt2):
     )[0]
     values = tab.settings_of_result([r])
     assert [values[c] for c in tab.sliders] == [0.8, 7, 0.95, 0.01, 1.2]
-    out = tab.run([r], r.n_prompt + 1, *(values[c] for c in tab.sliders), 5, None)
+    out = tab.run([r], r.n_prompt + 1, **slid(*(values[c] for c in tab.sliders), 5), cache=None)
     assert (
         f"{math.exp(r.logprobs[r.n_prompt + 1]):.3%}" in out[tab.summary]
     )  # the generated step's own processed probability
@@ -160,10 +168,10 @@ def test_whatif_tab_generation_settings(tab, gpt2):
 @pytest.mark.parametrize(
     ("call", "needle"),
     [
-        (lambda t, r: t.run([], 1, 1, 0, 1, 0, 1, 5, None), "Score a text"),
-        (lambda t, r: t.run([r], 0, 1, 0, 1, 0, 1, 5, None), "after the first"),
-        (lambda t, r: t.run([r], 99, 1, 0, 1, 0, 1, 5, None), "after the first"),
-        (lambda t, r: t.run([r], 1, -1, 0, 1, 0, 1, 5, None), "temperature"),
+        (lambda t, r: t.run([], 1, **slid(1, 0, 1, 0, 1, 5), cache=None), "Score a text"),
+        (lambda t, r: t.run([r], 0, **slid(1, 0, 1, 0, 1, 5), cache=None), "after the first"),
+        (lambda t, r: t.run([r], 99, **slid(1, 0, 1, 0, 1, 5), cache=None), "after the first"),
+        (lambda t, r: t.run([r], 1, **slid(-1, 0, 1, 0, 1, 5), cache=None), "temperature"),
         (lambda t, r: t.settings_of_result([r]), "scored, not generated"),
     ],
 )

@@ -9,7 +9,7 @@ selected position in `selected` (a gr.Number); other views (compare, lens, branc
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import gradio as gr
@@ -240,12 +240,10 @@ class Inspector:
         )
         return stats_markdown(text_stats(r), title)
 
-    def _heat(
-        self, r: TokenScores, metric: str, t, selected, marks, rid: str, full: bool = True, note: str = ""
-    ) -> str:
+    def _heat(self, r: TokenScores, metric: str, t, selected, view: View, *, full: bool = True, note: str = "") -> str:
         """The heatmap's HTML: skip link, span bar, progress, the chips, and the page's data (numbers once full)."""
-        data = page_data(r, rid) if full else {"rid": rid, "n": r.n, "partial": True}
-        return SKIP + SPAN + note + heatmap_html(r, metric, t, selected, marks) + data_html(data)
+        data = page_data(r, view.rid) if full else {"rid": view.rid, "n": r.n, "partial": True}
+        return SKIP + SPAN + note + heatmap_html(r, metric, t, selected, view.marks) + data_html(data)
 
     def show(
         self,
@@ -253,23 +251,22 @@ class Inspector:
         metric: str,
         thresholds_text: str,
         k: int,
-        marks: Marks | None = None,
-        rid: str | None = None,
-        imported: str = "",
+        view: View | None = None,
         pos: int | None = None,
     ) -> dict:
         """Every view of a finished result; selected: `pos`, else the first generated token, else the first scored one.
 
-        `imported`: the result was opened from a file (its shape): it is shown from the file alone, no model runs."""
-        t, rid = parse_thresholds(thresholds_text), rid or new_rid()
+        `view`: its marks and run id (a new id where it has none); a result opened from a file (`view.imported`, its
+        shape) is shown from the file alone, no model runs."""
+        t, view = parse_thresholds(thresholds_text), view or View()
+        view = view if view.rid else replace(view, rid=new_rid())
         scored = np.flatnonzero(r.scored)
         if pos is None or not 0 <= pos < r.n:
             pos = r.n_prompt if r.output_k is not None and r.n_prompt < r.n else int(scored[0]) if scored.size else 0
-        view = View(marks, rid, imported)
         return {
             self.result: [r],
             self.view: view,
-            self.heatmap: self._heat(r, metric, t, pos, marks, rid),
+            self.heatmap: self._heat(r, metric, t, pos, view),
             self.legend: legend_html(metric, t),
             self.summary: summary_markdown(r),
             self.plot: curves(r),
@@ -279,18 +276,10 @@ class Inspector:
             **self._detail(r, pos, k, view),
         }
 
-    def partial(
-        self,
-        r: TokenScores,
-        metric: str,
-        t: tuple[int, ...],
-        marks: Marks | None = None,
-        rid: str | None = None,
-        note: str = "",
-        first: bool = False,
-    ) -> dict:
-        """The heatmap alone, for a result still coming in (the first one also empties the old downloads)."""
-        out = {self.heatmap: self._heat(r, metric, t, None, marks, rid or new_rid(), full=False, note=note)}
+    def partial(self, r: TokenScores, metric: str, t: tuple[int, ...], view: View, *, note="", first=False) -> dict:
+        """The heatmap alone, for a result still coming in (`view`: its marks and its run's id; the first one also
+        empties the old downloads)."""
+        out = {self.heatmap: self._heat(r, metric, t, None, view, full=False, note=note)}
         return {**out, **self.downloads.cleared()} if first else out
 
     def _step(self, r: TokenScores, pos: int, k: int, imported: bool = False):
@@ -332,6 +321,6 @@ class Inspector:
         sel = int(selected) if selected is not None else None
         return {
             **out,
-            self.heatmap: self._heat(r, metric, t, sel, view.marks, view.rid),
+            self.heatmap: self._heat(r, metric, t, sel, view),
             self.hist: rank_histogram(r, t),
         }

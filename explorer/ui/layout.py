@@ -85,7 +85,7 @@ def page(models: Models) -> Page:
         # the heatmap's (filled by ui/share.py; shown with or without a result in the views below)
         slot = gr.Column(elem_id="share-slot", elem_classes=["lx-hide-present"])
         inspector.render()
-        share = Share(demo, models, picker, inspector, bar, note, slot)
+        share = Share(demo, models, picker, inspector, bar, note=note, slot=slot)
         why: WhyTab = tabs["why"]
         asked = inspector.why.click(
             lambda: {**bar.show("why"), bar.current: "why"}, None, [*bar.blocks, bar.current],
@@ -102,8 +102,8 @@ def page(models: Models) -> Page:
         _open_in_score(tabs["batch"], tabs["score"], bar.block, share)
         whatif: WhatIfTab = tabs["whatif"]
         inspector.selected.change(  # another token picked while What-if is shown: it follows
-            whatif.follow, [share.current, *whatif.inputs], whatif.outputs, api_visibility="private",
-            trigger_mode="always_last",
+            whatif.follow, [share.current, *whatif.inputs], whatif.outputs, inputs_kwargs=whatif.options,
+            api_visibility="private", trigger_mode="always_last",
         )  # fmt: skip
         _continue_in_generate(shared, tabs["score"], tabs["generate"], bar.block, share)
     return Page(demo, picker, inspector, tabs, share)

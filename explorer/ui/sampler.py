@@ -19,8 +19,8 @@ from explorer.models import Models
 from explorer.render.heatmap import Marks
 from explorer.settings import SamplerSettings, page_k
 from explorer.ui.errors import error, user_errors
-from explorer.ui.inspector import Inspector, new_rid, parse_thresholds
-from explorer.ui.sliders import Range, ranged
+from explorer.ui.inspector import Inspector, View, new_rid, parse_thresholds
+from explorer.ui.sliders import Range, ranged, sliders_of
 
 MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperature / top-k / top-p"]
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
@@ -60,7 +60,7 @@ class Sampler:
     @classmethod
     def sliders(cls) -> dict[str, Range]:
         """Each slider's name -> its Range."""
-        return {f.name: f.metadata["slider"] for f in fields(cls) if "slider" in f.metadata}
+        return sliders_of(cls)
 
     @classmethod
     def ranges(cls) -> dict[str, tuple[float, float]]:
@@ -260,12 +260,13 @@ def run(
     last, rid = 0.0, new_rid()
     with user_errors(), models.use(name) as engine:
         ids, marks = encode(engine)
+        view = View(marks, rid)
         for ev in stream(engine, ids, s):
             if isinstance(ev, Done):
                 r = collect(engine, ids, s, steps, ev)
-                yield {**inspector.show(r, metric, thresholds_text, k, marks, rid), **(finish(r) if finish else {})}
+                yield {**inspector.show(r, metric, thresholds_text, k, view), **(finish(r) if finish else {})}
                 return
             steps.append(ev)
             if time.monotonic() - last > PARTIAL_EVERY_S:
                 first, last = last == 0.0, time.monotonic()
-                yield inspector.partial(collect(engine, ids, s, steps), metric, t, marks, rid, first=first)
+                yield inspector.partial(collect(engine, ids, s, steps), metric, t, view, first=first)

@@ -64,7 +64,9 @@ def tab_of(r: TokenScores, view: View | None) -> str:
 class Share:
     """The share row under the results, the note above the tabs, and the page-load restore of a link."""
 
-    def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, bar: TabBar, note, slot):
+    def __init__(self, demo: gr.Blocks, models: Models, picker, inspector: Inspector, bar: TabBar, *, note, slot):
+        """`note`: the HTML above the tabs that says what a link or an opened file did; `slot`: the column the share
+        row is placed in."""
         self.models, self.picker, self.inspector, self.note, self.bar = models, picker, inspector, note, bar
         self.tab_block = bar.block
         self.by_id = bar.built  # tab id -> the tab's object (its link: LINKS[id])
@@ -231,9 +233,8 @@ class Share:
             metric, thresholds_text, k = view.base.metric, view.base.thresholds_text, view.base.k
             inputs = self._inputs(view)
         marks = Marks(frozenset(o.special), o.turns) if o.special or o.turns else None
-        out = self.inspector.show(
-            r, metric, thresholds_text, k, marks, imported=o.shape, pos=view.base.selected if view else None
-        )
+        shown = View(marks, imported=o.shape)
+        out = self.inspector.show(r, metric, thresholds_text, k, shown, pos=view.base.selected if view else None)
         return {**out, **inputs, self.note: note_html(*lines)}
 
     def _model_note(self, model: str, current) -> str:

@@ -4,7 +4,7 @@ sliders are built from it, and a link's value is checked against the same range.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import gradio as gr
@@ -31,3 +31,8 @@ class Range:
 def ranged(r: Range) -> Any:
     """A dataclass field shown as the slider `r`: its default is the slider's, and a link's value must lie in it."""
     return field(default=r.default, metadata={"slider": r})
+
+
+def sliders_of(record: type) -> dict[str, Range]:
+    """Each `ranged` field of the dataclass `record`: its name -> its Range."""
+    return {f.name: f.metadata["slider"] for f in fields(record) if "slider" in f.metadata}

@@ -93,21 +93,14 @@ class BranchTab:
             return self.pick_node(tree, (evt._data or {}).get("node", -1))
 
         self.tree_view.click(on_click, [self.tree], [*pick_out, self.tree_view], api_visibility="private")
-        inputs = [
-            shared.model,
-            self.result,
-            self.tree,
-            self.prefixes,
-            self.node,
-            self.at,
-            self.alts,
-            self.source,
-        ]
+        # the rest by name, in the `/branch` endpoint's order: where to branch, then the sampler's controls
+        where = {"tree": self.tree, "prefixes": self.prefixes, "node": self.node, "at": self.at, "alts": self.alts,
+                 "source": self.source}  # fmt: skip
         self.button.click(
             self.branch,
-            inputs,
+            [shared.model, self.result],
             [self.tree, self.prefixes, self.tree_view, self.leaf_a, self.leaf_b, *pick_out],
-            inputs_kwargs=endpoint_inputs(self.controls),
+            inputs_kwargs={**where, **endpoint_inputs(self.controls)},
             api_name="branch",
         )
         self.compare_btn.click(
@@ -190,8 +183,9 @@ class BranchTab:
         return tree, prefixes, pos - 1, r.sampler  # on the seed path, node i is position i
 
     @uses_model
-    def branch(self, name, result, tree, prefixes, node, at, alts, source, **controls: Any) -> dict:
-        """One branch per ticked alternative, after the picked position or node; the grown tree."""
+    def branch(self, name, result, *, tree, prefixes, node, at, alts, source, **controls: Any) -> dict:
+        """One branch per ticked alternative, after the picked position `at` or tree `node` (-1: none), continued
+        with the `source`'s settings (the text's, or the sampler's `controls` by name); the grown tree."""
         if not alts:
             raise error("Tick at least one alternative to continue from.")
         if len(alts) > MAX_TICKED:

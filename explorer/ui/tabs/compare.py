@@ -94,8 +94,7 @@ class CompareTab:
             [self.prompts, self.model_b],
             api_visibility="private",
         )
-        inputs = [self.mode, self.model_a, self.model_b, self.text, self.prompt_a, self.prompt_b, self.colour]
-        self.button.click(self.compare, inputs, self.outputs, api_name="compare")
+        self.button.click(self.compare, None, self.outputs, inputs_kwargs=self.options, api_name="compare")
         detail = [self.detail, self.table_a, self.table_b, self.pos]
         self.heatmap.click(self.on_click, [self.state], detail, api_visibility="private")
         self.pos.submit(self.select, [self.state, self.pos], detail, api_name="compare_detail")
@@ -109,6 +108,12 @@ class CompareTab:
         self.colour.input(  # the person's change (a link's rerun draws its own heatmap: see words.py)
             self.restyle, [self.state, self.colour, self.pos], [self.heatmap, self.legend], api_visibility="private"
         )
+
+    @property
+    def options(self) -> dict:
+        """The handler's inputs by name, in the `/compare` endpoint's order."""
+        return {"mode": self.mode, "name_a": self.model_a, "name_b": self.model_b, "text": self.text,
+                "prompt_a": self.prompt_a, "prompt_b": self.prompt_b, "colour": self.colour}  # fmt: skip
 
     @property
     def outputs(self) -> list:
@@ -145,9 +150,10 @@ class CompareTab:
 
     @uses_model
     def compare(
-        self, mode: str, name_a: str, name_b: str, text: str, prompt_a: str, prompt_b: str, colour: str
+        self, *, mode: str, name_a: str, name_b: str, text: str, prompt_a: str, prompt_b: str, colour: str
     ) -> dict:
-        """Compare with the chosen models; every view, the first compared token selected."""
+        """`text` under models `name_a` and `name_b`, or after `prompt_a` and `prompt_b` (as `mode` says), coloured by
+        `colour`: every view, the first compared token selected."""
         if not text or not text.strip():
             raise error("The text is empty: type the text to compare (with two prompts: the continuation).")
         with user_errors():
@@ -246,7 +252,8 @@ class CompareLink(TabLink):
     def rerun(self, tab: CompareTab, v: ViewState, run: Rerun) -> Iterator[dict]:
         colour, name_b = COLOUR_LABELS[self.colour], (run.others or (run.name,))[0]
         mode = MODES[self.compare_mode == "prompts"]
-        out = tab.compare(mode, run.name, name_b, self.text, self.prompt_a, self.prompt_b, colour)
+        prompts = {"prompt_a": self.prompt_a, "prompt_b": self.prompt_b}
+        out = tab.compare(mode=mode, name_a=run.name, name_b=name_b, text=self.text, **prompts, colour=colour)
         cmp = out[tab.state]
         j = min(v.base.selected, max((cmp.m if cmp.paired else len(cmp.spans)) - 1, 0))
         yield {**out, **tab.select(cmp, j), **tab.restyle(cmp, colour, j)}

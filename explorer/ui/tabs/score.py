@@ -23,7 +23,7 @@ from explorer.results.next_token import NextToken
 from explorer.settings import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
-from explorer.ui.inspector import new_rid, parse_thresholds, progress_html
+from explorer.ui.inspector import View, new_rid, parse_thresholds, progress_html
 from explorer.ui.marks import marks_of
 from explorer.ui.tabs import Shared
 
@@ -177,14 +177,16 @@ class ScoreTab:
         self,
         name: str,
         text: str,
+        progress=gr.Progress(),  # positional: Gradio fills in only a positional parameter's progress bar
+        *,
         metric: str,
         thresholds_text: str,
         k: int,
         from_start: bool = False,
         start: str | None = None,
-        progress=gr.Progress(),
     ) -> Iterator[dict]:
-        """Score `text` with the session's model, block by block; the heatmap as it fills, then every view."""
+        """Score `text` with the session's model, block by block, the look and the document start by name (as
+        `options`); the heatmap as it fills, then every view."""
         if not text or not text.strip():
             raise error("The text is empty: type or paste some text to score.")
         t, rid = parse_thresholds(thresholds_text), new_rid()
@@ -192,14 +194,14 @@ class ScoreTab:
         with user_errors(), self.models.use(name) as engine:
             ids, lead = text_ids(engine, text, (start or "eos") if from_start else None)
             engine.check_ids(ids)
-            marks, total, first = marks_of(engine), len(ids) - 1, True
+            view, total, first = View(marks_of(engine), rid), len(ids) - 1, True
             for done, r in score_progress(engine, ids, top, context_start=lead, prefill=UI_PREFILL):
                 progress((done, max(total, 1)), desc="Scoring", unit="positions")
                 if done < total and r is not None:
-                    yield self.inspector.partial(r, metric, t, marks, rid, note=progress_html(done, total), first=first)
+                    yield self.inspector.partial(r, metric, t, view, note=progress_html(done, total), first=first)
                     first = False
         assert r is not None  # score_progress ends with the whole result
-        yield self.inspector.show(r, metric, thresholds_text, k, marks, rid)
+        yield self.inspector.show(r, metric, thresholds_text, k, view)
 
 
 @dataclass(frozen=True)

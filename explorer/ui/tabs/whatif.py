@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import gradio as gr
@@ -18,14 +18,57 @@ from explorer.results.whatif import context_of
 from explorer.settings import SamplerSettings
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, picked, user_errors
-from explorer.ui.sliders import Range
+from explorer.ui.sampler import Sampler
+from explorer.ui.sliders import Range, ranged, sliders_of
 from explorer.ui.tabs import Shared
 
-SLIDERS = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty")
-# the tab's sliders (built from these, checked in a link by these)
-RANGES = {"temperature": Range(0.0, 2.0, 0.05, 1.0), "top_k": Range(0, 200, 1, 0), "top_p": Range(0.01, 1.0, 0.01, 1.0),
-          "min_p": Range(0.0, 1.0, 0.01, 0.0), "repetition_penalty": Range(0.5, 3.0, 0.05, 1.0),
-          "top_n": Range(5, MAX_SHOWN, 1, 15)}  # fmt: skip
+
+@dataclass(frozen=True)
+class WhatIfSliders:
+    """The tab's sliders, one field per slider by SamplerSettings' name (its widget: `whatif_controls`; a link's
+    `sliders`): Generate's own controls where they are the same (their Ranges are Sampler's; the temperature starts
+    at 1 here, the model's own distribution), the min-p and repetition penalty only the what-if offers, and how many
+    entries it draws."""
+
+    temperature: float = ranged(replace(Sampler.sliders()["temperature"], default=1.0))
+    top_k: int = ranged(Sampler.sliders()["top_k"])
+    top_p: float = ranged(Sampler.sliders()["top_p"])
+    min_p: float = ranged(Range(0.0, 1.0, 0.01, 0.0))
+    repetition_penalty: float = ranged(Range(0.5, 3.0, 0.05, 1.0))
+    top_n: int = ranged(Range(5, MAX_SHOWN, 1, 15))
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> WhatIfSliders:
+        """The sliders' values by name as numbers (a missing one: its default; whole where its Range is)."""
+        if unknown := set(values) - set(RANGES):
+            raise TypeError(f"no What-if slider is named {', '.join(sorted(unknown))} (they are {', '.join(RANGES)})")
+        out: dict[str, Any] = {}
+        for k, r in RANGES.items():
+            x = values.get(k)
+            out[k] = r.default if x is None else int(x) if r.whole else float(x)
+        return cls(**out)
+
+    def settings(self) -> SamplerSettings:
+        """The sampler these sliders set (the what-if draws from the whole row: no top-k to ask of a server's cap)."""
+        sampler = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "top_n"}
+        with user_errors():
+            return SamplerSettings(**sampler, logprobs=None)
+
+
+RANGES = sliders_of(WhatIfSliders)  # each slider's Range by name (built from these, checked in a link by these)
+
+
+def whatif_controls() -> dict[str, gr.Slider]:
+    """Each slider by its name (WhatIfSliders' fields): the sampler's in one row, the entries drawn in the next."""
+    s = RANGES
+    c: dict[str, gr.Slider] = {}
+    with gr.Row():
+        c["temperature"] = s["temperature"].widget("Temperature (0 = greedy)")
+        c["top_k"] = s["top_k"].widget("Top-k (0 = off)")
+        c["top_p"] = s["top_p"].widget("Top-p (1 = off)")
+        c["min_p"] = s["min_p"].widget("Min-p (0 = off)")
+        c["repetition_penalty"] = s["repetition_penalty"].widget("Repetition penalty (1 = off)")
+    return c
 
 
 class WhatIfTab:
@@ -41,12 +84,7 @@ class WhatIfTab:
                 "from, with the entries each setting cuts, the processed entropy and the probability the actual "
                 "token would have had. The same sampler code as generation."
             )
-            with gr.Row():
-                self.temperature = RANGES["temperature"].widget("Temperature (0 = greedy)")
-                self.top_k = RANGES["top_k"].widget("Top-k (0 = off)")
-                self.top_p = RANGES["top_p"].widget("Top-p (1 = off)")
-                self.min_p = RANGES["min_p"].widget("Min-p (0 = off)")
-                self.repetition = RANGES["repetition_penalty"].widget("Repetition penalty (1 = off)")
+            self.controls = whatif_controls()
             with gr.Row():
                 self.top_n = RANGES["top_n"].widget("Entries drawn")
                 self.from_result = gr.Button("Settings this text was generated with")
@@ -60,40 +98,45 @@ class WhatIfTab:
         self._wire()
 
     @property
-    def named(self) -> dict:
-        """The tab's sliders by their names in RANGES (the link's keys)."""
-        return {"temperature": self.temperature, "top_k": self.top_k, "top_p": self.top_p, "min_p": self.min_p,
-                "repetition_penalty": self.repetition, "top_n": self.top_n}  # fmt: skip
+    def named(self) -> dict[str, gr.Slider]:
+        """The tab's sliders by their names (WhatIfSliders' fields: the link's keys and the handler's)."""
+        return {**self.controls, "top_n": self.top_n}
 
     @property
     def sliders(self) -> list:
-        return [self.temperature, self.top_k, self.top_p, self.min_p, self.repetition]
+        """The sampler's sliders (what *Settings this text was generated with* sets)."""
+        return list(self.controls.values())
 
     @property
     def inputs(self) -> list:
-        return [self.inspector.result, self.inspector.selected, *self.sliders, self.top_n, self.cache]
+        return [self.inspector.result, self.inspector.selected]
+
+    @property
+    def options(self) -> dict:
+        """The handler's keyword inputs, in the `/whatif` endpoint's order: the sliders, then the cached row."""
+        return {**self.named, "cache": self.cache}
 
     @property
     def outputs(self) -> list:
         return [self.summary, self.plot, self.table, self.cache]
 
     def _wire(self) -> None:
-        inputs, outputs = self.inputs, self.outputs
-        self.button.click(self.run, inputs, outputs, api_name="whatif")
+        inputs, outputs, by_name = self.inputs, self.outputs, self.options
+        self.button.click(self.run, inputs, outputs, inputs_kwargs=by_name, api_name="whatif")
         gr.on(  # a person's change, typed or dragged (a link's restore sets them without running)
-            [s.input for s in (*self.sliders, self.top_n)], self.run, inputs, outputs, api_visibility="private",
-            trigger_mode="always_last",
+            [s.input for s in self.named.values()], self.run, inputs, outputs, inputs_kwargs=by_name,
+            api_visibility="private", trigger_mode="always_last",
         )  # fmt: skip
         self.from_result.click(self.settings_of_result, [self.inspector.result], self.sliders, api_visibility="private")
 
     @uses_model
-    def follow(self, current: str, *args) -> dict:
+    def follow(self, current: str, state: list, selected, **options: Any) -> dict:
         """The what-if again when another token is picked while the tab is shown (nothing otherwise)."""
         unchanged = {c: gr.skip() for c in self.outputs}
-        if current != self.tab.id or not args[0]:
+        if current != self.tab.id or not state:
             return unchanged
         try:
-            return self.run(*args)
+            return self.run(state, selected, **options)
         except gr.Error:  # a token without a distribution (the first): the view stays as it was
             return unchanged
 
@@ -104,7 +147,7 @@ class WhatIfTab:
             raise error("The current result was scored, not generated: it has no sampler settings.")
         s = state[0].sampler
         defaults = SamplerSettings(logprobs=None)  # no top-k: the server's cap may be below the default's
-        return {c: s.get(name, getattr(defaults, name)) for c, name in zip(self.sliders, SLIDERS)}
+        return {c: s.get(name, getattr(defaults, name)) for name, c in self.controls.items()}
 
     def _row(self, r, pos: int, cache: dict | None) -> tuple[np.ndarray, Sequence[bytes], dict]:
         """The raw logits row at `pos` of `r`, from `cache` when it holds that very position."""
@@ -118,25 +161,19 @@ class WhatIfTab:
         return row, vocab, {"key": key, "row": row, "vocab": vocab}
 
     @uses_model
-    def run(self, state: list, selected, temperature, top_k, top_p, min_p, repetition, top_n, cache) -> dict:
-        """The what-if at the selected position of the current result."""
+    def run(self, state: list, selected, cache: dict | None = None, **sliders: Any) -> dict:
+        """The what-if at the selected position of the current result, with the `sliders` by name (WhatIfSliders';
+        a missing one: its default) and the `cache`d row of the last call."""
         if not state:
             raise error("Score a text or generate first, then pick a token in the heatmap below.")
         r = state[0]
         outside = "Pick a token after the first: position {i} has no distribution ({first}..{last} do)."
         pos = picked(selected, r.n, "Pick a token by clicking it in the heatmap below.", outside, first=1)
-        with user_errors():
-            s = SamplerSettings(
-                temperature=float(temperature),
-                top_k=int(top_k),
-                top_p=float(top_p),
-                min_p=float(min_p),
-                repetition_penalty=float(repetition),
-                logprobs=None,  # the what-if draws from the whole row: no top-k to ask of the server's cap
-            )
+        chosen = WhatIfSliders.of(sliders)
+        s = chosen.settings()
         row, vocab, cache = self._row(r, pos, cache)
         prompt, output = context_of(r, pos)
-        w = whatif(row, s, prompt, output, int(r.token_ids[pos]), int(top_n), pos, vocab)
+        w = whatif(row, s, prompt, output, int(r.token_ids[pos]), chosen.top_n, pos, vocab)
         return {
             self.summary: whatif_markdown(w),
             self.plot: whatif_figure(w),
@@ -150,7 +187,7 @@ class WhatIfLink(TabLink):
     """A What-if link: the sliders' values (at the base's selected token)."""
 
     tab = "whatif"
-    sliders: dict = field(default_factory=lambda: {k: r.default for k, r in RANGES.items()})
+    sliders: dict = field(default_factory=lambda: asdict(WhatIfSliders()))
 
     @classmethod
     def read(cls, d: dict) -> WhatIfLink:
@@ -165,15 +202,13 @@ class WhatIfLink(TabLink):
 
     @classmethod
     def to_link(cls, tab: WhatIfTab, values: Mapping[Any, Any], base: Base, model: str) -> tuple[Base, WhatIfLink]:
-        got = {k: values.get(c) for k, c in tab.named.items()}
-        got = {k: RANGES[k].default if x is None else int(x) if RANGES[k].whole else float(x) for k, x in got.items()}
-        return base, cls(got)
+        return base, cls(asdict(WhatIfSliders.of({k: values.get(c) for k, c in tab.named.items()})))
 
     def apply(self, tab: WhatIfTab, v: ViewState) -> dict:
         return {c: self.sliders[k] for k, c in tab.named.items()}
 
     def rerun(self, tab: WhatIfTab, v: ViewState, run: Rerun) -> Iterator[dict]:
-        yield tab.run(run.result, run.selected, *(self.sliders[k] for k in RANGES), None)
+        yield tab.run(run.result, run.selected, **self.sliders)
 
     @classmethod
     def outputs(cls, tab: WhatIfTab) -> list:

@@ -231,9 +231,10 @@ class WhyTab:
         }
 
     def _request(
-        self, state: list, selected, contrast="", method="", units="", detail=0, mode="", steps=32, baseline=""
+        self, state: list, selected, *, contrast="", method="", units="", detail=0, mode="", steps=32, baseline=""
     ) -> dict:
-        """The checked request (no model needed); gr.Error saying what to change."""
+        """The checked request (no model needed), the settings by the names of `options`; gr.Error saying what to
+        change."""
         if not state:
             raise error("Score a text, generate or chat first, then pick a token in the heatmap below.")
         r = state[0]
