@@ -126,3 +126,15 @@ def test_the_cli_hands_its_configs_options_to_the_engine(monkeypatch):
     with use(mine):
         load_engine(Namespace(trust_remote_code=False), "some-model")
     assert asked[0].options is mine.engine and asked[0].kind == "torch"
+
+
+def test_a_helper_called_without_options_follows_the_ones_in_force(tmp_path, monkeypatch):
+    """loading's helpers, called with no cache or options (a bench script, a notebook), read EXPLORER_CACHE as an
+    engine does; an explicit cache, "" (the home default) included, wins."""
+    from explorer.engine.local.loading import cache_dir, converted_default_dir
+
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path / "here"))
+    assert cache_dir() == tmp_path / "here"
+    assert converted_default_dir().parent == tmp_path / "here"
+    assert cache_dir(str(tmp_path / "there")) == tmp_path / "there"
+    assert cache_dir("") == cache_dir(EngineOptions().cache) != tmp_path / "here"

