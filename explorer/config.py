@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from explorer.errors import ExplorerError
 
@@ -543,7 +543,6 @@ FLAGS = {  # the CLI's flags (argparse's names; --model apart) -> (the part of a
 
 # ---- the one a process runs under ------------------------------------------------------------------------------
 _used: Config | None = None
-_seen: tuple[tuple[str | None, ...], Config] | None = None  # (the variables' values, what they made)
 
 
 def variables() -> list[str]:
@@ -555,35 +554,40 @@ def variables() -> list[str]:
 
 
 VARIABLES = tuple(variables())
+ENGINE_VARIABLES = tuple(f.metadata["env"] for f in fields(EngineOptions))
+
+
+T = TypeVar("T")
+
+
+class FromEnviron(Generic[T]):
+    """`build(os.environ)`, built again only when one of the variables `names` changed (a test's monkeypatch among
+    them), else the one built before."""
+
+    def __init__(self, names: tuple[str, ...], build: Callable[[Mapping[str, str]], T]):
+        self.names, self.build = names, build
+        self.seen: tuple[tuple[str | None, ...], T] | None = None  # (the variables' values, what they made)
+
+    def __call__(self) -> T:
+        values = tuple(os.environ.get(name) for name in self.names)
+        if self.seen is None or self.seen[0] != values:
+            self.seen = (values, self.build(os.environ))
+        return self.seen[1]
+
+
+_config_now = FromEnviron(VARIABLES, Config.from_env)
+_engine_now = FromEnviron(ENGINE_VARIABLES, EngineOptions.from_env)  # only its variables: see engine_options
 
 
 def current() -> Config:
     """The configuration in force: the one an entry point `use`s, else what the environment says now."""
-    global _seen
-    if _used is not None:
-        return _used
-    values = tuple(os.environ.get(name) for name in VARIABLES)
-    if _seen is None or _seen[0] != values:
-        _seen = (values, Config.from_env(os.environ))
-    return _seen[1]
-
-
-ENGINE_VARIABLES = tuple(f.metadata["env"] for f in fields(EngineOptions))
-_engine_seen: tuple[tuple[str | None, ...], EngineOptions] | None = (
-    None  # (the engine variables' values, what they made)
-)
+    return _used if _used is not None else _config_now()
 
 
 def engine_options() -> EngineOptions:
     """The engines' settings in force (only their variables are read: a bad limit does not stop a model loading);
     parsed again only when one of the engine variables changed, as `current()`."""
-    global _engine_seen
-    if _used is not None:
-        return _used.engine
-    values = tuple(os.environ.get(name) for name in ENGINE_VARIABLES)
-    if _engine_seen is None or _engine_seen[0] != values:
-        _engine_seen = (values, EngineOptions.from_env(os.environ))
-    return _engine_seen[1]
+    return _used.engine if _used is not None else _engine_now()
 
 
 @contextmanager
