@@ -116,7 +116,7 @@ class Sampler:
     def from_controls(cls, values: Mapping[str, Any]) -> Sampler:
         """The controls' values by name as numbers and strings (a gr.Error saying which is not a number); the
         rules themselves are SamplerSettings' (`settings`)."""
-        default, out = cls(), dict[str, Any]()
+        default, out, sliders = cls(), dict[str, Any](), cls.sliders()
         try:
             for k in cls.names():
                 x = values.get(k, getattr(default, k))
@@ -126,8 +126,8 @@ class Sampler:
                     out[k] = tuple(stop_of(line) for line in str(x or "").split("\n") if line)
                 elif k == "mode":
                     out[k] = "processed" if str(x).startswith("processed") else "raw"
-                else:  # a slider: a whole number where its default is one
-                    out[k] = int(x) if isinstance(getattr(default, k), int) else float(x)
+                else:  # a slider: a whole number where its range is one
+                    out[k] = sliders[k].number(x)
         except (ValueError, TypeError) as err:  # a number field that is not a number
             raise error(f"Check the sampler settings: {err}.") from None
         return cls(**out)

@@ -23,6 +23,10 @@ class Range:
     def whole(self) -> bool:
         return all(isinstance(x, int) for x in (self.lo, self.hi, self.step, self.default))
 
+    def number(self, x: Any) -> int | float:
+        """A slider's value `x` as the number it stands for: whole where the range is (ValueError, TypeError: none)."""
+        return int(x) if self.whole else float(x)
+
     def widget(self, label: str, most: float = math.inf, **kw: Any) -> gr.Slider:
         """The slider, its top at most `most` (a server's cap) and its value too."""
         return gr.Slider(self.lo, min(self.hi, most), value=min(self.default, most), step=self.step, label=label, **kw)

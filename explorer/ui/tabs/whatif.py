@@ -45,7 +45,7 @@ class WhatIfSliders:
         out: dict[str, Any] = {}
         for k, r in RANGES.items():
             x = values.get(k)
-            out[k] = r.default if x is None else int(x) if r.whole else float(x)
+            out[k] = r.default if x is None else r.number(x)
         return cls(**out)
 
     def settings(self) -> SamplerSettings:
