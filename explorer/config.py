@@ -36,6 +36,24 @@ def names(name: str, raw: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in raw.split(",") if x.strip())
 
 
+def networks(name: str, raw: str) -> tuple[str, ...]:
+    """a,b/24,* -> the addresses and networks (CIDR) named, each checked; `*`: any address."""
+    import ipaddress
+
+    out = names(name, raw)
+    for x in out:
+        try:
+            if x != "*":
+                ipaddress.ip_network(x, strict=False)
+        except ValueError:
+            raise ExplorerError(
+                f"{name}: {x!r} is not an address or a network (such as 10.0.0.2 or 10.0.0.0/8); list the proxies "
+                "in front of this server, comma-separated, or * for any.",
+                param=name,
+            ) from None
+    return out
+
+
 def whole(name: str, raw: str) -> int:
     try:
         return int(raw.strip())
@@ -283,11 +301,17 @@ class RoomLimits:
     per_address: int = setting(
         50,
         "EXPLORER_ROOMS_PER_ADDRESS",
-        "rooms at once opened from one client address (behind a proxy on the server's own network, a Space's: the "
-        "address it appended to X-Forwarded-For)",
+        "rooms at once opened from one client address (behind a proxy EXPLORER_FORWARDED_ALLOW_IPS names, or a "
+        "Space's: the client address it appended to X-Forwarded-For)",
         positive,
     )
     students: int = setting(200, "EXPLORER_ROOMS_STUDENTS", "students in one room", positive)
+    joins_per_minute: int = setting(
+        60,
+        "EXPLORER_ROOMS_JOINS_PER_MINUTE",
+        "students joining from one client address in a minute (a class behind one school router shares one)",
+        positive,
+    )
     answers: int = setting(1, "EXPLORER_ROOMS_ANSWERS", "answers per student per guess or choose step", positive)
     draws: int = setting(20, "EXPLORER_ROOMS_DRAWS", "draws per student per sample step", positive)
     lifetime_s: float = setting(
@@ -306,7 +330,7 @@ class RoomLimits:
 
 
 PUBLIC_ROOMS = RoomLimits(
-    rooms=20, per_address=3, students=80, answers=1, draws=20, lifetime_s=2 * 3600.0, idle_s=1800.0
+    rooms=20, per_address=3, students=80, joins_per_minute=60, answers=1, draws=20, lifetime_s=2 * 3600.0, idle_s=1800.0
 )
 
 
@@ -428,6 +452,15 @@ class Config:
         shown="on on a Space (`SPACE_ID` set), else off",
     )
     space: str = setting("", "SPACE_ID", "set by Hugging Face on a Space: public mode and 0.0.0.0 by default")
+    forwarded_allow_ips: tuple[str, ...] = setting(
+        (),
+        "EXPLORER_FORWARDED_ALLOW_IPS",
+        "the proxies in front of this server (addresses or networks, comma-separated; * any): only their "
+        "X-Forwarded-For, -Host and -Proto are believed, anyone else's are ignored (as uvicorn's --forwarded-allow-ips)",
+        networks,
+        flag="--forwarded-allow-ips",
+        shown="none (on a Space: its own proxy, on the Space's private network)",
+    )
     allow_hub_models: bool | None = setting(
         None,
         "EXPLORER_ALLOW_HUB_MODELS",
@@ -495,6 +528,8 @@ class Config:
             parts[""]["models"] = tuple(model)
         elif model:
             parts[""]["model"] = model
+        if "forwarded_allow_ips" in parts[""]:
+            parts[""]["forwarded_allow_ips"] = networks("--forwarded-allow-ips", parts[""]["forwarded_allow_ips"])
         if "max_logprobs" in parts["limits"]:
             parts["limits"]["max_logprobs"] = top_k_cap("--max-logprobs", str(parts["limits"]["max_logprobs"]))
         config = cls.from_env(environ)
@@ -520,10 +555,18 @@ class Config:
         """The operator's list: EXPLORER_MODELS, else EXPLORER_MODEL, else empty (the engines' default)."""
         return list(self.models) or ([self.model] if self.model else [])
 
+    @property
+    def proxies(self) -> tuple[str, ...]:
+        """The peers whose forwarding headers are believed: EXPLORER_FORWARDED_ALLOW_IPS where set; on a Space its own
+        proxy (nothing else reaches a Space's container: any peer on its private network); else none."""
+        return self.forwarded_allow_ips or (SPACE_PROXY if self.space else ())
+
     def allow_hub(self) -> bool:
         """Whether visitors may type a hub id: EXPLORER_ALLOW_HUB_MODELS where set, else anywhere but on a Space."""
         return self.allow_hub_models if self.allow_hub_models is not None else not self.space
 
+
+SPACE_PROXY = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "127.0.0.0/8", "::1", "fc00::/7")
 
 FLAGS = {  # the CLI's flags (argparse's names; --model apart) -> (the part of a Config, its field there)
     "device": ("engine", "device"),
@@ -537,6 +580,7 @@ FLAGS = {  # the CLI's flags (argparse's names; --model apart) -> (the part of a
     "share": ("", "share"),
     "auth": ("", "auth"),
     "public": ("", "public"),
+    "forwarded_allow_ips": ("", "forwarded_allow_ips"),
     "max_logprobs": ("limits", "max_logprobs"),
 }
 

@@ -7,9 +7,11 @@ else the loopback address, with a warning saying how to fix it.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Mapping
 
+from explorer.errors import ExplorerError
 from explorer.models import is_loopback
 
 LOOPBACK_WARNING = (
@@ -18,6 +20,24 @@ LOOPBACK_WARNING = (
     "(a public link)."
 )
 EVERY_INTERFACE = ("0.0.0.0", "::", "")
+LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+HOST = re.compile(rf"(?:{LABEL}\.)*{LABEL}\.?|\[[0-9A-Fa-f:.]{{2,45}}\]")  # a DNS name, an IPv4 or an [IPv6] address
+MAX_HOST = 253  # characters of a DNS name
+MAX_LINK = 1000  # characters of a link drawn as a QR code (a join link is under 300; the largest code holds 2,331)
+
+
+def host_header(value: str | None) -> str | None:
+    """`value` where it is a host name, or one with a port (`name:port`); else None (too long, not a host)."""
+    if not value or len(value) > MAX_HOST + 6:
+        return None
+    name, port = value, ""
+    if value.count(":") == 1 or value.startswith("["):
+        name, sep, port = value.rpartition(":")
+        if not sep or name.endswith(":") or not name or (value.startswith("[") and not name.endswith("]")):
+            name, port = value, ""  # a bracketed IPv6 address alone
+    if port and not (port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536):
+        return None
+    return value if HOST.fullmatch(name) and len(name) <= MAX_HOST else None
 
 
 def base_url(
@@ -26,8 +46,12 @@ def base_url(
     """(the scheme://host[:port] links should start with, a warning or None); `headers` the request's."""
     if public_url:
         return public_url.rstrip("/"), None
-    proto = headers.get("x-forwarded-proto") or scheme
-    host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1"
+    proto = (headers.get("x-forwarded-proto") or "").split(",")[0].strip().lower()
+    proto = proto if proto in ("http", "https") else scheme
+    forwarded = (
+        (headers.get("x-forwarded-host") or "").split(",")[0].strip()
+    )  # a trusted proxy's (explorer/api/proxy.py)
+    host = host_header(forwarded) or host_header(headers.get("host")) or "127.0.0.1"  # no host name: the server's own
     name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
     if not is_loopback(name.strip("[]")):
         return f"{proto}://{host}", None
@@ -53,10 +77,17 @@ def lan_address() -> str | None:
 
 def qr_code(url: str, kind: str = "svg") -> bytes:
     """The QR code of `url`, black on white with a quiet zone of 2 modules: an SVG element (4 px a module, titled)
-    or a PNG (10 px a module)."""
+    or a PNG (10 px a module); a link over MAX_LINK characters is refused in words (400), never drawn."""
     import io
 
     import segno
+
+    if len(url) > MAX_LINK:
+        raise ExplorerError(
+            f"This link has {len(url):,} characters, too many for a QR code (at most {MAX_LINK:,}): open the page "
+            "by its server's own address.",
+            code="invalid_value",
+        )
 
     buf = io.BytesIO()
     extra = {"xmldecl": False, "svgns": True, "title": "QR code of the link"} if kind == "svg" else {}

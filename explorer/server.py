@@ -59,16 +59,19 @@ def build_app(
     host: str | None = None,
     zero: bool | None = None,
     rooms: RoomLimits | None = None,
+    proxies: tuple[str, ...] | None = None,
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
     Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
     `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where the model work of /v1 and of the lessons' rooms
     runs in `spaces.GPU` calls (a room's: one call per step, explorer/api/rooms.py); `rooms`: the rooms' caps (None:
-    the configuration in force's)."""
+    the configuration in force's); `proxies`: the peers whose X-Forwarded-* headers are believed (None: the
+    configuration in force's, explorer/api/proxy.py)."""
     import gradio as gr
 
     from explorer.api.framing import error_of
     from explorer.api.guard import root_guard
+    from explorer.api.proxy import ForwardedHeaders, Proxies
     from explorer.api.routes import build_api
     from explorer.api.tokenize import token_router
     from explorer.ui.theme import launch_options
@@ -92,6 +95,7 @@ def build_app(
     demo = page_app(models, limits)
     if limits.public:
         app.add_middleware(BodyCap, limit=limits.max_body_bytes)
+    app.add_middleware(ForwardedHeaders, proxies=Proxies(current().proxies if proxies is None else proxies))
     app = gr.mount_gradio_app(
         app,
         demo,
@@ -357,7 +361,9 @@ def _serve(config: Config, trust_remote_code: bool) -> int:
     app = build_app(registry, credentials, host=host, rooms=config.rooms)
     if zero:  # the weights packed once, now that every model is loaded and every GPU action wrapped
         zerogpu.start_up()
-    settings = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    settings = uvicorn.Config(  # forwarding headers: the app's own rule (explorer/api/proxy.py), not uvicorn's
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3, proxy_headers=False
+    )
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig, frame):  # running requests stop at their next step, then uvicorn exits

@@ -128,20 +128,20 @@ def test_rooms_are_capped_and_end_by_themselves():
     with pytest.raises(ExplorerError, match="limit") as err:
         rooms.open(lesson, "m")
     assert err.value.code == "rate_limit_exceeded"
-    rooms.join(a, "s1")
-    rooms.join(a, "s2")
-    rooms.join(a, "s1", "Ann")  # a student already in counts once
+    first, s1 = rooms.join(a)
+    _, s2 = rooms.join(a)
+    assert rooms.join(a, "Ann", first) == (first, s1)  # a student already in counts once
     with pytest.raises(ExplorerError, match="full"):
-        rooms.join(a, "s3")
+        rooms.join(a)
     st = a.steps[0]
-    rooms.add_answer(a, "s1", st, "dog")
+    rooms.add_answer(a, s1, st, "dog")
     with pytest.raises(ExplorerError, match="already answered this step"):
-        rooms.add_answer(a, "s1", st, "cat")
+        rooms.add_answer(a, s1, st, "cat")
     draw = a.steps[5]
     for _ in range(3):
-        rooms.add_answer(a, "s2", draw, "x")
+        rooms.add_answer(a, s2, draw, "x")
     with pytest.raises(ExplorerError, match="3 draws"):
-        rooms.add_answer(a, "s2", draw, "x")
+        rooms.add_answer(a, s2, draw, "x")
     assert a.students == {"s1": "Ann", "s2": ""}
     clock.t = 40
     rooms.get(a.code)  # a request keeps a room alive
@@ -161,9 +161,9 @@ def test_a_step_view_counts_what_was_sent_and_keeps_the_word_for_the_teacher():
     room = rooms.open(schema.load(GOOD), "m")
     st = room.check_step(0)
     sent = ["sat", "sat", "lay", "Sat", "=cmd()"]
-    for i, a in enumerate(sent):
-        rooms.join(room, f"s{i}")
-        rooms.add_answer(room, f"s{i}", st, a)
+    for a in sent:
+        _, sid = rooms.join(room)
+        rooms.add_answer(room, sid, st, a)
     view = room.step_view(teacher=True)
     assert view["answers"] == dict(Counter(sent).most_common()) and view["n_answered"] == 5
     assert view["actual"] == "sat" and room.step_view()["actual"] is None and room.step_view()["answers"] == {}
@@ -176,6 +176,71 @@ def test_a_step_view_counts_what_was_sent_and_keeps_the_word_for_the_teacher():
         room.check_step(0)
     assert "'=cmd()" in room.results_csv()  # a spreadsheet does not run it
     assert not room.is_teacher("wrong") and room.is_teacher(room.teacher_key)
+
+
+def test_joins_from_one_address_are_paced_and_a_locked_room_lets_nobody_new_in():
+    clock = Clock()
+    rooms = Rooms(RoomLimits(students=10, joins_per_minute=3), clock=clock)
+    room = rooms.open(schema.load(GOOD), "m")
+    joined = [rooms.join(room, address="10.0.0.7") for _ in range(3)]
+    assert [sid for _, sid in joined] == ["s1", "s2", "s3"] and len({s for s, _ in joined}) == 3
+    with pytest.raises(ExplorerError, match="wait 60 s") as err:
+        rooms.join(room, address="10.0.0.7")
+    assert err.value.code == "rate_limit_exceeded"
+    assert rooms.join(room, address="10.0.0.8")[1] == "s4"  # another address is not held back
+    assert rooms.join(room, "Bo", joined[0][0], "10.0.0.7") == joined[0]  # a reload joins again without counting
+    clock.t = 59.5
+    with pytest.raises(ExplorerError, match="wait 1 s"):
+        rooms.join(room, address="10.0.0.7")
+    clock.t = 60
+    assert rooms.join(room, address="10.0.0.7")[1] == "s5"  # a minute on: one more
+    room.roster.locked = True
+    with pytest.raises(ExplorerError, match=f"Room {room.code} is locked: ask your teacher") as locked:
+        rooms.join(room, address="10.0.0.9")
+    assert locked.value.code == "room_locked"
+    assert rooms.join(room, None, joined[1][0]) == joined[1]  # already in: a reload still works when locked
+    assert room.students == {"s1": "Bo", "s2": "", "s3": "", "s4": "", "s5": ""}
+
+
+def test_a_removed_student_and_their_answers_are_gone_and_secrets_are_theirs_alone():
+    rooms = Rooms()
+    room = rooms.open(schema.load(GOOD), "m")
+    (ann, a), (bob, b) = rooms.join(room, "Ann"), rooms.join(room, "Bob")
+    for step in (0, 1):
+        rooms.add_answer(room, a, room.steps[step], "sat")
+        rooms.add_answer(room, b, room.steps[step], "lay")
+    assert room.roster.member(ann) == a and room.roster.member(bob) == b
+    assert room.roster_view()["students"] == [
+        {"id": a, "nickname": "Ann", "n_answers": 2},
+        {"id": b, "nickname": "Bob", "n_answers": 2},
+    ]
+    room.remove(b)
+    assert [x["answer"] for s in room.results() for x in s["answers"]] == ["sat", "sat"]
+    assert room.step_view(teacher=True)["answers"] == {"sat": 1} and room.students == {a: "Ann"}
+    for secret, code in ((bob, "removed"), ("made-up", "not_joined"), (a, "not_joined")):  # a public id is no secret
+        with pytest.raises(ExplorerError) as err:
+            room.roster.member(secret)
+        assert err.value.code == code
+    with pytest.raises(ExplorerError) as again:
+        rooms.join(room, "Bob", bob)
+    assert again.value.code == "removed"
+    with pytest.raises(ExplorerError, match="no student"):
+        room.remove(b)
+    assert ann not in json.dumps(room.results()) + room.results_csv() + json.dumps(room.roster_view())
+
+
+def test_nicknames_keep_only_visible_text():
+    rooms = Rooms()
+    room = rooms.open(schema.load(GOOD), "m")
+    raw = "\u0000A\u202en\u200bn\ud800\u2066e\u061c  " + "x" * 40
+    _, sid = rooms.join(room, raw)
+    expected = "".join(c for c in raw if c.isprintable() or c == " ")  # an independent rule: no hidden characters
+    assert room.students[sid] == " ".join(expected.split())[:24] == "Anne " + "x" * 19
+    rooms.add_answer(room, sid, room.steps[0], "sat")
+    shown_ = json.dumps(room.results(), ensure_ascii=False) + room.results_csv()
+    assert not any(c in shown_ for c in "\u0000\u202e\u200b\ud800\u2066\u061c")
+    with pytest.raises(ExplorerError, match="`nickname` must be text"):
+        rooms.join(room, ["x"])
 
 
 def test_entropy_of_counts():
@@ -219,17 +284,31 @@ def test_one_address_opens_a_bounded_number_of_rooms():
 
 
 def test_the_address_behind_a_proxy_is_the_one_it_appended():
+    """As the routes see it, after the app's forwarding rule (explorer/api/proxy.py): a trusted proxy's header, the
+    peer's own address otherwise."""
     from starlette.requests import Request
 
+    from explorer.api.proxy import ForwardedHeaders, Proxies
     from explorer.api.rooms import client_address
+    from explorer.config import SPACE_PROXY
 
-    def req(peer: str, forwarded: str | None) -> Request:
+    def address(proxies: tuple[str, ...], peer: str, forwarded: str | None, host: str = "") -> tuple[str, str]:
         headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
-        return Request({"type": "http", "headers": headers, "client": (peer, 1234), "path": "/", "query_string": b""})
+        headers += [(b"x-forwarded-host", host.encode())] if host else []
+        scope = {"type": "http", "headers": headers, "client": (peer, 1234), "path": "/", "query_string": b""}
+        request = Request(ForwardedHeaders(None, Proxies(proxies)).resolved(scope))
+        return client_address(request), request.headers.get("x-forwarded-host", "")
 
-    assert client_address(req("10.1.2.3", "1.1.1.1, 203.0.113.9")) == "203.0.113.9"  # a Space's proxy
-    assert client_address(req("8.8.4.4", "1.1.1.1")) == "8.8.4.4"  # a client's own header: not trusted
-    assert client_address(req("127.0.0.1", None)) == "127.0.0.1"
+    space = SPACE_PROXY  # what a Space trusts without a setting
+    assert address(space, "10.1.2.3", "1.1.1.1, 203.0.113.9")[0] == "203.0.113.9"  # a Space's proxy
+    assert address(space, "8.8.4.4", "1.1.1.1")[0] == "8.8.4.4"  # a client's own header: not trusted
+    assert address(space, "127.0.0.1", None)[0] == "127.0.0.1"
+    assert address((), "192.168.1.20", "10.9.0.1", "evil.example") == ("192.168.1.20", "")  # nothing configured
+    assert address((), "127.0.0.1", "10.9.0.1")[0] == "127.0.0.1"
+    two = ("10.0.0.2", "10.0.1.0/24")  # the operator's two proxies, one behind the other
+    assert address(two, "10.0.0.2", "6.6.6.6, 203.0.113.9, 10.0.1.5", "a.example") == ("203.0.113.9", "a.example")
+    assert address(two, "10.0.0.3", "203.0.113.9")[0] == "10.0.0.3"
+    assert address(("*",), "8.8.8.8", "203.0.113.9")[0] == "203.0.113.9"
 
 
 def test_a_teachers_folder_of_lessons_opens_by_name_never_by_path(tmp_path):

@@ -12,6 +12,7 @@ import torch
 
 from explorer.results.words import END_SETS, end_class, end_masks
 from tests.helpers.reference import ref_logprobs
+from tests.helpers.rooms_http import get, join, post
 
 LESSON = {
     "title": "Tiny",
@@ -23,21 +24,10 @@ LESSON = {
 }
 
 
-def post(url: str, path: str, body: dict, status: int = 200, **kw) -> dict:
-    r = httpx.post(url + path, json=body, timeout=60, **kw)
-    assert r.status_code == status, r.text
-    return r.json()
-
-
-def get(url: str, path: str, status: int = 200, **kw) -> dict:
-    r = httpx.get(url + path, timeout=60, **kw)
-    assert r.status_code == status, r.text
-    return r.json()
-
-
 @pytest.fixture()
 def room(live):
     made = post(live.url, "/rooms", {"lesson": LESSON})
+    live.app.state.rooms.joined.clear()  # each test's students join within a fresh minute
     yield made
     httpx.post(f"{live.url}/rooms/{made['room']}/end", json={"teacher_key": made["teacher_key"]}, timeout=30)
 
@@ -83,8 +73,8 @@ def test_a_guess_is_scored_as_the_completions_api_scores_it(live, gpt2, room):
     assert step["actual"] is None  # a student polling never sees the word to come
     assert get(live.url, f"/rooms/{code}", headers={"X-Teacher-Key": room["teacher_key"]})["actual"] == "fox"
     sent = {"s1": "fox", "s2": "fox", "s3": "dog", "s4": "lazy dog"}
-    for student, answer in sent.items():
-        r = post(live.url, f"/rooms/{code}/answers", {"student": student, "step": 0, "answer": answer})
+    for answer in sent.values():
+        r = post(live.url, f"/rooms/{code}/answers", {"student": join(live.url, code), "step": 0, "answer": answer})
         assert r["actual"] == "fox" and r["correct"] == (answer == "fox")
         assert abs(r["logprob"] - echo_tail(live.url, "the quick brown", answer)) <= 1e-4
         if " " not in answer:
@@ -111,20 +101,21 @@ def test_thirty_students_on_one_word_cost_one_computation(live, room, monkeypatc
     code = room["room"]
     teacher(live, room)  # the model's own top, computed once per step
     before = len(calls)
-    for i in range(30):
-        post(live.url, f"/rooms/{code}/answers", {"student": f"p{i}", "step": 0, "answer": "zebra"})
+    for _ in range(30):
+        post(live.url, f"/rooms/{code}/answers", {"student": join(live.url, code), "step": 0, "answer": "zebra"})
     assert calls[before:] in ([], ["zebra"])  # one computation, or none where the model's top held it already
     assert teacher(live, room)["answers"] == {"zebra": 30}
 
 
 def test_the_teacher_moves_the_class_on_and_downloads_the_results(live, room):
     code, key = room["room"], room["teacher_key"]
-    post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "fox"})
+    a = join(live.url, code)
+    post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 0, "answer": "fox"})
     bad = post(live.url, f"/rooms/{code}/step", {"teacher_key": "guess"}, status=403)
     assert bad["error"]["code"] == "not_teacher" and bad["error"]["param"] == "teacher_key"
     post(live.url, f"/rooms/{code}/step", {}, status=403)
     assert post(live.url, f"/rooms/{code}/step", {"teacher_key": key})["step"] == 1
-    late = post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "x"}, status=400)
+    late = post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 0, "answer": "x"}, status=400)
     assert late["error"]["param"] == "step"
     assert get(live.url, f"/rooms/{code}")["context"] == "the quick brown fox"  # a late joiner starts here
     get(live.url, f"/rooms/{code}/results", status=403)
@@ -147,9 +138,10 @@ def test_a_choose_step_gives_each_choice_its_exact_probability(live, room):
     got = {e["answer"]: e["logprob"] for e in view["model_top"]}
     for c in ("dog", "fox", "cat"):
         assert abs(got[c] - echo_tail(live.url, "the lazy", c)) <= 1e-4
-    bad = post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 3, "answer": "cow"}, status=400)
+    a = join(live.url, code)
+    bad = post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 3, "answer": "cow"}, status=400)
     assert bad["error"]["param"] == "answer" and "dog, fox, cat" in bad["error"]["message"]
-    r = post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 3, "answer": "cat"})
+    r = post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 3, "answer": "cat"})
     assert r["logprob"] == pytest.approx(got["cat"])
 
 
@@ -164,11 +156,10 @@ def test_draws_follow_the_temperature_the_teacher_sets(live, gpt2, room):
     for e in view["model_top"]:
         assert abs(e["logprob"] - float(tempered[e["token_id"]])) <= 1e-4
     assert abs(view["entropy_model"] - float(-(tempered.exp() * tempered).nan_to_num(0.0).sum())) <= 1e-4
-    drawn = [
-        post(live.url, f"/rooms/{code}/answers", {"student": f"d{i // 20}", "step": 4})["answer"] for i in range(40)
-    ]
+    d = [join(live.url, code), join(live.url, code)]
+    drawn = [post(live.url, f"/rooms/{code}/answers", {"student": d[i // 20], "step": 4})["answer"] for i in range(40)]
     assert sum(teacher(live, room)["answers"].values()) == 40 and all(isinstance(d, str) for d in drawn)
-    over = post(live.url, f"/rooms/{code}/answers", {"student": "d0", "step": 4}, status=429)
+    over = post(live.url, f"/rooms/{code}/answers", {"student": d[0], "step": 4}, status=429)
     assert "20 draws" in over["error"]["message"]
     post(live.url, f"/rooms/{code}/temperature", {"teacher_key": key, "temperature": 9}, status=400)
 
@@ -203,8 +194,9 @@ def test_bad_rooms_are_refused_in_words(live, room):
 
 def test_a_second_answer_to_a_step_is_refused(live, room):
     code = room["room"]
-    post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "fox"})
-    err = post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "dog"}, status=429)
+    a = join(live.url, code)
+    post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 0, "answer": "fox"})
+    err = post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 0, "answer": "dog"}, status=429)
     assert "already answered this step" in err["error"]["message"]
     assert teacher(live, room)["answers"] == {"fox": 1}
 
@@ -251,9 +243,10 @@ def test_a_link_behind_every_interface_names_the_local_network_address():
 
 def test_a_student_sees_nobodys_answers_and_a_bad_answer_joins_nobody(live, room):
     code = room["room"]
-    post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 0, "answer": "fox", "nickname": "Ann"})
+    a, c = join(live.url, code, "Ann"), join(live.url, code)
+    post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 0, "answer": "fox"})
     post(live.url, f"/rooms/{code}/answers", {"student": "b", "step": 0, "answer": "x" * 99}, status=400)
-    post(live.url, f"/rooms/{code}/answers", {"student": "c", "step": 0, "answer": "fo\u200bx\u202e"})
+    post(live.url, f"/rooms/{code}/answers", {"student": c, "step": 0, "answer": "fo\u200bx\u202e"})
     seen = get(live.url, f"/rooms/{code}")
     assert seen["answers"] == {} and seen["model_top"] == [] and seen["actual"] is None and seen["accuracy"] is None
     view = teacher(live, room)

@@ -21,6 +21,9 @@ STATUS = {
     "api_off": 403,
     "room_not_found": 404,
     "not_teacher": 403,
+    "room_locked": 403,
+    "not_joined": 403,
+    "removed": 403,
     "rate_limit_exceeded": 429,
     "zerogpu_unavailable": 503,
 }

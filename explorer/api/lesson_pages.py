@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from explorer.api.framing import json_response
+from explorer.api.offload import OffLoop
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import Rooms
@@ -41,9 +42,13 @@ def listed_lessons(folder: str) -> list[dict]:
     return listed
 
 
-def pages_router(models: Models, rooms: Rooms, guard: Callable[[Request], None]) -> APIRouter:
-    """The routes above; `guard(request)` as the rooms' own routes."""
+def pages_router(
+    models: Models, rooms: Rooms, guard: Callable[[Request], None], off: OffLoop | None = None
+) -> APIRouter:
+    """The routes above; `guard(request)` as the rooms' own routes; `off`: where QR codes are drawn (off the event
+    loop, a few at once)."""
     router = APIRouter()
+    off = off or OffLoop()
 
     @router.get("/lessons")
     async def lessons(request: Request):
@@ -57,9 +62,8 @@ def pages_router(models: Models, rooms: Rooms, guard: Callable[[Request], None])
         if kind not in ("svg", "png"):
             raise ExplorerError("The QR code comes as qr.svg or qr.png.", param="kind")
         base, _ = base_url(request.headers, request.url.scheme, models.host, models.public_url)
-        return Response(
-            qr_code(f"{base}/lesson/{room.code}", kind), media_type="image/svg+xml" if kind == "svg" else "image/png"
-        )
+        drawn = await off(qr_code, f"{base}/lesson/{room.code}", kind)
+        return Response(drawn, media_type="image/svg+xml" if kind == "svg" else "image/png")
 
     def served(name: str) -> Callable:
         async def one_page(request: Request):

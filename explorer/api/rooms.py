@@ -4,7 +4,10 @@ lessons and the QR code: explorer/api/lesson_pages.py).
     POST /rooms                       {"lesson": NAME or a lesson, "model"?} -> room, join_url, teacher_url, teacher_key
     GET  /rooms/{room}                the current step and the class's answers (X-Teacher-Key: the word to come too;
                                       X-Student: that student's own result, `mine`)
-    POST /rooms/{room}/answers        {"student", "step", "answer", "nickname"?} -> the student's result
+    POST /rooms/{room}/join           {"nickname"?, "student"?} -> {"student": the student's secret, "id", "nickname"}
+    POST /rooms/{room}/answers        {"student": the secret, "step", "answer"} -> the student's result
+    POST /rooms/{room}/lock           {"teacher_key", "locked"} -> no new student joins (or they may again)
+    POST /rooms/{room}/remove         {"teacher_key", "student": a public id} -> the student and their answers out
     POST /rooms/{room}/reveal         {"teacher_key"} -> the current step's answers that wait for their numbers, scored
     POST /rooms/{room}/step           {"teacher_key", "to"?} -> moves the class on (or to step `to`)
     POST /rooms/{room}/temperature    {"teacher_key", "temperature"} -> a sample step's temperature
@@ -20,13 +23,14 @@ wherever it runs. An answer's numbers are computed once per distinct answer and 
   the class reaches it, an answer among those is answered at once, and the others wait ("pending") for the teacher's
   next call: *Show the next word* (`reveal`), *Next step* (the same call prepares the next step) or the results'
   download. A class costs about two GPU calls a step, however many students it has.
-Errors in the API's own shape: 400 naming the field, 404 an unknown room, 403 without the teacher's key, 429 beyond a
-cap.
+Errors in the API's own shape: 400 naming the field, 404 an unknown room, 403 without the teacher's key (or a student's
+secret, or joining a locked room), 429 beyond a cap. A student is known only by the secret their join was given;
+the teacher sees a public id ("s1") and the nickname, never the secret. Lessons are read and QR codes drawn off the
+event loop, a few at once (explorer/api/offload.py), after the caps that refuse them.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import secrets
 from collections.abc import Callable, Sequence
@@ -40,6 +44,7 @@ from fastapi.responses import Response
 
 from explorer.api.framing import json_response, read_json
 from explorer.api.lesson_pages import pages_router
+from explorer.api.offload import OffLoop
 from explorer.api.runner import HERE, Runner, Work
 from explorer.engine.analyses.guesses import continuation, next_token
 from explorer.errors import ExplorerError
@@ -230,15 +235,9 @@ def answer_result(st: StepState, answer: str) -> dict:
 
 
 def client_address(request: Request) -> str:
-    """The address a request came from: behind a proxy on this machine or its network (a Space's), the last address
-    it appended to X-Forwarded-For (a client cannot forge that one); else the peer's own."""
-    peer = request.client.host if request.client else ""
-    forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",") if a.strip()]
-    try:
-        private = ipaddress.ip_address(peer).is_private or ipaddress.ip_address(peer).is_loopback
-    except ValueError:
-        private = False
-    return forwarded[-1] if forwarded and private else peer
+    """The address a request came from: the peer's own, or behind a proxy the operator trusts (a Space's) the client
+    address it forwarded (explorer/api/proxy.py resolves it before any route runs)."""
+    return request.client.host if request.client else ""
 
 
 def _key(request: Request, body: dict | None = None) -> str | None:
@@ -300,9 +299,10 @@ class RoomRoutes:
     """The handlers of the routes above, one method each; `guard(request)` as the server's other routes outside
     /v1; links name the address `models.host` and `models.public_url` make reachable (explorer/reach.py)."""
 
-    def __init__(self, classroom: Classroom, guard: Callable[[Request], None]):
+    def __init__(self, classroom: Classroom, guard: Callable[[Request], None], off: OffLoop | None = None):
         self.room_api, self.guard = classroom, guard
         self.models, self.limits, self.rooms = classroom.models, classroom.limits, classroom.rooms
+        self.off = off or OffLoop()  # lessons read off the event loop, a few at once
 
     def base(self, request: Request) -> tuple[str, str | None]:
         return base_url(request.headers, request.url.scheme, self.models.host, self.models.public_url)
@@ -318,7 +318,8 @@ class RoomRoutes:
     async def open_room(self, request: Request):
         self.guard(request)
         body = await read_json(request, self.limits.max_body_bytes)
-        lesson = lesson_of(body, self.rooms.limits.lessons)
+        self.rooms.check_open(client_address(request))  # the caps first: a refused room reads no lesson
+        lesson = await self.off(lesson_of, body, self.rooms.limits.lessons)
         model = body.get("model") or lesson.model
         if model is not None and not isinstance(model, str):
             raise ExplorerError("`model` must be a served model's name.", param="model", code="invalid_value")
@@ -350,12 +351,14 @@ class RoomRoutes:
         teacher = room.is_teacher(_key(request))
         if teacher:  # a student's poll never waits on the model
             await self.room_api.fill(request, room, {room.current: ()})
-        student = request.headers.get("x-student")
+        secret = request.headers.get("x-student")
+        student = room.roster.member(secret) if secret else None  # their own result only (403: not theirs)
         with room.lock:
             view = room.step_view(teacher=teacher)
             st = room.steps[room.current]
             if teacher:
                 view["n_pending"] = len(st.unscored())
+                view.update(room.roster_view())
             if student:  # the student's own result of this step (one that waited for its numbers has them now)
                 mine = st.last_answer(student)
                 view["mine"] = answer_result(st, mine) if mine is not None and st.step.kind != "sample" else None
@@ -370,7 +373,7 @@ class RoomRoutes:
         st = room.check_step(body.get("step"))
         number = int(body["step"])  # the current step's index, checked above
         text = clean_answer(body.get("answer", ""), st.step)
-        student = self.rooms.join(room, body.get("student"), body.get("nickname"))  # counted once the answer is sound
+        student = room.roster.member(body.get("student"))  # the public id of the secret its join gave
         if st.step.kind == "sample":
             return json_response(await self.drawn(request, room, number, student))
         self.rooms.add_answer(room, student, st, text)
@@ -395,6 +398,27 @@ class RoomRoutes:
             "actual": None,
             "model_top": st.model_top,
         }
+
+    async def join(self, code: str, request: Request):
+        """A student joins (or, with the secret they were given, joins again after a reload)."""
+        self.guard(request)
+        room = self.rooms.get(code)
+        body = await read_json(request, self.limits.max_body_bytes)
+        secret, sid = self.rooms.join(room, body.get("nickname"), body.get("student"), client_address(request))
+        return json_response({"room": room.code, "student": secret, "id": sid, "nickname": room.students[sid]})
+
+    async def lock(self, code: str, request: Request):
+        room, body = await self.teachers(code, request)
+        locked = body.get("locked")
+        if not isinstance(locked, bool):
+            raise ExplorerError("`locked` must be true or false.", param="locked", code="invalid_value")
+        room.roster.locked = locked
+        return json_response({"room": room.code, "locked": locked})
+
+    async def remove(self, code: str, request: Request):
+        room, body = await self.teachers(code, request)
+        room.remove(body.get("student"))
+        return json_response({"room": room.code, "removed": body["student"]})
 
     async def reveal(self, code: str, request: Request):
         room, _ = await self.teachers(code, request)
@@ -459,10 +483,13 @@ def rooms_router(
     where no student's request runs the model (see the module)."""
     routes = RoomRoutes(Classroom(models, limits, rooms, gate, run, per_step), guard)
     router = APIRouter()
-    router.include_router(pages_router(models, rooms, guard))
+    router.include_router(pages_router(models, rooms, guard, routes.off))
     router.add_api_route("/rooms", routes.open_room, methods=["POST"])
     router.add_api_route("/rooms/{code}", routes.step, methods=["GET"])
     router.add_api_route("/rooms/{code}/answers", routes.answer, methods=["POST"])
+    router.add_api_route("/rooms/{code}/join", routes.join, methods=["POST"])
+    router.add_api_route("/rooms/{code}/lock", routes.lock, methods=["POST"])
+    router.add_api_route("/rooms/{code}/remove", routes.remove, methods=["POST"])
     router.add_api_route("/rooms/{code}/reveal", routes.reveal, methods=["POST"])
     router.add_api_route("/rooms/{code}/step", routes.move, methods=["POST"])
     router.add_api_route("/rooms/{code}/temperature", routes.temperature, methods=["POST"])

@@ -14,6 +14,11 @@ def add_parser(sub) -> None:
     sv.add_argument("--host", help="the address to listen on (default 127.0.0.1, or EXPLORER_HOST; 0.0.0.0 on a Space)")
     sv.add_argument("--port", type=int, help="default 7860 (or EXPLORER_PORT)")
     sv.add_argument("--share", action="store_true", help="a public link through Gradio's tunnel (or EXPLORER_SHARE=1)")
+    sv.add_argument(
+        "--forwarded-allow-ips",
+        help="the proxies in front of this server, comma-separated addresses or networks (* any): only their "
+        "X-Forwarded-* headers are believed (or EXPLORER_FORWARDED_ALLOW_IPS; a Space's own proxy without it)",
+    )
     sv.add_argument("--auth", default=None, help="user:password: lock the page and the API (or EXPLORER_AUTH)")
     sv.add_argument(
         "--public",

@@ -16,7 +16,7 @@ import secrets
 import threading
 import time
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from explorer.config import RoomLimits as RoomLimits
@@ -26,6 +26,7 @@ from explorer.results.next_token import NextToken
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
+MAX_NICKNAME = 24  # characters of a nickname
 
 
 def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
@@ -74,12 +75,17 @@ def entropy(counts: Counter) -> float:
     return -sum(c / n * math.log(c / n) for c in counts.values()) if n else 0.0
 
 
+def visible(value: str) -> str:
+    """`value` as a student's text is kept and shown: control, format (zero-width, direction) and surrogate
+    characters dropped, spaces collapsed."""
+    return " ".join("".join(c for c in value if unicodedata.category(c) not in ("Cf", "Cc", "Cs")).split())
+
+
 def clean_answer(value: object, step: Step) -> str:
     """A student's answer as counted: text, spaces collapsed, at most MAX_ANSWER characters; a choice of the step's."""
     if not isinstance(value, str):
         raise ExplorerError("`answer` must be text.", param="answer", code="invalid_value")
-    visible = "".join(c for c in value if unicodedata.category(c) not in ("Cf", "Cc", "Cs"))  # no hidden marks
-    answer = " ".join(visible.split())
+    answer = visible(value)
     if not answer and step.kind != "sample":
         raise ExplorerError("`answer` is empty: type a word.", param="answer", code="invalid_value")
     if len(answer) > MAX_ANSWER:
@@ -97,17 +103,79 @@ def clean_answer(value: object, step: Step) -> str:
     return answer
 
 
+class Roster:
+    """Who is in a room: each student's secret (theirs alone, issued when they join) -> the public id the teacher sees
+    ("s1"); their nicknames; whether the teacher locked the room; the secrets of the students the teacher removed."""
+
+    def __init__(self):
+        self.nicknames: dict[str, str] = {}  # public id -> nickname ("" when none), in the order they joined
+        self.ids: dict[str, str] = {}  # secret -> public id
+        self.removed: set[str] = set()  # secrets of removed students
+        self.locked = False
+        self.made = 0  # public ids issued
+
+    def member(self, secret: object) -> str:
+        """The public id of the student whose secret this is; else a 403 the student's page shows."""
+        if not isinstance(secret, str) or not secret:
+            raise ExplorerError(
+                "`student` must be the secret `POST /rooms/{room}/join` gave (the page keeps it).",
+                param="student",
+                code="invalid_value",
+            )
+        if secret in self.ids:
+            return self.ids[secret]
+        if secret in self.removed:
+            raise ExplorerError(
+                "Your teacher removed you from this room: ask them if you should join again.",
+                param="student",
+                code="removed",
+            )
+        raise ExplorerError("Join the room first: reload this page.", param="student", code="not_joined")
+
+    def add(self, nickname: str) -> tuple[str, str]:
+        """(a new student's secret, their public id)."""
+        self.made += 1
+        secret, sid = secrets.token_urlsafe(16), f"s{self.made}"
+        self.ids[secret], self.nicknames[sid] = sid, nickname
+        return secret, sid
+
+    def remove(self, sid: object) -> None:
+        secret = next((k for k, v in self.ids.items() if v == sid), None)
+        if secret is None:
+            raise ExplorerError(
+                f"There is no student {shown(sid, 12)} in this room: send the `id` the room's `students` list gives.",
+                param="student",
+                code="invalid_value",
+            )
+        del self.ids[secret], self.nicknames[sid]
+        self.removed.add(secret)
+
+
+def clean_nickname(value: object) -> str:
+    """A nickname as kept and shown: visible text, at most MAX_NICKNAME characters ("" for none)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ExplorerError("`nickname` must be text.", param="nickname", code="invalid_value")
+    return visible(value)[:MAX_NICKNAME].strip()
+
+
 class Room:
     def __init__(self, code: str, lesson: Lesson, model: str, now: float):
         self.code, self.lesson, self.model = code, lesson, model
         self.teacher_key = secrets.token_urlsafe(18)
         self.created = self.touched = now
         self.current = 0
-        self.students: dict[str, str] = {}  # id -> nickname ("" when none)
+        self.roster = Roster()
         self.steps = [StepState(s, temperature=s.temperature) for s in lesson.steps]
         self.ended = False
         self.owner = ""  # the client address that opened it
         self.lock = threading.Lock()
+
+    @property
+    def students(self) -> dict[str, str]:
+        """Public id -> nickname ("" when none) of each student in the room, in the order they joined."""
+        return self.roster.nicknames
 
     def is_teacher(self, key: object) -> bool:
         return isinstance(key, str) and hmac.compare_digest(key.encode(), self.teacher_key.encode())
@@ -122,6 +190,19 @@ class Room:
                 code="step_not_current",
             )
         return self.steps[step]
+
+    def remove(self, sid: object) -> None:
+        """The student `sid` (a public id) out of the room, their answers out of every step."""
+        with self.lock:
+            self.roster.remove(sid)
+            for st in self.steps:
+                st.answers[:] = [(s, a) for s, a in st.answers if s != sid]
+
+    def roster_view(self) -> dict:
+        """The teacher's view of who is in: the lock, and each student's public id, nickname and answers sent."""
+        sent = Counter(s for st in self.steps for s, _ in st.answers)
+        students = [{"id": s, "nickname": n, "n_answers": sent[s]} for s, n in self.students.items()]
+        return {"locked": self.roster.locked, "students": students}
 
     def step_view(self, teacher: bool = False) -> dict:
         """`GET /rooms/{room}`: the current step; for the teacher also the class's answers so far, the model's top,
@@ -235,6 +316,7 @@ class Rooms:
         self.limits = limits or RoomLimits()
         self.clock = clock
         self.rooms: dict[str, Room] = {}
+        self.joined: dict[str, deque[float]] = {}  # client address -> the times of its joins in the last minute
         self.lock = threading.Lock()
 
     def sweep(self) -> None:
@@ -250,23 +332,32 @@ class Rooms:
         """A new room; `owner` is the client address that opened it (at most `per_address` rooms each)."""
         self.sweep()
         with self.lock:
-            if len(self.rooms) >= self.limits.rooms:
-                raise _refuse(
-                    f"This server has {len(self.rooms)} rooms open, its limit (EXPLORER_ROOMS_MAX): end a room or "
-                    "try again when one ends."
-                )
-            mine = sum(1 for r in self.rooms.values() if r.owner == owner)
-            if mine >= self.limits.per_address:
-                raise _refuse(
-                    f"You have {mine} rooms open, the most one address may (EXPLORER_ROOMS_PER_ADDRESS): end one "
-                    "(its teacher page, End the room) before starting another."
-                )
+            self._check_open(owner)
             code = "".join(secrets.choice(CODE_LETTERS) for _ in range(5))
             while code in self.rooms:
                 code = "".join(secrets.choice(CODE_LETTERS) for _ in range(5))
             room = self.rooms[code] = Room(code, lesson, model, self.clock())
             room.owner = owner
             return room
+
+    def check_open(self, owner: str = "") -> None:
+        """`open`'s caps, checked before the lesson is read (a 429 costs the server nothing)."""
+        self.sweep()
+        with self.lock:
+            self._check_open(owner)
+
+    def _check_open(self, owner: str) -> None:
+        if len(self.rooms) >= self.limits.rooms:
+            raise _refuse(
+                f"This server has {len(self.rooms)} rooms open, its limit (EXPLORER_ROOMS_MAX): end a room or "
+                "try again when one ends."
+            )
+        mine = sum(1 for r in self.rooms.values() if r.owner == owner)
+        if mine >= self.limits.per_address:
+            raise _refuse(
+                f"You have {mine} rooms open, the most one address may (EXPLORER_ROOMS_PER_ADDRESS): end one "
+                "(its teacher page, End the room) before starting another."
+            )
 
     def get(self, code: str) -> Room:
         self.sweep()
@@ -284,26 +375,44 @@ class Rooms:
         with self.lock:
             self.rooms.pop(room.code, None)
 
-    def join(self, room: Room, student: object, nickname: object = None) -> str:
-        """The student's id, counted in the room (a new one within the cap)."""
-        if not isinstance(student, str) or not 1 <= len(student) <= 64:
-            raise ExplorerError(
-                "`student` must be text of 1 to 64 characters (the page makes one).",
-                param="student",
-                code="invalid_value",
-            )
-        nick = " ".join(nickname.split())[:24] if isinstance(nickname, str) else ""
+    def join(self, room: Room, nickname: object = None, secret: object = None, address: str = "") -> tuple[str, str]:
+        """(the student's secret, their public id): a new student in the room, within its cap, its lock and the joins
+        one address may make a minute; `secret` one this room issued before (a page reloaded): the same student,
+        their nickname updated where one is given."""
+        nick = clean_nickname(nickname)
         with room.lock:
-            if student not in room.students:
-                if len(room.students) >= self.limits.students:
-                    raise _refuse(
-                        f"Room {room.code} is full: it has {len(room.students)} students, its limit "
-                        "(EXPLORER_ROOMS_STUDENTS)."
-                    )
-                room.students[student] = nick
-            elif nick:
-                room.students[student] = nick
-        return student
+            if isinstance(secret, str) and secret in room.roster.removed:
+                room.roster.member(secret)  # refused: the teacher removed them
+            if isinstance(secret, str) and secret in room.roster.ids:
+                sid = room.roster.ids[secret]
+                if nickname is not None:
+                    room.students[sid] = nick
+                return secret, sid
+            if room.roster.locked:
+                raise ExplorerError(f"Room {room.code} is locked: ask your teacher to let you in.", code="room_locked")
+            if len(room.students) >= self.limits.students:
+                raise _refuse(
+                    f"Room {room.code} is full: it has {len(room.students)} students, its limit "
+                    "(EXPLORER_ROOMS_STUDENTS)."
+                )
+            self.admit(address)
+            return room.roster.add(nick)
+
+    def admit(self, address: str) -> None:
+        """One more join from `address`, within `joins_per_minute` (else a 429 saying how long to wait)."""
+        now = self.clock()
+        with self.lock:
+            for a in [a for a, q in self.joined.items() if now - q[-1] >= 60]:
+                del self.joined[a]  # addresses quiet for a minute are forgotten
+            q = self.joined.setdefault(address, deque())
+            while q and now - q[0] >= 60:
+                q.popleft()
+            if len(q) >= self.limits.joins_per_minute:
+                raise _refuse(
+                    f"{len(q)} students joined from your address in the last minute, the most allowed "
+                    f"(EXPLORER_ROOMS_JOINS_PER_MINUTE): wait {math.ceil(60 - (now - q[0]))} s, then reload the page."
+                )
+            q.append(now)
 
     def add_answer(self, room: Room, student: str, st: StepState, answer: str) -> None:
         """Count one answer, within the per-student cap of its step."""

@@ -36,7 +36,8 @@ class LiveServer:
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"  # tests connect to loopback, whatever `host` it listens on
         self.app = build_app(self.models, auth, limits, host=host)
-        config = uvicorn.Config(self.app, host=host, port=self.port, log_level="warning")
+        # forwarding headers by the app's own rule, as `serve` runs it (uvicorn's would believe any loopback peer)
+        config = uvicorn.Config(self.app, host=host, port=self.port, log_level="warning", proxy_headers=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
