@@ -1,5 +1,6 @@
 """A class of 32 in one room on the default model, as `python app.py` serves it (llama.cpp, the app's defaults), in a
-second process on loopback: each of 5 guess steps answered by all 32 at once (tests/helpers/rooms_load.py).
+second process on loopback: all 32 join at once, then each of 5 guess steps is answered by all 32 at once
+(tests/helpers/rooms_load.py).
 
 Reports each answer's latency (p50, p95) beside a baseline in the same run (the same 32 guesses of a step sent at once
 to /v1/completions with `echo`, each scoring its own text: what a room without its once-per-distinct-guess cache
@@ -65,7 +66,11 @@ def main() -> int:
         return 1
     srv = ServerProcess(
         str(gguf),
-        env={"EXPLORER_COMPILE": "auto", "EXPLORER_ROOMS_IDLE_S": "5"},
+        env={  # a class larger than a minute's joins from one address (all here come from loopback) still joins
+            "EXPLORER_COMPILE": "auto",
+            "EXPLORER_ROOMS_IDLE_S": "5",
+            "EXPLORER_ROOMS_JOINS_PER_MINUTE": str(max(60, a.students)),
+        },
         args=("--engine", "llama.cpp"),
     )
     try:

@@ -55,13 +55,13 @@ def test_a_class_of_32_answers_five_steps_at_once(server):
     rooms = app.state.rooms
     room = rooms.get(run["room"])
     again = httpx.post(
-        f"{server.url}/rooms/{run['room']}/answers", json={"student": "student-0", "step": 4, "answer": "x"}, timeout=60
+        f"{server.url}/rooms/{run['room']}/answers",
+        json={"student": run["students"][0], "step": 4, "answer": "x"},
+        timeout=60,
     )
     assert again.status_code == 429
     rooms.limits = replace(rooms.limits, students=32)
-    full = httpx.post(
-        f"{server.url}/rooms/{run['room']}/answers", json={"student": "newcomer", "step": 4, "answer": "x"}, timeout=60
-    )
+    full = httpx.post(f"{server.url}/rooms/{run['room']}/join", json={"nickname": "newcomer"}, timeout=60)
     assert full.status_code == 429 and "full" in full.json()["error"]["message"]
     gone = weakref.ref(room)
     del room

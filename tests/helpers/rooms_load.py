@@ -1,5 +1,6 @@
-"""A class in one room on loopback (the load test and bench/rooms_load.py): `students` answer each of `steps` guess
-steps at once, the teacher moves on once all have answered; what every student got, and how long each answer took."""
+"""A class in one room on loopback (the load test and bench/rooms_load.py): `students` join at once, then answer each
+of `steps` guess steps at once, the teacher moves on once all have answered; what every student got, and how long each
+answer took."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def guess(student: int, step: int) -> str:
 
 
 def run_class(url: str, students: int = 32, steps: int = 5) -> dict:
-    """{"room", "sent": [(student, step, answer)], "results": {(student, step): body}, "latency_s": [...],
+    """{"room", "students": [each student's secret, from their join], "sent": [(student, step, answer)],
+    "results": {(student, step): body}, "latency_s": [...],
     "views": [the teacher's view at the end of each step], "teacher_key", "move_s": [the teacher's start and each
     move on, the model's side of the step prepared within it]}."""
     lesson = {"title": "Load", "steps": [{"kind": "guess", "text": TEXT, "start": 4, "blanks": steps}]}
@@ -28,11 +30,19 @@ def run_class(url: str, students: int = 32, steps: int = 5) -> dict:
     code, key = room["room"], room["teacher_key"]
     sent, results, latency, views = [], {}, [], []
     with httpx.Client(timeout=120) as client:
+        joined = at_once(
+            [lambda i=i: client.post(f"{url}/rooms/{code}/join", json={"nickname": f"S{i}"}) for i in range(students)]
+        )
+        for r in joined:
+            if isinstance(r, Exception):
+                raise r
+            assert r.status_code == 200, r.text
+        secrets = [r.json()["student"] for r in joined]
         for step in range(steps):
 
             def answer(i: int, step: int = step):
                 t = time.perf_counter()
-                body = {"student": f"student-{i}", "step": step, "answer": guess(i, step), "nickname": f"S{i}"}
+                body = {"student": secrets[i], "step": step, "answer": guess(i, step)}
                 r = client.post(f"{url}/rooms/{code}/answers", json=body)
                 return r, time.perf_counter() - t
 
@@ -50,7 +60,7 @@ def run_class(url: str, students: int = 32, steps: int = 5) -> dict:
                 t = time.perf_counter()
                 client.post(f"{url}/rooms/{code}/step", json={"teacher_key": key})
                 moves.append(time.perf_counter() - t)
-    return {"room": code, "teacher_key": key, "sent": sent, "results": results, "latency_s": latency, "views": views,
+    return {"room": code, "teacher_key": key, "students": secrets, "sent": sent, "results": results, "latency_s": latency, "views": views,
             "move_s": moves}  # fmt: skip
 
 

@@ -28,7 +28,7 @@ async function api(path, body, key, student) {
   if (student) headers["X-Student"] = student;  // a student's poll: their own result comes with the step
   const r = await fetch(path, body === undefined ? {headers} : {method: "POST", headers, body: JSON.stringify(body)});
   const data = await r.json().catch(() => ({}));
-  if (!r.ok) { const e = new Error((data.error && data.error.message) || ("The server answered " + r.status)); e.status = r.status; throw e; }
+  if (!r.ok) { const e = new Error((data.error && data.error.message) || ("The server answered " + r.status)); e.status = r.status; e.code = data.error && data.error.code; throw e; }
   return data;
 }
 // a probability in words: "31%", "4.2%", "0.37%", "0.0012%", "< 0.0001%"; never e-notation
