@@ -147,7 +147,7 @@ class Roster:
                 param="student",
                 code="invalid_value",
             )
-        del self.ids[secret], self.nicknames[sid]
+        self.nicknames.pop(self.ids.pop(secret))
         self.removed.add(secret)
 
 
