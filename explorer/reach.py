@@ -11,7 +11,6 @@ import re
 import socket
 from collections.abc import Mapping
 
-from explorer.errors import ExplorerError
 from explorer.models import is_loopback
 
 LOOPBACK_WARNING = (
@@ -22,22 +21,16 @@ LOOPBACK_WARNING = (
 EVERY_INTERFACE = ("0.0.0.0", "::", "")
 LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 HOST = re.compile(rf"(?:{LABEL}\.)*{LABEL}\.?|\[[0-9A-Fa-f:.]{{2,45}}\]")  # a DNS name, an IPv4 or an [IPv6] address
+HOST_PORT = re.compile(r"(?P<name>\[[^\]]*\]|[^:\[\]]*)(?::(?P<port>[0-9]{1,5}))?")
 MAX_HOST = 253  # characters of a DNS name
-MAX_LINK = 1000  # characters of a link drawn as a QR code (a join link is under 300; the largest code holds 2,331)
 
 
 def host_header(value: str | None) -> str | None:
     """`value` where it is a host name, or one with a port (`name:port`); else None (too long, not a host)."""
-    if not value or len(value) > MAX_HOST + 6:
+    found = HOST_PORT.fullmatch(value or "")
+    if found is None or len(found["name"]) > MAX_HOST or not HOST.fullmatch(found["name"]):
         return None
-    name, port = value, ""
-    if value.count(":") == 1 or value.startswith("["):
-        name, sep, port = value.rpartition(":")
-        if not sep or name.endswith(":") or not name or (value.startswith("[") and not name.endswith("]")):
-            name, port = value, ""  # a bracketed IPv6 address alone
-    if port and not (port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536):
-        return None
-    return value if HOST.fullmatch(name) and len(name) <= MAX_HOST else None
+    return value if found["port"] is None or 0 < int(found["port"]) < 65536 else None
 
 
 def base_url(
@@ -75,23 +68,18 @@ def lan_address() -> str | None:
         s.close()
 
 
-def qr_code(url: str, kind: str = "svg") -> bytes:
+def qr_code(url: str, kind: str = "svg") -> bytes | None:
     """The QR code of `url`, black on white with a quiet zone of 2 modules: an SVG element (4 px a module, titled)
-    or a PNG (10 px a module); a link over MAX_LINK characters is refused in words (400), never drawn."""
+    or a PNG (10 px a module); None where the link is too long for one (past 2,331 characters), never an error."""
     import io
 
     import segno
 
-    if len(url) > MAX_LINK:
-        raise ExplorerError(
-            f"This link has {len(url):,} characters, too many for a QR code (at most {MAX_LINK:,}): open the page "
-            "by its server's own address.",
-            code="invalid_value",
-        )
-
+    try:
+        code = segno.make(url, error="m")
+    except segno.DataOverflowError:
+        return None
     buf = io.BytesIO()
     extra = {"xmldecl": False, "svgns": True, "title": "QR code of the link"} if kind == "svg" else {}
-    segno.make(url, error="m").save(
-        buf, kind=kind, scale=4 if kind == "svg" else 10, border=2, dark="#000", light="#fff", **extra
-    )
+    code.save(buf, kind=kind, scale=4 if kind == "svg" else 10, border=2, dark="#000", light="#fff", **extra)
     return buf.getvalue()

@@ -210,3 +210,19 @@ def test_current_follows_the_environment_until_an_entry_point_hands_one_over(mon
         monkeypatch.setenv("EXPLORER_QUEUE", "9")
         assert current() is mine and config.engine_options() is mine.engine
     assert current().limits.queue == 9
+
+
+def test_forwarding_headers_are_trusted_from_the_proxies_named_or_a_spaces_own(monkeypatch):
+    from explorer.cli import parser
+
+    assert Config.from_env({}).proxies == ()  # nothing named: no peer's X-Forwarded-* is believed
+    assert Config.from_env({"SPACE_ID": "u/s"}).proxies == config.SPACE_PROXY
+    named = {"EXPLORER_FORWARDED_ALLOW_IPS": " 10.0.0.2, 10.0.1.0/24,", "SPACE_ID": "u/s"}
+    assert Config.from_env(named).proxies == ("10.0.0.2", "10.0.1.0/24")  # the operator's list wins on a Space too
+    with pytest.raises(ExplorerError, match=r"EXPLORER_FORWARDED_ALLOW_IPS: 'proxy\.local' is not an address"):
+        Config.from_env({"EXPLORER_FORWARDED_ALLOW_IPS": "proxy.local"})
+    monkeypatch.setenv("EXPLORER_FORWARDED_ALLOW_IPS", "10.0.0.2")
+    a = parser().parse_args(["serve", "--forwarded-allow-ips", "127.0.0.1,::1"])
+    assert Config.from_args(a).forwarded_allow_ips == ("127.0.0.1", "::1")
+    with pytest.raises(ExplorerError, match=r"--forwarded-allow-ips: '10\.0\.0\.300'"):
+        Config.from_args(parser().parse_args(["serve", "--forwarded-allow-ips", "10.0.0.300"]))

@@ -72,7 +72,7 @@ def flood(url: str, send, n: int = 40, at_once: int = 20) -> dict:
                 assert c.get(url + "/v1/models").status_code == 200
                 with lock:
                     polls.append((time.perf_counter() - t, in_flight[0]))
-                time.sleep(0.05)
+                time.sleep(0.02)
 
     with httpx.Client(timeout=120, limits=httpx.Limits(max_connections=at_once)) as client:
         poller = threading.Thread(target=poll)
@@ -101,10 +101,13 @@ def test_a_flood_of_lesson_uploads_leaves_the_server_answering(live):
 
 def test_a_flood_of_qr_codes_under_a_long_forwarded_host_leaves_the_server_answering(proxied):
     code = post(proxied.url, "/rooms", {"lesson": LESSON})["room"]
-    long = {"X-Forwarded-Host": "a" * 2300}
-    got = flood(proxied.url, lambda c: c.get(f"{proxied.url}/rooms/{code}/qr.png", headers=long))
-    assert set(got["statuses"]) == {200}
-    check_flood(got, "QR codes")
+    longest = ".".join(["a" * 62] * 4)  # 251 characters: the longest host name a QR code is drawn for
+    for host in (longest, "a" * 2300):  # the 2,300 characters are ignored (below): the Host's link is drawn
+        got = flood(
+            proxied.url, lambda c, h=host: c.get(f"{proxied.url}/rooms/{code}/qr.png", headers={"X-Forwarded-Host": h})
+        )
+        assert set(got["statuses"]) == {200}
+        check_flood(got, f"QR codes, a forwarded host of {len(host)} characters")
 
 
 def test_a_forged_forwarded_for_counts_as_the_peer_without_a_proxy(live):
@@ -147,10 +150,18 @@ def test_a_forwarded_host_that_names_no_host_is_ignored_never_a_500(proxied, hos
         assert r.status_code == 200, r.text
     found = zxingcpp.read_barcodes(Image.open(io.BytesIO(r.content)))
     assert [b.text for b in found] == [own]
-    fine = post(proxied.url, "/rooms", {"lesson": LESSON}, headers={"X-Forwarded-Host": "class.example:8443"})
-    assert fine["join_url"].startswith("http://class.example:8443/lesson/")  # a trusted proxy's good host is used
+    good = {"X-Forwarded-Host": "class.example:8443", "X-Forwarded-Proto": "https"}
+    fine = post(proxied.url, "/rooms", {"lesson": LESSON}, headers=good)
+    assert fine["join_url"].startswith("https://class.example:8443/lesson/")  # a trusted proxy's good host is used
     for r in (made, fine):
         post(proxied.url, f"/rooms/{r['room']}/end", {"teacher_key": r["teacher_key"]})
+
+
+def test_a_forwarded_host_from_anyone_else_is_not_believed(live):
+    good = {"X-Forwarded-Host": "class.example:8443", "X-Forwarded-Proto": "https"}
+    made = post(live.url, "/rooms", {"lesson": LESSON}, headers=good)
+    assert made["join_url"] == f"http://127.0.0.1:{live.port}/lesson/{made['room']}"
+    post(live.url, f"/rooms/{made['room']}/end", {"teacher_key": made["teacher_key"]})
 
 
 @pytest.fixture()
@@ -247,3 +258,35 @@ def test_joins_from_one_address_are_paced_a_class_at_once(live, room):
         assert "EXPLORER_ROOMS_JOINS_PER_MINUTE" in err["message"] and "wait" in err["message"]
         assert post(live.url, f"/rooms/{code}/join", {"student": secrets[0]})["student"] == secrets[0]  # a reload
     assert len(set(secrets)) == 60 and teacher(live, room)["n_students"] == 60
+
+
+HOSTS = [  # (a Host or X-Forwarded-Host, what a link may name: None for ignored)
+    ("class.example", "class.example"),
+    ("class.example:8443", "class.example:8443"),
+    ("192.168.1.20:7860", "192.168.1.20:7860"),
+    ("[::1]:7860", "[::1]:7860"),
+    ("", None),
+    ("a" * 4000, None),
+    (".".join(["a" * 63] * 4), None),  # 255 characters: past a DNS name's 253
+    ("evil.example/x", None),
+    ("evil.example@x", None),
+    ("x.example:99999", None),
+    ("x.example:", None),
+    ("-x.example", None),
+    ("::1", None),
+]
+
+
+@pytest.mark.parametrize(("value", "kept"), HOSTS, ids=[h[:20] or "empty" for h, _ in HOSTS])
+def test_only_a_host_name_reaches_a_link(value, kept):
+    from explorer.reach import host_header
+
+    assert host_header(value) == kept
+
+
+def test_a_qr_code_of_a_link_too_long_is_none_never_an_error():
+    from explorer.reach import qr_code
+
+    assert qr_code("http://x.example/" + "a" * 3000, "png") is None
+    assert qr_code("http://x.example/" + "a" * 3000) is None
+    assert qr_code("http://x.example/" + "a" * 2000, "png")[:8] == b"\x89PNG\r\n\x1a\n"  # still fits one

@@ -375,23 +375,27 @@ def play_class(url: str, students: int) -> dict:
     answer's result as first sent and as the student's poll has it after, and the results."""
     room = _post(url, "/rooms", {"lesson": LESSON})
     code, key = room["room"], room["teacher_key"]
+    secret = {
+        name: _post(url, f"/rooms/{code}/join", {})["student"] for name in [*map("s{}".format, range(students)), "late"]
+    }
     sent, polled = {}, {}
     for step, guesses in enumerate([GUESSES[:students], GUESSES[::-1][:students]]):
         for i, guess in enumerate(guesses):
             sent[(f"s{i}", step)] = _post(
-                url, f"/rooms/{code}/answers", {"student": f"s{i}", "step": step, "answer": guess}
+                url, f"/rooms/{code}/answers", {"student": secret[f"s{i}"], "step": step, "answer": guess}
             )
         if step == 0:
             _post(url, f"/rooms/{code}/reveal", {"teacher_key": key})
             for i in range(students):
-                polled[(f"s{i}", step)] = _get(url, f"/rooms/{code}", **{"X-Student": f"s{i}"})["mine"]
-        late = {"student": "late", "step": step, "answer": f"late{step}"}
+                polled[(f"s{i}", step)] = _get(url, f"/rooms/{code}", **{"X-Student": secret[f"s{i}"]})["mine"]
+        late = {"student": secret["late"], "step": step, "answer": f"late{step}"}
         sent[("late", step)] = _post(url, f"/rooms/{code}/answers", late)
         _post(url, f"/rooms/{code}/step", {"teacher_key": key, "to": step + 1})
     _post(url, f"/rooms/{code}/step", {"teacher_key": key, "to": 1})  # Back and Next: nothing to compute
     _post(url, f"/rooms/{code}/step", {"teacher_key": key, "to": 2})
     for i in range(students):
-        sent[(f"s{i}", 2)] = _post(url, f"/rooms/{code}/answers", {"student": f"s{i}", "step": 2, "answer": "fox"})
+        body = {"student": secret[f"s{i}"], "step": 2, "answer": "fox"}
+        sent[(f"s{i}", 2)] = _post(url, f"/rooms/{code}/answers", body)
     view = _get(url, f"/rooms/{code}", **{"X-Teacher-Key": key})
     results = _get(url, f"/rooms/{code}/results", **{"X-Teacher-Key": key})
     return {"sent": sent, "polled": polled, "view": view, "steps": results["steps"]}
@@ -413,6 +417,7 @@ def test_a_class_on_zerogpu_costs_gpu_calls_per_step_not_per_student(gpt2, gpt2_
             before = len(device_api.durations())
             played = play_class(srv.url, students)
             calls[students] = len(device_api.durations()) - before
+            live.app.state.rooms.joined.clear()  # the session's server: this class joins within a fresh minute
             here = play_class(live.url, students)
             # 1. the same numbers: the results, the model's side, each student's own result once scored
             assert played["steps"] == here["steps"] and played["view"]["model_top"] == here["view"]["model_top"]

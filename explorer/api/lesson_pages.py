@@ -63,6 +63,8 @@ def pages_router(
             raise ExplorerError("The QR code comes as qr.svg or qr.png.", param="kind")
         base, _ = base_url(request.headers, request.url.scheme, models.host, models.public_url)
         drawn = await off(qr_code, f"{base}/lesson/{room.code}", kind)
+        if drawn is None:  # this server's public address is too long for a QR code
+            raise ExplorerError("The join link is too long for a QR code: students type the room's code instead.")
         return Response(drawn, media_type="image/svg+xml" if kind == "svg" else "image/png")
 
     def served(name: str) -> Callable:

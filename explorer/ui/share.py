@@ -171,7 +171,12 @@ class Share:
         scheme = raw.url.scheme if raw is not None else "http"
         base, warning = base_url(request.headers, scheme, self.models.host, self.models.public_url)
         url = f"{base}/?{QUERY_KEY}={code}"
-        qr = f'<figure class="lx-qr">{qr_code(url).decode()}<figcaption>Scan to open this view</figcaption></figure>'
+        drawn = qr_code(url)  # None: a link too long for a QR code (the link itself still works)
+        qr = (
+            f'<figure class="lx-qr">{drawn.decode()}<figcaption>Scan to open this view</figcaption></figure>'
+            if drawn
+            else ""
+        )
         return {self.code: code, self.base: base, self.qr: qr, self.link_note: note_html(warning) if warning else ""}
 
     def prepare_session(self, values: dict[Any, Any]) -> gr.DownloadButton:
