@@ -387,9 +387,9 @@ class RoomRoutes:
         await self.room_api.fill(request, room, {number: ()})
         self.rooms.add_answer(room, student, st, "")  # the cap first: a refused draw costs nothing
         drawn, lp = self.room_api.draw(st)
-        with room.lock:  # the placeholder becomes the draw
-            i = st.answers.index((student, ""))
-            st.answers[i] = (student, drawn)
+        with room.lock:  # the placeholder becomes the draw (unless the teacher removed the student meanwhile)
+            if (student, "") in st.answers:
+                st.answers[st.answers.index((student, ""))] = (student, drawn)
         return {
             "answer": drawn,
             "logprob": lp,
@@ -405,7 +405,7 @@ class RoomRoutes:
         room = self.rooms.get(code)
         body = await read_json(request, self.limits.max_body_bytes)
         secret, sid = self.rooms.join(room, body.get("nickname"), body.get("student"), client_address(request))
-        return json_response({"room": room.code, "student": secret, "id": sid, "nickname": room.students[sid]})
+        return json_response({"room": room.code, "student": secret, "id": sid, "nickname": room.students.get(sid, "")})
 
     async def lock(self, code: str, request: Request):
         room, body = await self.teachers(code, request)

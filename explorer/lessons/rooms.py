@@ -1,9 +1,11 @@
 """Rooms: a lesson run for a class, in memory, bounded, and ending by itself.
 
-A room holds its lesson, the current step, and per step every answer sent (student, answer) with its numbers. The
-numbers of an answer are computed once per distinct answer and step (`Numbers`, filled by the caller: this module
-runs no model), so thirty students guessing the same word cost one computation. Every cap refuses with a 429 that
-says which cap and how to change it; only the teacher's key moves a room on or ends it.
+A room holds its lesson, the current step, who joined (`Roster`: each student's secret, issued by the server and
+theirs alone, and the public id and nickname the teacher sees; the lock; who was removed), and per step every answer
+sent (student's public id, answer) with its numbers. The numbers of an answer are computed once per distinct answer
+and step (`Numbers`, filled by the caller: this module runs no model), so thirty students guessing the same word cost
+one computation. Every cap refuses with a 429 that says which cap and how to change it; only the teacher's key moves
+a room on, locks it, removes a student or ends it.
 """
 
 from __future__ import annotations
@@ -15,18 +17,17 @@ import math
 import secrets
 import threading
 import time
-import unicodedata
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from explorer.config import RoomLimits as RoomLimits
 from explorer.errors import ExplorerError
 from explorer.lessons.schema import Lesson, Step, bare, shown
+from explorer.lessons.students import Roster, clean_nickname, removed, visible
 from explorer.results.next_token import NextToken
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
-MAX_NICKNAME = 24  # characters of a nickname
 
 
 def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
@@ -75,12 +76,6 @@ def entropy(counts: Counter) -> float:
     return -sum(c / n * math.log(c / n) for c in counts.values()) if n else 0.0
 
 
-def visible(value: str) -> str:
-    """`value` as a student's text is kept and shown: control, format (zero-width, direction) and surrogate
-    characters dropped, spaces collapsed."""
-    return " ".join("".join(c for c in value if unicodedata.category(c) not in ("Cf", "Cc", "Cs")).split())
-
-
 def clean_answer(value: object, step: Step) -> str:
     """A student's answer as counted: text, spaces collapsed, at most MAX_ANSWER characters; a choice of the step's."""
     if not isinstance(value, str):
@@ -101,63 +96,6 @@ def clean_answer(value: object, step: Step) -> str:
             code="invalid_value",
         )
     return answer
-
-
-class Roster:
-    """Who is in a room: each student's secret (theirs alone, issued when they join) -> the public id the teacher sees
-    ("s1"); their nicknames; whether the teacher locked the room; the secrets of the students the teacher removed."""
-
-    def __init__(self):
-        self.nicknames: dict[str, str] = {}  # public id -> nickname ("" when none), in the order they joined
-        self.ids: dict[str, str] = {}  # secret -> public id
-        self.removed: set[str] = set()  # secrets of removed students
-        self.locked = False
-        self.made = 0  # public ids issued
-
-    def member(self, secret: object) -> str:
-        """The public id of the student whose secret this is; else a 403 the student's page shows."""
-        if not isinstance(secret, str) or not secret:
-            raise ExplorerError(
-                "`student` must be the secret `POST /rooms/{room}/join` gave (the page keeps it).",
-                param="student",
-                code="invalid_value",
-            )
-        if secret in self.ids:
-            return self.ids[secret]
-        if secret in self.removed:
-            raise ExplorerError(
-                "Your teacher removed you from this room: ask them if you should join again.",
-                param="student",
-                code="removed",
-            )
-        raise ExplorerError("Join the room first: reload this page.", param="student", code="not_joined")
-
-    def add(self, nickname: str) -> tuple[str, str]:
-        """(a new student's secret, their public id)."""
-        self.made += 1
-        secret, sid = secrets.token_urlsafe(16), f"s{self.made}"
-        self.ids[secret], self.nicknames[sid] = sid, nickname
-        return secret, sid
-
-    def remove(self, sid: object) -> None:
-        secret = next((k for k, v in self.ids.items() if v == sid), None)
-        if secret is None:
-            raise ExplorerError(
-                f"There is no student {shown(sid, 12)} in this room: send the `id` the room's `students` list gives.",
-                param="student",
-                code="invalid_value",
-            )
-        self.nicknames.pop(self.ids.pop(secret))
-        self.removed.add(secret)
-
-
-def clean_nickname(value: object) -> str:
-    """A nickname as kept and shown: visible text, at most MAX_NICKNAME characters ("" for none)."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ExplorerError("`nickname` must be text.", param="nickname", code="invalid_value")
-    return visible(value)[:MAX_NICKNAME].strip()
 
 
 class Room:
@@ -418,6 +356,8 @@ class Rooms:
         """Count one answer, within the per-student cap of its step."""
         cap = self.limits.draws if st.step.kind == "sample" else self.limits.answers
         with room.lock:
+            if student not in room.students:  # removed by the teacher since their request began
+                raise removed()
             if st.per_student(student) >= cap:
                 if st.step.kind != "sample" and cap == 1:
                     raise _refuse("You have already answered this step: wait for the next one.")
