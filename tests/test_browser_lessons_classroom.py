@@ -45,7 +45,7 @@ def test_the_teacher_locks_the_room_and_removes_a_student(browser, live, shots):
     ann.get_by_label("Your name (optional)").press("Tab")
     ann.get_by_text("Saved.").wait_for(timeout=10_000)
     teacher.get_by_role("heading", name="Students (2)").wait_for(timeout=10_000)
-    assert teacher.locator("#students li").nth(0).inner_text().startswith("Ann")
+    teacher.locator("#students li").filter(has_text="Ann").wait_for(timeout=10_000)  # by the name, at the next poll
 
     teacher.get_by_role("button", name="Lock the room").click()
     teacher.get_by_text("Locked: nobody new can join").wait_for(timeout=10_000)
