@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 from collections import Counter
 
 import pytest
@@ -261,7 +260,7 @@ def test_a_lesson_or_a_step_may_reveal_at_once():
     text = GOOD.replace("title:", "reveal: at-once\ntitle:", 1)
     assert {s.reveal for s in schema.load(text).steps} == {"at-once"}
     assert {s.reveal for s in schema.load(GOOD).steps} == {"teacher"}
-    with pytest.raises(ExplorerError, match="`reveal`.*teacher, at-once"):
+    with pytest.raises(ExplorerError, match=r"`reveal`.*teacher, at-once"):
         schema.load(GOOD.replace("title:", "reveal: later\ntitle:", 1))
     one = {"title": "T", "steps": [{"kind": "choose", "prompt": "a b", "choices": ["x", "y"], "reveal": "at-once"},
                                    {"kind": "choose", "prompt": "a b", "choices": ["x", "y"]}]}  # fmt: skip

@@ -461,8 +461,9 @@ class RoomRoutes:
         t = st.temperature
         drawn, lp, whole = await self.room_api.draw(request, room, st)
         with room.lock:  # the placeholder becomes the draw (gone if the teacher started a new tally meanwhile)
-            if (student, "") in st.answers:
+            if (student, "") in st.answers and t == st.temperature:
                 st.answers[st.answers.index((student, ""))] = (student, drawn)
+                st.numbers.setdefault(drawn, Numbers(lp, lp if whole else None))  # the chart's probability
         return {
             "answer": drawn,
             "logprob": lp,

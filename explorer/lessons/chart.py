@@ -86,13 +86,14 @@ def chart(step: Step, counts: Counter, numbers: dict, model_top: Sequence[dict] 
         )
     said = {bare(w) for w in counts} | {w for w in counts}
     unsaid = [e for e in model_top or [] if e["answer"] not in said and (bare(e["answer"]) or e["answer"]) not in said]
-    for e in unsaid[:MODEL_ROWS]:
-        rows.append(_model_row(e, truth))
-    if truth and not any(r["actual"] for r in rows) and step.actual in numbers:  # the word that came, said by nobody
+    model = [_model_row(e, truth) for e in unsaid[:MODEL_ROWS]]
+    came = any(r["actual"] for r in rows + model)
+    if truth and not came and step.actual in numbers:  # the word that came, said by nobody: first of the model's
         n = numbers[step.actual]
-        row = _model_row({"answer": step.actual, "logprob": n.logprob, "logprob_word": n.logprob_word}, truth)
-        rows.append(row)
-    return rows
+        model.insert(
+            0, _model_row({"answer": step.actual, "logprob": n.logprob, "logprob_word": n.logprob_word}, truth)
+        )
+    return rows + model
 
 
 def _model_row(e: dict, truth: str | None) -> dict:

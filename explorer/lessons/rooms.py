@@ -38,7 +38,7 @@ class Numbers:
     """What the model says of one distinct answer at one step (nats)."""
 
     logprob: float
-    logprob_word: float
+    logprob_word: float | None  # None: not a whole word (a draw that stopped at a word's start)
 
 
 @dataclass
@@ -65,17 +65,19 @@ class StepState:
         return Counter(a for _, a in self.answers)
 
     def chart(self) -> list[dict] | None:
-        """The class against the model (explorer/lessons/chart.py); None for a sample step or before the model's
-        side."""
-        if self.step.kind == "sample" or self.model_top is None:
+        """The class against the model (explorer/lessons/chart.py): on a sample step the class's draws beside the
+        sampler's probabilities; None before the model's side."""
+        if self.model_top is None:
             return None
-        return chart(self.step, self.counts(), self.numbers, self.model_top)
+        counts = Counter({a: c for a, c in self.counts().items() if a})  # not a draw in flight (its placeholder)
+        return chart(self.step, counts, self.numbers, self.model_top)
 
     def new_tally(self, temperature: float) -> None:
         """A sample step's draws start again at `temperature`; the draws so far are kept apart, by theirs."""
         if self.answers:
             self.earlier.append({"temperature": self.temperature, "answers": dict(self.counts().most_common())})
         self.answers.clear()
+        self.numbers.clear()  # a draw's probability is at the temperature it was drawn at
         self.temperature = temperature
 
     def per_student(self, student: str) -> int:
