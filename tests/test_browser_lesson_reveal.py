@@ -69,8 +69,9 @@ def test_the_word_and_the_model_stay_hidden_until_the_reveal_then_one_chart(brow
     for step, (word, row) in enumerate(zip(WORDS, GUESSES, strict=True)):
         for pg, guess in zip(phones, row, strict=True):
             pg.get_by_label("Your guess for the next word").fill(guess)
-            pg.get_by_role("button", name="Send").click()
+            pg.get_by_role("button", name="Send").dblclick()  # a second tap while the first is in flight: nothing
             pg.get_by_text(f"Answer received: “{guess}”").wait_for(timeout=60_000)
+            assert pg.locator("#error").inner_text() == ""
         teacher.get_by_text("3 of 3 students answered").wait_for(timeout=30_000)
         # students joined (with their first answer): the join panel is the room's code in a corner
         assert teacher.locator("#join-panel").is_hidden() and code in teacher.locator("#corner").inner_text()
@@ -79,6 +80,13 @@ def test_the_word_and_the_model_stay_hidden_until_the_reveal_then_one_chart(brow
         if step == 0:
             teacher.screenshot(path=str(shots / "reveal-projector-1366-before.png"))
             phones[0].screenshot(path=str(shots / "reveal-phone-before.png"))
+        if step == 2:  # the teacher's private peek: off the projected view only
+            teacher.get_by_label("Projector mode").uncheck()
+            teacher.get_by_label("Peek at the model (only on this screen)").check()
+            teacher.get_by_text("Peeking: only you see").wait_for(timeout=10_000)
+            assert word in teacher.locator("#chart").inner_text() and not any(page_has(pg, word) for pg in phones)
+            teacher.get_by_label("Projector mode").check()  # projecting ends the peek at once
+            assert teacher.locator("#peek").is_checked() is False and not page_has(teacher, word)
         teacher.get_by_role("button", name="Show the next word").click()
         for pg in [teacher, *phones]:  # 2. after it, the word on all four (no reload)
             pg.locator("#actual, #came-word").filter(has_text=word).first.wait_for(timeout=30_000)
