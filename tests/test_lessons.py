@@ -318,3 +318,44 @@ def test_a_new_temperature_starts_a_new_tally_and_keeps_the_old_apart():
     assert st.earlier == [{"temperature": 1.0, "answers": {" x": 2, " y": 1}}]
     st.new_tally(0.5)  # nothing drawn at 3: nothing to keep
     assert len(st.earlier) == 1 and st.temperature == 0.5
+
+
+PIECES = [b" pi", b"zza", b"e", b" x", b","]  # a vocabulary where each text drawn names its tokens
+
+
+def test_a_draw_is_a_whole_word_with_the_probability_of_its_path():
+    """Classroom.draw on a hand-made vocabulary: tokens drawn until the next starts a new word, the word's probability
+    the product of its tokens' and of a word ending there (1 - the mass of the tokens that continue it)."""
+    import asyncio
+
+    import numpy as np
+
+    from explorer.api.rooms import Classroom
+    from explorer.results.next_token import NextToken
+
+    def nt(*p: float) -> NextToken:
+        with np.errstate(divide="ignore"):
+            return NextToken("m", "", np.log(np.array(p, dtype=np.float32)), PIECES)
+
+    lesson = schema.from_value({"title": "T", "steps": [{"kind": "sample", "prompt": "I like"}]})
+    st = Rooms().open(lesson, "m").check_step(0)
+    st.next = nt(0.6, 0, 0, 0.3, 0.1)
+    st.following = {
+        " pi": nt(0, 0.5, 0.3, 0.2, 0),
+        " pizza": nt(0, 0, 0.4, 0.6, 0),
+        " pizzae": nt(0, 0, 0, 1, 0),
+        " pie": nt(0, 0, 0, 0.9, 0.1),
+        " x": nt(0, 0, 0, 1, 0),
+    }
+    want = {" pi": 0.6 * 0.2, " pizza": 0.6 * 0.5 * 0.6, " pizzae": 0.6 * 0.5 * 0.4, " pie": 0.6 * 0.3, " x": 0.3}
+    want[","] = 0.1  # punctuation: a draw of its own
+    assert sum(want.values()) == pytest.approx(1.0)
+    classroom = Classroom(None, None, None, None)  # type: ignore[arg-type]  # no model: every text is known
+
+    async def draws(n: int) -> list:
+        return [await classroom.draw(None, None, st) for _ in range(n)]  # type: ignore[arg-type]
+
+    got = asyncio.run(draws(300))
+    for text, lp, whole in got:
+        assert whole and lp == pytest.approx(math.log(want[text]), abs=1e-6), text
+    assert {t for t, _, _ in got} >= {" pizza", " pie", " x"}  # each over 15%: all met in 300 draws
