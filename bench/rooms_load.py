@@ -69,7 +69,7 @@ def main() -> int:
         return 1
     srv = ServerProcess(
         str(gguf),
-        env={"EXPLORER_COMPILE": "auto", "EXPLORER_ROOMS_IDLE_S": "5"},
+        env={"EXPLORER_COMPILE": "auto", "EXPLORER_ROOMS_IDLE_S": "20"},
         args=("--engine", "llama.cpp"),
     )
     try:
@@ -79,7 +79,7 @@ def main() -> int:
         before = rss_mb(pid)
         run = run_class(url, a.students, a.steps, pages=True)
         after = rss_mb(pid)
-        time.sleep(6)  # the room idles past EXPLORER_ROOMS_IDLE_S
+        time.sleep(21)  # the room idles past EXPLORER_ROOMS_IDLE_S (long enough for a slow first step)
         gone = httpx.get(f"{url}/rooms/{run['room']}").status_code == 404
         expired = rss_mb(pid)
     finally:

@@ -45,7 +45,7 @@ from explorer.api.runner import HERE, Runner, Work
 from explorer.engine.analyses.guesses import continuation, next_token
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
-from explorer.lessons.rooms import Numbers, Room, Rooms, StepState, clean_answer
+from explorer.lessons.rooms import DRAWING, Numbers, Room, Rooms, StepState, clean_answer
 from explorer.lessons.schema import Step
 from explorer.models import Models
 from explorer.reach import base_url
@@ -404,6 +404,7 @@ class RoomRoutes:
         except ExplorerError:
             self.rooms.end(room)
             raise
+        self.rooms.get(room.code)  # touched: the time its first step took to prepare is not idle time
         base, warning = self.base(request)
         return json_response(
             {
@@ -457,12 +458,12 @@ class RoomRoutes:
         after the first computed once per text drawn, see Classroom.draw)."""
         st = room.steps[number]
         await self.room_api.fill(request, room, {number: ()})
-        self.rooms.add_answer(room, student, st, "")  # the cap first: a refused draw costs nothing
+        self.rooms.add_answer(room, student, st, DRAWING)  # the cap first: a refused draw costs nothing
         t = st.temperature
         drawn, lp, whole = await self.room_api.draw(request, room, st)
         with room.lock:  # the placeholder becomes the draw (gone if the teacher started a new tally meanwhile)
-            if (student, "") in st.answers and t == st.temperature:
-                st.answers[st.answers.index((student, ""))] = (student, drawn)
+            if (student, DRAWING) in st.answers and t == st.temperature:
+                st.answers[st.answers.index((student, DRAWING))] = (student, drawn)
                 st.numbers.setdefault(drawn, Numbers(lp, lp if whole else None))  # the chart's probability
         return {
             "answer": drawn,

@@ -57,7 +57,7 @@ def kind_of(word: str, attached: bool = False, logprob: float | None = None, log
 def plain(word: str, kind: str) -> str:
     """An entry that is not simply a word, in plain words ("" for a word)."""
     if kind == "mark":
-        return MARKS.get(word, "punctuation")
+        return MARKS.get(word) or ("a new line" if "\n" in word else "a symbol, or a piece of one")
     return {"piece": "a piece that continues the word before the blank", "start": "the start of a longer word"}.get(
         kind, ""
     )

@@ -27,6 +27,7 @@ from explorer.results.next_token import NextToken
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
+DRAWING = "\x00drawing"  # a draw in flight, counted against the cap (no answer or token's text is this)
 
 
 def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
@@ -62,15 +63,15 @@ class StepState:
         return self.revealed or self.step.reveal == "at-once" or self.step.kind == "sample"
 
     def counts(self) -> Counter:
-        return Counter(a for _, a in self.answers)
+        """Each answer's count (not a draw in flight)."""
+        return Counter(a for _, a in self.answers if a != DRAWING)
 
     def chart(self) -> list[dict] | None:
         """The class against the model (explorer/lessons/chart.py): on a sample step the class's draws beside the
         sampler's probabilities; None before the model's side."""
         if self.model_top is None:
             return None
-        counts = Counter({a: c for a, c in self.counts().items() if a})  # not a draw in flight (its placeholder)
-        return chart(self.step, counts, self.numbers, self.model_top)
+        return chart(self.step, self.counts(), self.numbers, self.model_top)
 
     def new_tally(self, temperature: float) -> None:
         """A sample step's draws start again at `temperature`; the draws so far are kept apart, by theirs."""
