@@ -78,8 +78,10 @@ def run_class(url: str, students: int = 32, steps: int = 5, pages: bool = False)
     "reveal_s": [each reveal's], "move_s": [the teacher's start and each move on, the model's side of the step
     prepared within it]}."""
     lesson = {"title": "Load", "steps": [{"kind": "guess", "text": TEXT, "start": 4, "blanks": steps}]}
-    room, opened = timed(lambda: httpx.post(url + "/rooms", json={"lesson": lesson}, timeout=60).json())
-    code, key = room["room"], room["teacher_key"]  # type: ignore[index]
+    made, opened = timed(lambda: httpx.post(url + "/rooms", json={"lesson": lesson}, timeout=120))
+    assert made.status_code == 200, made.text  # type: ignore[attr-defined]
+    room = made.json()  # type: ignore[attr-defined]
+    code, key = room["room"], room["teacher_key"]
     out: dict = {"room": code, "teacher_key": key, "sent": [], "results": {}, "latency_s": [], "views": []}
     out |= {"reveal_s": [], "move_s": [opened]}
     polls = Pages(url, code, key, students) if pages else None
