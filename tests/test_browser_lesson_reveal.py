@@ -80,6 +80,9 @@ def test_the_word_and_the_model_stay_hidden_until_the_reveal_then_one_chart(brow
         if step == 0:
             teacher.screenshot(path=str(shots / "reveal-projector-1366-before.png"))
             phones[0].screenshot(path=str(shots / "reveal-phone-before.png"))
+            teacher.set_viewport_size({"width": 1920, "height": 1080})
+            teacher.screenshot(path=str(shots / "reveal-projector-1920-before.png"))
+            teacher.set_viewport_size(PROJECTOR)
         if step == 2:  # the teacher's private peek: off the projected view only
             teacher.get_by_label("Projector mode").uncheck()
             teacher.get_by_label("Peek at the model (only on this screen)").check()
