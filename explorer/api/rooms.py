@@ -5,7 +5,8 @@ lessons and the QR code: explorer/api/lesson_pages.py).
     GET  /rooms/{room}                the current step; once revealed the class's answers, the model's side, the word
                                       that came and the chart (X-Teacher-Key with ?peek=1: those before the reveal;
                                       X-Student: that student's own answer, `mine`, its result once revealed)
-    POST /rooms/{room}/answers        {"student", "step", "answer", "nickname"?} -> the student's result
+    POST /rooms/{room}/answers        {"student", "step", "answer", "nickname"?} -> received (the student's result
+                                      once the step is revealed; a sample step's draw at once)
     POST /rooms/{room}/reveal         {"teacher_key"} -> shows the current step to everyone (its waiting answers scored)
     POST /rooms/{room}/step           {"teacher_key", "to"?} -> moves the class on (or to step `to`)
     POST /rooms/{room}/temperature    {"teacher_key", "temperature"} -> a sample step's temperature
@@ -15,7 +16,7 @@ lessons and the QR code: explorer/api/lesson_pages.py).
 The model's work runs through the server's gate and its runner (explorer/api/runner.py: here, or on ZeroGPU in a
 `spaces.GPU` call), always as one call of `model_side` for whatever steps need it, so the numbers are the same
 wherever it runs. An answer's numbers are computed once per distinct answer and step:
-- anywhere but ZeroGPU, when the first student sends that answer (the student's result comes at once);
+- anywhere but ZeroGPU, when the first student sends that answer (scored as it arrives: the reveal waits for nothing);
 - on ZeroGPU (`per_step`), where every call reserves GPU time from the visitor's daily quota, no student's request
   runs the model: a step's side (its top words, which scores the likeliest answers too) is computed in one call when
   the class reaches it, an answer among those is answered at once, and the others wait ("pending") for the teacher's
