@@ -49,16 +49,19 @@ def test_a_class_guesses_three_words_with_the_teacher_watching(browser, smollm_l
         for pg, guess in zip(students, row):
             pg.get_by_label("Your guess for the next word").fill(guess)
             pg.get_by_role("button", name="Send").click()
+            pg.get_by_text(f"Answer received: “{guess}”").wait_for(timeout=60_000)
+        teacher.get_by_text("3 of 3 students answered").wait_for(timeout=30_000)
+        teacher.get_by_role("button", name="Show the next word").click()
+        for pg, guess in zip(students, row):
             pg.get_by_text("The model gave your guess").wait_for(timeout=60_000)
             result = pg.locator("#result").inner_text()
             assert f"“{guess}”" in result and "%" in result and "e-" not in result
             assert "The next word was" in result
-        teacher.get_by_text("3 of 3 students answered").wait_for(timeout=30_000)
-        counts = teacher.locator("#class-bars").inner_text()
+        counts = teacher.locator("#chart").inner_text()
         for guess in set(row):
             assert guess in counts
-        assert teacher.locator("#model-bars tr").count() >= 3
-        assert "bits" in teacher.locator("#model-spread").inner_text()
+        assert teacher.locator("#chart tr:has(.w)").count() >= 3
+        assert "bits" in teacher.locator("#spread").inner_text()
         if step == 1:
             teacher.screenshot(path=str(shots / "lesson-teacher-wide.png"), full_page=True)
             phone.screenshot(path=str(shots / "lesson-student-phone.png"), full_page=True)
@@ -68,7 +71,7 @@ def test_a_class_guesses_three_words_with_the_teacher_watching(browser, smollm_l
             teacher.get_by_role("button", name="Next step").click()
             for pg in students:  # every student's page moves on by itself
                 pg.wait_for_function(f"document.getElementById('context').innerText.trim() !== {context.strip()!r}")
-    assert "guessed the next word" in teacher.locator("#accuracy").inner_text()
+    assert "The class guessed" in teacher.locator("#scoreboard").inner_text()
     with teacher.expect_download() as dl:
         teacher.get_by_role("button", name="Download results (CSV)").click()
     text = Path(dl.value.path()).read_text()

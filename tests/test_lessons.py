@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 
 import pytest
@@ -164,9 +165,13 @@ def test_a_step_view_counts_what_was_sent_and_keeps_the_word_for_the_teacher():
     for a in sent:
         _, sid = rooms.join(room)
         rooms.add_answer(room, sid, st, a)
-    view = room.step_view(teacher=True)
+    hidden = room.step_view(teacher=True)  # before the reveal the projector shows how many answered, nothing else
+    assert hidden["n_answered"] == 5 and hidden["answers"] == {} and hidden["actual"] is None
+    view = room.step_view(teacher=True, peek=True)  # the teacher's private peek
     assert view["answers"] == dict(Counter(sent).most_common()) and view["n_answered"] == 5
-    assert view["actual"] == "sat" and room.step_view()["actual"] is None and room.step_view()["answers"] == {}
+    assert view["actual"] == "sat" and room.step_view(peek=True)["actual"] is None  # a student cannot peek
+    st.revealed = True
+    assert room.step_view()["actual"] == "sat" and room.step_view()["answers"] == view["answers"]
     assert view["entropy_class"] == pytest.approx(entropy(Counter(sent)))
     assert view["accuracy"]["class_answers"] == 0  # the step is not done: its word is not out
     room.current = 1
@@ -216,7 +221,7 @@ def test_a_removed_student_and_their_answers_are_gone_and_secrets_are_theirs_alo
     ]
     room.remove(b)
     assert [x["answer"] for s in room.results() for x in s["answers"]] == ["sat", "sat"]
-    assert room.step_view(teacher=True)["answers"] == {"sat": 1} and room.students == {a: "Ann"}
+    assert room.step_view(teacher=True, peek=True)["answers"] == {"sat": 1} and room.students == {a: "Ann"}
     for secret, code in ((bob, "removed"), ("made-up", "not_joined"), (a, "not_joined")):  # a public id is no secret
         with pytest.raises(ExplorerError) as err:
             room.roster.member(secret)
@@ -328,3 +333,108 @@ def test_a_teachers_folder_of_lessons_opens_by_name_never_by_path(tmp_path):
     for outside in ("../plants", str(tmp_path / "plants.yaml"), "plants.yaml"):
         with pytest.raises(ExplorerError, match="There is no lesson"):
             schema.from_value(outside, tmp_path)
+
+
+def test_a_lesson_or_a_step_may_reveal_at_once():
+    text = GOOD.replace("title:", "reveal: at-once\ntitle:", 1)
+    assert {s.reveal for s in schema.load(text).steps} == {"at-once"}
+    assert {s.reveal for s in schema.load(GOOD).steps} == {"teacher"}
+    with pytest.raises(ExplorerError, match=r"`reveal`.*teacher, at-once"):
+        schema.load(GOOD.replace("title:", "reveal: later\ntitle:", 1))
+    one = {"title": "T", "steps": [{"kind": "choose", "prompt": "a b", "choices": ["x", "y"], "reveal": "at-once"},
+                                   {"kind": "choose", "prompt": "a b", "choices": ["x", "y"]}]}  # fmt: skip
+    assert [s.reveal for s in schema.from_value(one).steps] == ["at-once", "teacher"]
+
+
+def hidden_numbers(view: dict) -> list:
+    """Every number of the model's side a step view carries (none before the reveal)."""
+    return [view[k] for k in ("answer_numbers", "model_top", "entropy_model", "actual", "chart") if view[k]]
+
+
+def test_the_chart_puts_each_word_of_the_class_beside_the_models_probability():
+    from explorer.lessons.chart import MODEL_ROWS
+    from explorer.lessons.rooms import Numbers
+
+    rooms = Rooms()
+    room = rooms.open(schema.load(GOOD), "m")
+    st = room.check_step(0)
+    sent = ["lay", "sat", "sat", "Sat", "🐱", "slept"]
+    for i, a in enumerate(sent):
+        _, sid = rooms.join(room)
+        rooms.add_answer(room, sid, st, a)
+    lp = {"lay": -1.0, "sat": -0.5, "Sat": -4.0, "🐱": -12.0, "slept": -3.0}
+    st.numbers = {a: Numbers(x - 0.1, x) for a, x in lp.items()}
+    top = [(",", -0.2, None, True), ("sat", -0.6, -0.5, False), ("on", -2.0, -2.2, False), ("do", -2.5, -4.0, False)]
+    st.model_top = [{"answer": w, "logprob": a, "logprob_word": b, "attached": t} for w, a, b, t in top]
+    assert hidden_numbers(room.step_view(teacher=True)) == []
+    st.revealed = True
+    rows = room.step_view()["chart"]
+    said = [r for r in rows if r["said"]]
+    assert [r["word"] for r in said] == ["sat", "Sat", "lay", "🐱", "slept"]  # by count, the word that came first
+    assert {r["word"]: r["count"] for r in said} == dict(Counter(sent))
+    for r in said:  # the class's share and the model's whole-word probability, both absolute
+        assert r["share"] == pytest.approx(Counter(sent)[r["word"]] / len(sent))
+        assert r["p"] == pytest.approx(math.exp(lp[r["word"]]))
+        assert r["actual"] == (r["word"].lower() == "sat")
+    unsaid = {r["word"]: r for r in rows if not r["said"]}
+    assert list(unsaid) == [",", "on", "do"][:MODEL_ROWS]  # "sat" was said: not again
+    assert unsaid[","]["plain"] == "a comma" and unsaid[","]["p"] == pytest.approx(math.exp(-0.2))
+    assert unsaid["on"]["plain"] == "" and unsaid["do"]["plain"] == "the start of a longer word"
+    board = room.scoreboard()  # "sat" is the class's most given and the model's likeliest word (the comma is none)
+    assert (board["steps"], board["class_right"], board["model_right"]) == (1, 1, 1)
+    assert board["beaten"] == []  # "sat" and "Sat": 3 of 6 answers, under the model's 61%
+    st.answers += [(f"t{i}", "sat") for i in range(4)]  # 7 of 10 now: the class beat the model
+    assert room.scoreboard()["beaten"] == [0]
+
+
+def test_a_new_temperature_starts_a_new_tally_and_keeps_the_old_apart():
+    lesson = schema.from_value({"title": "T", "steps": [{"kind": "sample", "prompt": "a b"}]})
+    room = Rooms().open(lesson, "m")
+    st = room.check_step(0)
+    st.answers += [("a", " x"), ("b", " x"), ("a", " y")]
+    st.new_tally(3.0)
+    assert st.answers == [] and st.temperature == 3.0
+    assert st.earlier == [{"temperature": 1.0, "answers": {" x": 2, " y": 1}}]
+    st.new_tally(0.5)  # nothing drawn at 3: nothing to keep
+    assert len(st.earlier) == 1 and st.temperature == 0.5
+
+
+PIECES = [b" pi", b"zza", b"e", b" x", b","]  # a vocabulary where each text drawn names its tokens
+
+
+def test_a_draw_is_a_whole_word_with_the_probability_of_its_path():
+    """Classroom.draw on a hand-made vocabulary: tokens drawn until the next starts a new word, the word's probability
+    the product of its tokens' and of a word ending there (1 - the mass of the tokens that continue it)."""
+    import asyncio
+
+    import numpy as np
+
+    from explorer.api.rooms import Classroom
+    from explorer.results.next_token import NextToken
+
+    def nt(*p: float) -> NextToken:
+        with np.errstate(divide="ignore"):
+            return NextToken("m", "", np.log(np.array(p, dtype=np.float32)), PIECES)
+
+    lesson = schema.from_value({"title": "T", "steps": [{"kind": "sample", "prompt": "I like"}]})
+    st = Rooms().open(lesson, "m").check_step(0)
+    st.next = nt(0.6, 0, 0, 0.3, 0.1)
+    st.following = {
+        " pi": nt(0, 0.5, 0.3, 0.2, 0),
+        " pizza": nt(0, 0, 0.4, 0.6, 0),
+        " pizzae": nt(0, 0, 0, 1, 0),
+        " pie": nt(0, 0, 0, 0.9, 0.1),
+        " x": nt(0, 0, 0, 1, 0),
+    }
+    want = {" pi": 0.6 * 0.2, " pizza": 0.6 * 0.5 * 0.6, " pizzae": 0.6 * 0.5 * 0.4, " pie": 0.6 * 0.3, " x": 0.3}
+    want[","] = 0.1  # punctuation: a draw of its own
+    assert sum(want.values()) == pytest.approx(1.0)
+    classroom = Classroom(None, None, None, None)  # type: ignore[arg-type]  # no model: every text is known
+
+    async def draws(n: int) -> list:
+        return [await classroom.draw(None, None, st) for _ in range(n)]  # type: ignore[arg-type]
+
+    got = asyncio.run(draws(300))
+    for text, lp, whole in got:
+        assert whole and lp == pytest.approx(math.log(want[text]), abs=1e-6), text
+    assert {t for t, _, _ in got} >= {" pizza", " pie", " x"}  # each over 15%: all met in 300 draws

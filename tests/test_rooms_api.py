@@ -4,6 +4,7 @@ an independent log_softmax, the counts against what was sent, every refusal in t
 from __future__ import annotations
 
 import io
+import math
 from collections import Counter
 
 import httpx
@@ -32,9 +33,16 @@ def room(live):
     httpx.post(f"{live.url}/rooms/{made['room']}/end", json={"teacher_key": made["teacher_key"]}, timeout=30)
 
 
-def teacher(live, room: dict) -> dict:
-    """The room's current step as the teacher's page reads it (the class's answers, the model's top)."""
-    return get(live.url, f"/rooms/{room['room']}", headers={"X-Teacher-Key": room["teacher_key"]})
+def teacher(live, room: dict, peek: bool = True) -> dict:
+    """The room's current step as the teacher's page reads it, peeking (the class's answers, the model's top, before
+    the reveal too) or not (what the projector shows)."""
+    path = f"/rooms/{room['room']}" + ("?peek=1" if peek else "")
+    return get(live.url, path, headers={"X-Teacher-Key": room["teacher_key"]})
+
+
+def mine(live, room: dict, student: str) -> dict:
+    """The student's own result, as their page polls it."""
+    return get(live.url, f"/rooms/{room['room']}", headers={"X-Student": student})["mine"]
 
 
 def echo_tail(url: str, context: str, answer: str, sep: str = " ") -> float:
@@ -71,15 +79,20 @@ def test_a_guess_is_scored_as_the_completions_api_scores_it(live, gpt2, room):
     step = get(live.url, f"/rooms/{code}")
     assert (step["step"], step["kind"], step["context"]) == (0, "guess", "the quick brown")
     assert step["actual"] is None  # a student polling never sees the word to come
-    assert get(live.url, f"/rooms/{code}", headers={"X-Teacher-Key": room["teacher_key"]})["actual"] == "fox"
+    assert teacher(live, room, peek=False)["actual"] is None and teacher(live, room)["actual"] == "fox"
     sent = {"s1": "fox", "s2": "fox", "s3": "dog", "s4": "lazy dog"}
-    for answer in sent.values():
-        r = post(live.url, f"/rooms/{code}/answers", {"student": join(live.url, code), "step": 0, "answer": answer})
+    sent = {join(live.url, code): answer for answer in sent.values()}  # each student's secret, from their join
+    for student, answer in sent.items():  # before the reveal a student learns only that the answer came
+        got = post(live.url, f"/rooms/{code}/answers", {"student": student, "step": 0, "answer": answer})
+        assert got == {"answer": answer, "received": True} == mine(live, room, student)
+    post(live.url, f"/rooms/{code}/reveal", {"teacher_key": room["teacher_key"]})
+    for student, answer in sent.items():
+        r = mine(live, room, student)
         assert r["actual"] == "fox" and r["correct"] == (answer == "fox")
         assert abs(r["logprob"] - echo_tail(live.url, "the quick brown", answer)) <= 1e-4
         if " " not in answer:
             assert abs(r["logprob_word"] - corrected(gpt2, "the quick brown", answer)) <= 1e-4
-    assert get(live.url, f"/rooms/{code}")["answers"] == {}  # a student sees nobody's answers
+    assert get(live.url, f"/rooms/{code}")["answers"] == dict(Counter(sent.values()))  # revealed: the class's too
     view = teacher(live, room)
     assert view["answers"] == dict(Counter(sent.values())) and view["n_answered"] == 4
     for e in view["model_top"]:  # the model's words carry the same numbers as a guess of them would
@@ -141,8 +154,10 @@ def test_a_choose_step_gives_each_choice_its_exact_probability(live, room):
     a = join(live.url, code)
     bad = post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 3, "answer": "cow"}, status=400)
     assert bad["error"]["param"] == "answer" and "dog, fox, cat" in bad["error"]["message"]
-    r = post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 3, "answer": "cat"})
-    assert r["logprob"] == pytest.approx(got["cat"])
+    assert "logprob" not in post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 3, "answer": "cat"})
+    assert teacher(live, room, peek=False)["model_top"] == []  # the bias stays hidden until the reveal
+    post(live.url, f"/rooms/{code}/reveal", {"teacher_key": key})
+    assert mine(live, room, a)["logprob"] == pytest.approx(got["cat"])
 
 
 def test_draws_follow_the_temperature_the_teacher_sets(live, gpt2, room):
@@ -267,3 +282,53 @@ def test_a_lesson_longer_than_the_models_context_is_refused_at_once(live):
     before = len(live.app.state.rooms.rooms)
     err = post(live.url, "/rooms", {"lesson": lesson}, status=400)["error"]
     assert err["message"] and len(live.app.state.rooms.rooms) == before
+
+
+def model_numbers(view: dict) -> list:
+    """What of the model's side and the word to come a response carries (nothing before the reveal)."""
+    keys = ("answer_numbers", "model_top", "entropy_model", "entropy_class", "actual", "chart", "answers")
+    return [(k, view[k]) for k in keys if view.get(k)]
+
+
+def test_nothing_of_the_model_shows_before_the_reveal_and_the_chart_after(live, room):
+    code, key = room["room"], room["teacher_key"]
+    given = {"a": "fox", "b": "fox", "c": "dog", "d": "lazy dog", "e": "🦊", "f": "foxx"}
+    ids = {name: join(live.url, code) for name in given}  # each student's secret, from their join
+    sent = {ids[name]: answer for name, answer in given.items()}
+    for student, answer in sent.items():
+        got = post(live.url, f"/rooms/{code}/answers", {"student": student, "step": 0, "answer": answer})
+        assert got == {"answer": answer, "received": True}
+    for view in (teacher(live, room, peek=False), get(live.url, f"/rooms/{code}", headers={"X-Student": ids["a"]})):
+        assert model_numbers(view) == [] and view["revealed"] is False
+        assert view.get("mine") in (None, {"answer": "fox", "received": True})  # a's own answer, nothing more
+        assert view["n_answered"] == 6
+    peeked = teacher(live, room)
+    assert peeked["actual"] == "fox" and peeked["chart"] and peeked["revealed"] is False  # the peek is the teacher's
+    assert get(live.url, f"/rooms/{code}?peek=1", headers={"X-Student": ids["a"]})["actual"] is None  # not a student's
+    assert post(live.url, f"/rooms/{code}/reveal", {"teacher_key": "nope"}, status=403)["error"]["code"]
+    assert post(live.url, f"/rooms/{code}/reveal", {"teacher_key": key})["revealed"] is True
+    after = get(live.url, f"/rooms/{code}", headers={"X-Student": ids["c"]})
+    assert after["revealed"] is True and after["actual"] == "fox" and after["mine"]["answer"] == "dog"
+    assert after["mine"]["logprob"] == pytest.approx(echo_tail(live.url, "the quick brown", "dog"), abs=1e-4)
+    rows = after["chart"]
+    said = {r["word"]: r for r in rows if r["said"]}
+    assert {w: r["count"] for w, r in said.items()} == dict(Counter(sent.values()))
+    for w, r in said.items():  # each word's probability is the room's own number of it, as a whole word
+        n = after["answer_numbers"][w]
+        want = n["logprob_word"] if n["logprob_word"] is not None and math.isfinite(n["logprob_word"]) else n["logprob"]
+        assert r["p"] == pytest.approx(math.exp(want)) and r["share"] == pytest.approx(r["count"] / len(sent))
+        assert r["actual"] == (w == "fox")
+    assert all(r["word"] not in said for r in rows if not r["said"])  # the model's words nobody said, after
+    board = after["scoreboard"]
+    assert board["steps"] == 1 and board["class_right"] == 1  # "fox" was the class's most given
+    post(live.url, f"/rooms/{code}/step", {"teacher_key": key})
+    assert teacher(live, room, peek=False)["revealed"] is False  # the next step starts hidden
+
+
+def test_a_step_that_reveals_at_once_answers_with_the_result(live):
+    lesson = {**LESSON, "reveal": "at-once"}
+    made = post(live.url, "/rooms", {"lesson": lesson})
+    a = join(live.url, made["room"])
+    r = post(live.url, f"/rooms/{made['room']}/answers", {"student": a, "step": 0, "answer": "fox"})
+    assert r["actual"] == "fox" and r["correct"] is True and r["logprob"] is not None
+    assert get(live.url, f"/rooms/{made['room']}")["revealed"] is True

@@ -348,6 +348,7 @@ def test_on_zerogpu_the_api_and_the_lessons_serve(gpt2):
 # ---- a class's lesson on ZeroGPU: GPU calls per step, not per student -----------------------------------------
 LESSON = {
     "title": "Tiny",
+    "reveal": "at-once",  # each student's result as it is sent: what waits on ZeroGPU shows in it
     "steps": [
         {"kind": "guess", "text": "the quick brown fox jumps over the lazy dog", "start": 3, "blanks": 2},
         {"kind": "choose", "prompt": "the lazy", "choices": ["dog", "fox", "cat"]},

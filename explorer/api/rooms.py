@@ -2,13 +2,15 @@
 lessons and the QR code: explorer/api/lesson_pages.py).
 
     POST /rooms                       {"lesson": NAME or a lesson, "model"?} -> room, join_url, teacher_url, teacher_key
-    GET  /rooms/{room}                the current step and the class's answers (X-Teacher-Key: the word to come too;
-                                      X-Student: that student's own result, `mine`)
+    GET  /rooms/{room}                the current step; once revealed the class's answers, the model's side, the word
+                                      that came and the chart (X-Teacher-Key with ?peek=1: those before the reveal;
+                                      X-Student: that student's own answer, `mine`, its result once revealed)
     POST /rooms/{room}/join           {"nickname"?, "student"?} -> {"student": the student's secret, "id", "nickname"}
-    POST /rooms/{room}/answers        {"student": the secret, "step", "answer"} -> the student's result
+    POST /rooms/{room}/answers        {"student": the secret, "step", "answer"} -> received (the student's result
+                                      once the step is revealed; a sample step's draw at once)
+    POST /rooms/{room}/reveal         {"teacher_key"} -> shows the current step to everyone (its waiting answers scored)
     POST /rooms/{room}/lock           {"teacher_key", "locked"} -> no new student joins (or they may again)
     POST /rooms/{room}/remove         {"teacher_key", "student": a public id} -> the student and their answers out
-    POST /rooms/{room}/reveal         {"teacher_key"} -> the current step's answers that wait for their numbers, scored
     POST /rooms/{room}/step           {"teacher_key", "to"?} -> moves the class on (or to step `to`)
     POST /rooms/{room}/temperature    {"teacher_key", "temperature"} -> a sample step's temperature
     POST /rooms/{room}/end            {"teacher_key"} -> ends the room
@@ -17,7 +19,7 @@ lessons and the QR code: explorer/api/lesson_pages.py).
 The model's work runs through the server's gate and its runner (explorer/api/runner.py: here, or on ZeroGPU in a
 `spaces.GPU` call), always as one call of `model_side` for whatever steps need it, so the numbers are the same
 wherever it runs. An answer's numbers are computed once per distinct answer and step:
-- anywhere but ZeroGPU, when the first student sends that answer (the student's result comes at once);
+- anywhere but ZeroGPU, when the first student sends that answer (scored as it arrives: the reveal waits for nothing);
 - on ZeroGPU (`per_step`), where every call reserves GPU time from the visitor's daily quota, no student's request
   runs the model: a step's side (its top words, which scores the likeliest answers too) is computed in one call when
   the class reaches it, an answer among those is answered at once, and the others wait ("pending") for the teacher's
@@ -49,7 +51,7 @@ from explorer.api.runner import HERE, Runner, Work
 from explorer.engine.analyses.guesses import continuation, next_token
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
-from explorer.lessons.rooms import Numbers, Room, Rooms, StepState, clean_answer
+from explorer.lessons.rooms import DRAWING, Numbers, Room, Rooms, StepState, clean_answer
 from explorer.lessons.schema import Step
 from explorer.models import Models
 from explorer.reach import base_url
@@ -59,6 +61,8 @@ from explorer.settings import Limits
 TOP = 10  # the model's entries shown per step
 CANDIDATES = 40  # next tokens read to find the model's top words
 ANSWER_TOKENS = 8  # tokens an answer adds to its context, at most (for the duration a GPU call asks)
+WORD_TOKENS = 6  # tokens a drawn word has at most
+FOLLOWING = 32  # per sample step, the texts drawn so far whose next token is kept (each a (V,) float32 row)
 
 
 # ---- the model's side of a step: functions of an engine, run wherever the runner runs them ----------------------
@@ -109,6 +113,8 @@ def side_of(engine, ask: Ask) -> Side:
             side.top, side.next_logprobs = sampler_top(nt, ask.temperature), nt.logprobs
         else:
             side.top = word_top(engine, context, nt.logprobs, scored)
+            if ask.step.actual:  # the word that came has its number on the chart, said or not
+                scored(ask.step.actual)
     for answer in ask.answers:
         scored(answer)
     return side
@@ -146,11 +152,36 @@ def sampler_top(nt: NextToken, t: float) -> list[dict]:
     return [{"answer": nt.text_of(i), "token_id": i, "logprob": float(np.log(p))} for i, p in nt.top(t, TOP)]
 
 
+def next_logprobs(engine, text: str) -> np.ndarray:
+    """(V,) float32: the next token's logprobs after `text` (a drawn word's next piece)."""
+    return next_token(engine, text).logprobs
+
+
+_CONTINUES: dict[int, np.ndarray] = {}  # id of a vocabulary -> its mask of tokens that continue a word
+
+
+def continues(vocab: Sequence[bytes]) -> np.ndarray:
+    """(V,) bool: the tokens that continue the word before them (they start with a letter, a digit or an
+    apostrophe, not a space or punctuation); computed once per vocabulary."""
+    key = id(vocab)
+    if key not in _CONTINUES:
+        first = [b.decode("utf-8", "replace")[:1] for b in vocab]
+        _CONTINUES[key] = np.array([c.isalnum() or c in "'’" for c in first], dtype=bool)
+    return _CONTINUES[key]
+
+
+def word_like(text: str) -> bool:
+    """Whether a drawn text can go on as a word: it ends in a letter or a digit."""
+    return bool(text) and text[-1].isalnum()
+
+
 def positions(engine, ask: Ask) -> int:
     """The positions an ask's forward passes read, at most: what its GPU call's duration is sized from."""
     passes = len(ask.answers)
     if ask.prepare:
-        passes += len(ask.step.choices) if ask.step.kind == "choose" else 1 + (TOP if ask.step.kind == "guess" else 0)
+        passes += (
+            len(ask.step.choices) if ask.step.kind == "choose" else 1 + (TOP + 1 if ask.step.kind == "guess" else 0)
+        )
     return passes * (len(engine.encode(ask.step.context)) + ANSWER_TOKENS)
 
 
@@ -190,11 +221,44 @@ class Classroom:
                 for (st, _), side in zip(todo, sides, strict=True):
                     _apply(st, side, engine)
 
-    def draw(self, st: StepState) -> tuple[str, float]:
-        """One next token drawn at the step's temperature: (its text, its logprob under the sampler)."""
+    async def draw(self, request: Request, room: Room, st: StepState) -> tuple[str, float, bool]:
+        """One whole word drawn at the step's temperature: tokens drawn until the next one starts a new word (at
+        most WORD_TOKENS); (its text, its logprob under the sampler, whether it is whole). The probability of a word
+        is that of its tokens times that of a token ending it. On ZeroGPU (no student's request runs the model) and
+        past FOLLOWING texts a step keeps, a draw stops at the pieces already known: it may be a word's start."""
         assert st.next is not None  # prepared before any draw
-        (i,) = st.next.draw(st.temperature, 1, secrets.randbits(63))
-        return st.next.text_of(i), float(np.log(st.next.probs(st.temperature)[i]))
+        t, nt, text, lp = st.temperature, st.next, "", 0.0
+        for _ in range(WORD_TOKENS):
+            p = nt.probs(t)  # (V,) float64
+            (i,) = nt.draw(t, 1, secrets.randbits(63))
+            mask = continues(nt.vocab)[: len(p)]
+            if text and not mask[i]:  # the word ended here: the chance of that, not the next word's
+                return text, lp + float(np.log(max(1e-300, 1.0 - float(p[mask].sum())))), True
+            text, lp = text + nt.text_of(i), lp + float(np.log(p[i]))
+            if not word_like(text):  # punctuation or a new line: a draw of its own
+                return text, lp, True
+            following = await self.following(request, room, st, text)
+            if following is None:
+                return text, lp, False
+            nt = following
+        return text, lp, False
+
+    async def following(self, request: Request, room: Room, st: StepState, text: str) -> NextToken | None:
+        """The next token after the step's prompt and `text` (cached per text; None where it may not be computed:
+        on ZeroGPU, or past FOLLOWING texts)."""
+        if text not in st.following and not self.per_step and len(st.following) < FOLLOWING:
+            await self.compute(request, lambda: self.follow_now(room, st, text))
+        return st.following.get(text)
+
+    def follow_now(self, room: Room, st: StepState, text: str) -> None:
+        """`following` on this thread: one forward pass through the runner, once per text."""
+        with st.lock:
+            if text in st.following:
+                return
+            context = st.step.context + text
+            with self.models.use(room.model) as engine:
+                work = Work(next_logprobs, (context,), tokens_in=len(engine.encode(context)))
+                st.following[text] = NextToken(engine.name, context, self.run.call(engine, work), engine.vocab)
 
 
 def _ask(st: StepState, answers: Sequence[str], alone: bool = True) -> Ask | None:
@@ -219,12 +283,18 @@ def _apply(st: StepState, side: Side, engine) -> None:
     st.model_top = side.top
 
 
+def received(st: StepState, answer: str) -> dict:
+    """What a student sees of their answer: before the step is shown, only that it came; after, their result."""
+    return answer_result(st, answer) if st.shown else {"answer": answer, "received": True}
+
+
 def answer_result(st: StepState, answer: str) -> dict:
     """A student's result for a guess or a choice: the model's numbers of it (None while they wait: `pending`)."""
     n = st.numbers.get(answer)
     actual = st.step.actual
     return {
         "answer": answer,
+        "received": True,
         "logprob": n.logprob if n is not None else None,
         "logprob_word": n.logprob_word if n is not None else None,
         "pending": n is None,
@@ -232,6 +302,12 @@ def answer_result(st: StepState, answer: str) -> dict:
         "correct": schema.bare(answer) == schema.bare(actual) if actual else None,
         "model_top": st.model_top,
     }
+
+
+def mine_of(st: StepState, student: str) -> dict | None:
+    """A student's own answer at a step as their poll sees it (None before they answer, or on a sample step)."""
+    mine = st.last_answer(student)
+    return received(st, mine) if mine is not None and st.step.kind != "sample" else None
 
 
 def client_address(request: Request) -> str:
@@ -330,6 +406,7 @@ class RoomRoutes:
         except ExplorerError:
             self.rooms.end(room)
             raise
+        self.rooms.get(room.code)  # touched: the time its first step took to prepare is not idle time
         base, warning = self.base(request)
         return json_response(
             {
@@ -345,7 +422,7 @@ class RoomRoutes:
             }
         )
 
-    async def step(self, code: str, request: Request):
+    async def step(self, code: str, request: Request, peek: str = ""):
         self.guard(request)
         room = self.rooms.get(code)
         teacher = room.is_teacher(_key(request))
@@ -354,14 +431,13 @@ class RoomRoutes:
         secret = request.headers.get("x-student")
         student = room.roster.member(secret) if secret else None  # their own result only (403: not theirs)
         with room.lock:
-            view = room.step_view(teacher=teacher)
+            view = room.step_view(teacher=teacher, peek=peek.lower() in ("1", "true", "yes"))
             st = room.steps[room.current]
-            if teacher:
-                view["n_pending"] = len(st.unscored())
+            if teacher:  # only on ZeroGPU does an answer wait for its numbers past its own request
+                view["n_pending"] = len(st.unscored()) if self.room_api.per_step else 0
                 view.update(room.roster_view())
             if student:  # the student's own result of this step (one that waited for its numbers has them now)
-                mine = st.last_answer(student)
-                view["mine"] = answer_result(st, mine) if mine is not None and st.step.kind != "sample" else None
+                view["mine"] = mine_of(st, student)
         base, warning = self.base(request)
         view["join_url"], view["warning"] = f"{base}/lesson/{room.code}", warning
         return json_response(view)
@@ -377,24 +453,28 @@ class RoomRoutes:
         if st.step.kind == "sample":
             return json_response(await self.drawn(request, room, number, student))
         self.rooms.add_answer(room, student, st, text)
-        # on ZeroGPU (per_step) the answer is scored only with its step's side, when that is lacking (once)
+        # scored as it arrives (the reveal waits for nothing); on ZeroGPU (per_step) only with its step's side
         await self.room_api.fill(request, room, {number: (text,)}, alone=not self.room_api.per_step)
-        return json_response(answer_result(st, text))
+        return json_response(received(st, text))
 
     async def drawn(self, request: Request, room: Room, number: int, student: str) -> dict:
-        """A student's draw at sample step `number`: a next token drawn on the CPU from the step's prepared side."""
+        """A student's draw at sample step `number`: a whole word drawn from the step's prepared side (its pieces
+        after the first computed once per text drawn, see Classroom.draw)."""
         st = room.steps[number]
         await self.room_api.fill(request, room, {number: ()})
-        self.rooms.add_answer(room, student, st, "")  # the cap first: a refused draw costs nothing
-        drawn, lp = self.room_api.draw(st)
-        with room.lock:  # the placeholder becomes the draw (unless the teacher removed the student meanwhile)
-            if (student, "") in st.answers:
-                st.answers[st.answers.index((student, ""))] = (student, drawn)
+        self.rooms.add_answer(room, student, st, DRAWING)  # the cap first: a refused draw costs nothing
+        t = st.temperature
+        drawn, lp, whole = await self.room_api.draw(request, room, st)
+        with room.lock:  # the placeholder becomes the draw (gone if the teacher started a new tally meanwhile)
+            if (student, DRAWING) in st.answers and t == st.temperature:
+                st.answers[st.answers.index((student, DRAWING))] = (student, drawn)
+                st.numbers.setdefault(drawn, Numbers(lp, lp if whole else None))  # the chart's probability
         return {
             "answer": drawn,
             "logprob": lp,
-            "logprob_word": None,
-            "temperature": st.temperature,
+            "logprob_word": lp if whole else None,
+            "whole_word": whole,
+            "temperature": t,
             "actual": None,
             "model_top": st.model_top,
         }
@@ -425,7 +505,9 @@ class RoomRoutes:
         now = room.current
         waiting = room.steps[now].unscored()
         await self.room_api.fill(request, room, {now: waiting})
-        return json_response({"step": now, "scored": len(waiting)})
+        with room.lock:
+            room.steps[now].revealed = True  # after its numbers: every page shows the full result at once
+        return json_response({"step": now, "scored": len(waiting), "revealed": True})
 
     async def move(self, code: str, request: Request):
         room, body = await self.teachers(code, request)
@@ -445,8 +527,8 @@ class RoomRoutes:
         t = temperature_of(st, body.get("temperature"))
         await self.room_api.fill(request, room, {room.current: ()})
         with room.lock:
-            st.temperature = t
-            st.answers.clear()  # draws at another temperature are another distribution
+            if t != st.temperature:
+                st.new_tally(t)  # draws at another temperature are another distribution: kept apart
             assert st.next is not None  # prepared above
             st.model_top = sampler_top(st.next, st.temperature)
             st.model_entropy = st.next.entropy(st.temperature)

@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 
 from explorer.config import RoomLimits as RoomLimits
 from explorer.errors import ExplorerError
+from explorer.lessons.chart import chart, scoreboard
 from explorer.lessons.schema import Lesson, Step, bare, shown
 from explorer.lessons.students import Roster, clean_nickname, removed, visible
 from explorer.results.next_token import NextToken
 
 CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
 MAX_ANSWER = 40  # characters of an answer
+DRAWING = "\x00drawing"  # a draw in flight, counted against the cap (no answer or token's text is this)
 
 
 def _refuse(msg: str, code: str = "rate_limit_exceeded") -> ExplorerError:
@@ -39,7 +41,7 @@ class Numbers:
     """What the model says of one distinct answer at one step (nats)."""
 
     logprob: float
-    logprob_word: float
+    logprob_word: float | None  # None: not a whole word (a draw that stopped at a word's start)
 
 
 @dataclass
@@ -51,10 +53,35 @@ class StepState:
     model_entropy: float | None = None  # nats, of the next token
     temperature: float = 1.0  # sample steps: the temperature draws are made at
     next: NextToken | None = None  # sample steps: the next token's distribution, drawn from
+    following: dict[str, NextToken] = field(default_factory=dict)  # sample steps: text drawn so far -> the next token
+    earlier: list[dict] = field(default_factory=list)  # sample steps: [{"temperature", "answers"}] of past tallies
+    revealed: bool = False  # the teacher has shown the word and the model's side
     lock: threading.RLock = field(default_factory=threading.RLock)  # its numbers are computed once
 
+    @property
+    def shown(self) -> bool:
+        """Whether the step's word and the model's side are out: revealed by the teacher, a step that reveals each
+        answer at once, or a sample step (its draws are the model's side)."""
+        return self.revealed or self.step.reveal == "at-once" or self.step.kind == "sample"
+
     def counts(self) -> Counter:
-        return Counter(a for _, a in self.answers)
+        """Each answer's count (not a draw in flight)."""
+        return Counter(a for _, a in self.answers if a != DRAWING)
+
+    def chart(self) -> list[dict] | None:
+        """The class against the model (explorer/lessons/chart.py): on a sample step the class's draws beside the
+        sampler's probabilities; None before the model's side."""
+        if self.model_top is None:
+            return None
+        return chart(self.step, self.counts(), self.numbers, self.model_top)
+
+    def new_tally(self, temperature: float) -> None:
+        """A sample step's draws start again at `temperature`; the draws so far are kept apart, by theirs."""
+        if self.answers:
+            self.earlier.append({"temperature": self.temperature, "answers": dict(self.counts().most_common())})
+        self.answers.clear()
+        self.numbers.clear()  # a draw's probability is at the temperature it was drawn at
+        self.temperature = temperature
 
     def per_student(self, student: str) -> int:
         return sum(1 for s, _ in self.answers if s == student)
@@ -142,14 +169,15 @@ class Room:
         students = [{"id": s, "nickname": n, "n_answers": sent[s]} for s, n in self.students.items()]
         return {"locked": self.roster.locked, "students": students}
 
-    def step_view(self, teacher: bool = False) -> dict:
-        """`GET /rooms/{room}`: the current step; for the teacher also the class's answers so far, the model's top,
-        the word that comes next and the accuracy over the steps done (a student sees the model's side and the
-        word once they have answered, and never the class's answers before)."""
+    def step_view(self, teacher: bool = False, peek: bool = False) -> dict:
+        """`GET /rooms/{room}`: the current step and how many answered; once the step is shown (revealed, see
+        StepState.shown) the class's answers, the model's side, the word that came and the chart, for everyone; before
+        it none of these, except to a teacher who asks to `peek`. The teacher also gets who answered (by nickname)
+        and the accuracy over the steps done."""
         st = self.steps[self.current]
-        counts = st.counts() if teacher else Counter()
+        out = st.shown or (teacher and peek)
         done = self.steps[: self.current]  # the current step's word is not out yet
-        return {
+        view = {
             "room": self.code,
             "title": self.lesson.title,
             "about": self.lesson.about,
@@ -160,18 +188,36 @@ class Room:
             "context": st.step.context,
             "choices": list(st.step.choices),
             "temperature": st.temperature if st.step.kind == "sample" else None,
+            "reveal": st.step.reveal,
+            "revealed": st.shown,
             "ended": self.ended,
             "n_students": len(self.students),
             "n_answered": len({s for s, _ in st.answers}),
             "n_answers": len(st.answers),
+            "answered_by": sorted({self.students.get(s, "") for s, _ in st.answers} - {""}) if teacher else [],
+            "accuracy": self.accuracy(done) if teacher else None,
+            "scoreboard": self.scoreboard(),
+        }
+        return view | self.model_view(st, teacher if st.step.kind == "sample" else out)
+
+    @staticmethod
+    def model_view(st: StepState, out: bool) -> dict:
+        """The class's answers and the model's side of a step: filled where `out`, empty before the reveal."""
+        counts = st.counts() if out else Counter()
+        return {
             "answers": dict(counts.most_common()),
             "answer_numbers": {a: vars(n) for a, n in st.numbers.items() if a in counts},
-            "model_top": (st.model_top or []) if teacher else [],
-            "entropy_class": entropy(counts) if teacher else None,
-            "entropy_model": st.model_entropy if teacher else None,
-            "actual": st.step.actual if teacher else None,
-            "accuracy": self.accuracy(done) if teacher else None,
+            "model_top": (st.model_top or []) if out else [],
+            "entropy_class": entropy(counts) if out else None,
+            "entropy_model": st.model_entropy if out else None,
+            "actual": st.step.actual if out else None,
+            "chart": st.chart() if out else None,
+            "earlier": list(st.earlier) if out else [],
         }
+
+    def scoreboard(self) -> dict:
+        """The class against the model over the guess steps shown so far (explorer/lessons/chart.py)."""
+        return scoreboard([(st.step, st.counts(), st.chart() if st.shown else None) for st in self.steps])
 
     def accuracy(self, done: list[StepState]) -> dict:
         """The class's and the model's top-1 accuracy over the guess steps so far (None before any)."""

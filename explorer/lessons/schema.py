@@ -8,6 +8,10 @@ A lesson (`title`, optional `about` and `model`, then `steps`); each entry of `s
   can change it during the step).
 - `kind: choose`: `prompt` and two or more `choices`; each student picks the one they think the model finds likeliest.
 
+`reveal` (on the lesson or on a step; a step's wins): `teacher` (the default) keeps the word to come and the model's
+side hidden until the teacher's *Show the next word*; `at-once` shows each student their result as they answer (for
+self-paced use). A sample step hides nothing: its draws are the model's side.
+
 Any mistake is an ExplorerError naming the field (`steps[1].choices`) and its line in the file.
 """
 
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,11 +30,12 @@ from explorer.errors import ExplorerError
 
 KINDS = ("guess", "sample", "choose")
 FIELDS = {
-    "guess": {"kind", "text", "start", "blanks"},
-    "sample": {"kind", "prompt", "temperature"},
-    "choose": {"kind", "prompt", "choices"},
+    "guess": {"kind", "text", "start", "blanks", "reveal"},
+    "sample": {"kind", "prompt", "temperature", "reveal"},
+    "choose": {"kind", "prompt", "choices", "reveal"},
 }
-TOP_FIELDS = {"title", "about", "model", "steps"}
+TOP_FIELDS = {"title", "about", "model", "steps", "reveal"}
+REVEALS = ("teacher", "at-once")  # who shows a step's word and the model's side: the teacher, or each answer at once
 MAX_STEPS = 40  # steps of a lesson, all entries expanded
 MAX_TEXT = 2000  # characters of a text or prompt
 MAX_CHOICES = 8
@@ -50,6 +55,7 @@ class Step:
     actual: str | None = None  # guess: the word that really comes next
     choices: tuple[str, ...] = ()  # choose: the words offered
     temperature: float = 1.0  # sample: the temperature the draws start at
+    reveal: str = "teacher"  # "teacher": hidden until the teacher reveals it; "at-once": each answer's result at once
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,15 @@ def bare(word: str) -> str:
     return re.sub(r"^\W+|\W+$", "", word).lower()
 
 
+def _reveal(doc: _Doc, obj: dict, path: str, default: str) -> str:
+    """A lesson's or a step's `reveal`, checked (`default` where it has none)."""
+    value = obj.get("reveal", default)
+    if value not in REVEALS:
+        where = f"{path}.reveal" if path else "reveal"
+        raise doc.bad(where, f"must be one of {', '.join(REVEALS)}, got {shown(value)}.")
+    return value
+
+
 def _guess_steps(doc: _Doc, obj: dict, path: str) -> list[Step]:
     text = _text(doc, obj, "text", path)
     words = words_of(text)
@@ -212,7 +227,12 @@ def _guess_steps(doc: _Doc, obj: dict, path: str) -> list[Step]:
     return [Step("guess", " ".join(words[: start + i]), words[start + i]) for i in range(blanks)]
 
 
-def _step(doc: _Doc, obj: Any, path: str) -> list[Step]:
+def _step(doc: _Doc, obj: Any, path: str, reveal: str = "teacher") -> list[Step]:
+    """The steps one entry of `steps` expands into, each with its `reveal` (the entry's, else the lesson's)."""
+    return [replace(s, reveal=_reveal(doc, obj, path, reveal)) for s in _entry(doc, obj, path)]
+
+
+def _entry(doc: _Doc, obj: Any, path: str) -> list[Step]:
     if not isinstance(obj, dict):
         raise doc.bad(path, "each step must be a mapping with a `kind` (guess, sample or choose).")
     kind = obj.get("kind")
@@ -278,9 +298,10 @@ def check(doc: _Doc, name: str = "") -> Lesson:
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps:
         raise doc.bad("steps" if "steps" in data else "title", "`steps` must be a non-empty list.")
+    reveal = _reveal(doc, data, "", "teacher")
     out: list[Step] = []
     for i, s in enumerate(steps):
-        out += _step(doc, s, f"steps[{i}]")
+        out += _step(doc, s, f"steps[{i}]", reveal)
         if len(out) > MAX_STEPS:
             raise doc.bad(f"steps[{i}]", f"the lesson has more than {MAX_STEPS} steps: make it shorter.")
     return Lesson(title, tuple(out), about, model, name)

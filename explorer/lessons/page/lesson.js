@@ -49,3 +49,51 @@ function setContext(el, text) {
   el.appendChild(b);
 }
 function bits(nats) { return nats / Math.LN2; }
+// The class against the model (the server's `chart` rows): one row per word, the class's share and the model's
+// probability side by side on one absolute 0-100 % scale; the word that came marked; the answers said once past the
+// first few folded into "and 9 more, each said once" (a <details>); then the model's likeliest words nobody said.
+const SHOWN_ROWS = 8;  // rows of the class's answers shown before the fold
+function barLine(cls, value, text) {
+  const line = document.createElement("div"); line.className = "line";
+  const track = document.createElement("div"); track.className = "track";
+  const bar = document.createElement("div"); bar.className = "bar " + cls;
+  bar.dataset.value = value === null ? "" : String(value);
+  bar.style.width = (value === null ? 0 : 100 * value).toFixed(2) + "%";
+  track.appendChild(bar); line.appendChild(track);
+  const n = document.createElement("span"); n.className = "num " + cls; n.textContent = text; line.appendChild(n);
+  return line;
+}
+function chartRow(table, r, sample) {
+  const tr = table.insertRow(); tr.className = "row-" + (r.said ? "said" : "model") + (r.actual ? " came" : "");
+  const w = tr.insertCell(); w.className = "word";
+  const word = document.createElement("span"); word.className = "w"; word.textContent = sample ? shown(r.word) : r.word; w.appendChild(word);
+  if (r.actual) { const m = document.createElement("span"); m.className = "came-mark"; m.textContent = "✓ the word that came"; w.appendChild(m); }
+  if (r.plain) { const m = document.createElement("span"); m.className = "plain"; m.textContent = r.plain; w.appendChild(m); }
+  const b = tr.insertCell(); b.className = "pair";
+  const who = sample ? "draws" : "the class";
+  b.appendChild(barLine("class", r.share, r.said ? Math.round(100 * r.share) + "% of " + who + " (" + r.count + ")" : (sample ? "not drawn" : "nobody")));
+  b.appendChild(barLine("model", r.p, r.p === null ? "model: waits for its numbers" : "model: " + pct(Math.log(r.p))));
+}
+function drawChart(box, rows, sample) {  // box: an element the chart fills (its tables and the fold)
+  box.textContent = "";
+  const table = () => { const t = document.createElement("table"); t.className = "chart"; box.appendChild(t); return t; };
+  const said = rows.filter((r) => r.said), unsaid = rows.filter((r) => !r.said);
+  const head = said.filter((r, i) => i < SHOWN_ROWS || r.count > 1 || r.actual);
+  const folded = said.filter((r) => !head.includes(r));
+  const first = table(); first.setAttribute("aria-label", "The class against the model");
+  for (const r of head) chartRow(first, r, sample);
+  if (!said.length) { const c = first.insertRow().insertCell(); c.className = "muted"; c.textContent = sample ? "No draws yet." : "No answers yet."; }
+  if (folded.length) {
+    const fold = document.createElement("details"); fold.className = "fold"; box.appendChild(fold);
+    const sum = document.createElement("summary"); fold.appendChild(sum);
+    sum.textContent = "and " + folded.length + " more" + (folded.every((r) => r.count === 1) ? ", each said once" : "");
+    const t = document.createElement("table"); t.className = "chart"; fold.appendChild(t);
+    for (const r of folded) chartRow(t, r, sample);
+  }
+  if (unsaid.length) {
+    const h = document.createElement("div"); h.className = "sub";
+    h.textContent = sample ? "The model's likeliest, not drawn:" : "The model's likeliest words nobody said:"; box.appendChild(h);
+    const t = table();
+    for (const r of unsaid) chartRow(t, r, sample);
+  }
+}
