@@ -359,7 +359,7 @@ def test_the_chart_puts_each_word_of_the_class_beside_the_models_probability():
     room = rooms.open(schema.load(GOOD), "m")
     st = room.check_step(0)
     sent = ["lay", "sat", "sat", "Sat", "🐱", "slept"]
-    for i, a in enumerate(sent):
+    for a in sent:
         _, sid = rooms.join(room)
         rooms.add_answer(room, sid, st, a)
     lp = {"lay": -1.0, "sat": -0.5, "Sat": -4.0, "🐱": -12.0, "slept": -3.0}

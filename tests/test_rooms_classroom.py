@@ -173,7 +173,8 @@ def room(live):
 
 
 def teacher(live, room: dict) -> dict:
-    return get(live.url, f"/rooms/{room['room']}", headers={"X-Teacher-Key": room["teacher_key"]})
+    """The teacher's view, peeking (the class's answers before the reveal too)."""
+    return get(live.url, f"/rooms/{room['room']}?peek=1", headers={"X-Teacher-Key": room["teacher_key"]})
 
 
 def test_a_locked_room_refuses_a_late_join_with_a_message_for_the_phone(live, room):
