@@ -125,7 +125,7 @@ class Room:
 
     def step_view(self, teacher: bool = False) -> dict:
         """`GET /rooms/{room}`: the current step; for the teacher also the class's answers so far, the model's top,
-        the word that comes next and the accuracy over the steps done (a student sees the model's side and the
+        the word that comes next, the step's note and the accuracy over the steps done (a student sees the model's side and the
         word once they have answered, and never the class's answers before)."""
         st = self.steps[self.current]
         counts = st.counts() if teacher else Counter()
@@ -151,6 +151,7 @@ class Room:
             "entropy_class": entropy(counts) if teacher else None,
             "entropy_model": st.model_entropy if teacher else None,
             "actual": st.step.actual if teacher else None,
+            "note": st.step.note if teacher else None,
             "accuracy": self.accuracy(done) if teacher else None,
         }
 
