@@ -15,10 +15,16 @@ from explorer.models import Models
 from explorer.ui.errors import user_errors
 
 
+def short_name(name: str) -> str:
+    """A model's name as people say it: the last part of its hub id or path ("SmolLM2-135M-Instruct")."""
+    return name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or name
+
+
 def status_text(engine: ModelEngine) -> str:
-    """One line on the loaded model: name, where it runs (device, dtype, engine), vocabulary, context."""
+    """One line on the loaded model for the details: name, where it runs (device, dtype, engine), vocabulary,
+    context."""
     return (
-        f"Loaded **{html.escape(engine.name)}** on {html.escape(engine.placement())}, "
+        f"**{html.escape(engine.name)}** runs on {html.escape(engine.placement())}, "
         f"vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens."
     )
 
@@ -44,9 +50,20 @@ def public_text(models: Models, engine: ModelEngine | None = None) -> str:
     )
 
 
+DETAILS = "Details: engine, vocabulary, memory"
+
+
 def status_lines(models: Models, engine: ModelEngine | None, default: str) -> str:
-    first = status_text(engine) if engine else f"Model **{html.escape(default)}** loads on the first action."
-    return "  \n".join(x for x in (first, memory_text(models), public_text(models, engine)) if x)
+    """The status in plain words ("**SmolLM2-135M-Instruct** is ready."), a public server's terms, and the
+    technical details (engine, quantisation, vocabulary, context, memory) folded one click away."""
+    if engine is not None:
+        first, about = f"**{html.escape(short_name(engine.name))}** is ready.", status_text(engine)
+    else:
+        first = f"**{html.escape(short_name(default))}** loads when you first use it."
+        about = f"Model **{html.escape(default)}** loads on the first action."
+    details = "  \n".join((about, memory_text(models)))
+    folded = f"<details><summary>{DETAILS}</summary>\n\n{details}\n\n</details>"
+    return "\n\n".join(x for x in (first, public_text(models, engine), folded) if x)
 
 
 def model_label(allow_hub: bool) -> str:
