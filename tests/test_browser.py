@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import SIZES, in_view, new_result, open_page, require_chromium, score, wait_detail
+from tests.helpers.browser import (
+    SIZES,
+    in_view,
+    new_result,
+    open_page,
+    pick_tab,
+    require_chromium,
+    score,
+    wait_detail,
+)
 from tests.helpers.reference import ref_logprobs
 
 require_chromium()
@@ -251,6 +260,24 @@ def test_empty_text_shows_a_message_and_keeps_input(page, size):
     assert box["y"] > model["y"] + model["height"]  # the message does not cover the model line
 
 
+def test_stop_shows_only_while_an_action_runs(page, size):
+    """No Stop on an idle page, none left after a result or an error (tests/test_browser_long.py sees it while a
+    long scoring runs, and stops it)."""
+    stop = page.get_by_role("button", name="Stop", exact=True)  # the visible ones only
+    assert stop.count() == 0
+    score(page, TEXT)
+    expect(stop).to_have_count(0)
+    pick_tab(page, "Generate")
+    page.get_by_label("Prompt", exact=True).fill("the quick")
+    new_result(page, page.get_by_role("button", name="Generate", exact=True).click)
+    expect(stop).to_have_count(0)
+    pick_tab(page, "Score")
+    page.get_by_label("Text", exact=True).fill("")
+    page.get_by_role("button", name="Score", exact=True).click()
+    page.get_by_test_id("toast-body").first.wait_for(timeout=15_000)
+    expect(stop).to_have_count(0)
+
+
 def test_markup_in_an_error_message_is_shown_as_text(page, size):
     if size == "phone":
         pytest.skip("escaping does not depend on the width")
@@ -297,7 +324,7 @@ def load_model(page, name):
     page.get_by_label("Model (pick one, or type a Hugging Face hub id)").click()
     page.get_by_role("option", name=name).click()
     page.get_by_role("button", name="Load model").click()
-    page.get_by_text(f"Loaded {name} on", exact=False).wait_for(timeout=30_000)
+    page.locator("#model-status").filter(has_text=f"{name} is ready").wait_for(timeout=30_000)
 
 
 def test_each_session_has_its_own_model(browser, two_models, gpt2, llama):

@@ -40,8 +40,8 @@ def test_clicking_the_3000th_token_shows_its_detail_in_view(browser, long_live, 
 
 
 def test_stop_ends_a_long_scoring_within_one_block(browser, long_live, long_gpt2, gpt2, monkeypatch):
-    """4,000 tokens, slowed to ~0.3 s a block: progress shows block by block, and after Stop at most the block
-    already running is computed (counted, not timed)."""
+    """4,000 tokens, slowed to ~0.3 s a block: progress shows block by block, Stop shows while it runs (and only
+    then), and after Stop at most the block already running is computed (counted, not timed)."""
     import time
 
     calls = []
@@ -55,14 +55,18 @@ def test_stop_ends_a_long_scoring_within_one_block(browser, long_live, long_gpt2
     monkeypatch.setattr(long_gpt2, "body", slow)
     words = "fox jumps over the lazy dog. "
     pg = open_page(browser, long_live.url)
+    stop = pg.get_by_role("button", name="Stop", exact=True)  # the visible ones only
+    assert stop.count() == 0  # nothing runs: no Stop
     text = words * (4600 // len(gpt2.encode(words)) + 1)
     assert len(gpt2.encode(text)) >= 4000
     score(pg, text, done=False)
     pg.locator("#heatmap .lx-progress").wait_for(timeout=60_000)  # the first block's heatmap, with a progress bar
     pg.wait_for_function("document.querySelectorAll('#heatmap .lx .t:not(.u)').length > 256", timeout=60_000)
-    pg.get_by_role("button", name="Stop", exact=True).click()
+    assert stop.count() == 1  # the Score tab's, while it runs
+    stop.click()
     at_stop = len(calls)
     pg.wait_for_timeout(2500)  # several blocks' time
     assert len(calls) - at_stop <= 1 and at_stop < 4000 // 256
     assert pg.locator("#heatmap .lx-data").filter(has_text='"lp"').count() == 0  # it never completed
+    assert stop.count() == 0  # stopped: nothing runs
     pg.context.close()

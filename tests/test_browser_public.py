@@ -57,7 +57,9 @@ def test_a_full_queue_says_busy_and_a_waiting_visitor_sees_their_place(browser, 
     first, second, third = (open_page(browser, slow_public.url) for _ in range(3))
     try:
         status = first.locator("#model-status").inner_text()
-        assert "public server" in status and "64 tokens" in status and "In memory now" in status
+        assert "public server" in status and "64 tokens" in status and "In memory now" not in status  # folded
+        first.get_by_role("button", name="Details: engine, vocabulary, memory").click()
+        assert "In memory now" in first.locator("#model-details").inner_text()
         start_generating(first)
         first.wait_for_timeout(1500)  # it holds the one worker
         start_generating(second)

@@ -356,7 +356,7 @@ def test_a_link_restores_the_document_start_token_and_the_status_line(browser, l
     wait_result(pg)
     wait_detail(pg, 2)
     menu = pg.get_by_label("Document-start token")
-    pg.wait_for_function("() => document.querySelector('#model-status').innerText.includes('Loaded')")
+    pg.wait_for_function("() => document.querySelector('#model-status').innerText.includes('is ready')")
     pg.wait_for_timeout(500)  # the model's own menu arrives after the run: it must keep the link's token
     assert menu.input_value() == "<|system|>" and pg.get_by_label(re.compile("Score from the start")).is_checked()
     assert "tiny-gpt2" in pg.locator("#model-status").inner_text()

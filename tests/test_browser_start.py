@@ -63,6 +63,24 @@ def test_a_teacher_scores_clicks_a_surprise_and_draws_at_a_temperature(browser, 
     pg.context.close()
 
 
+def test_the_first_page_says_the_model_is_ready_in_plain_words_and_shows_no_stop(browser, smollm_live):
+    """The status line says "SmolLM2-135M-Instruct is ready."; the engine, quantisation, vocabulary and memory are
+    one click away (under the tabs, beside the model picker: the text box stays three Tab presses from the start);
+    no Stop while nothing runs."""
+    for size in ("wide", "phone"):
+        pg = fresh(browser, smollm_live.url, size, "light")
+        status = pg.locator("#model-status [data-testid=markdown]")  # its text, not the timer Gradio shows beside it
+        status.filter(has_text="is ready").wait_for(timeout=60_000)
+        assert status.inner_text().strip() == "SmolLM2-135M-Instruct is ready.", status.inner_text()
+        assert pg.get_by_role("button", name="Stop", exact=True).count() == 0
+        details = pg.locator("#model-details")
+        assert not details.is_visible()
+        pg.get_by_role("button", name="Details: engine, vocabulary, memory").click()  # one click
+        opened = details.inner_text()
+        assert "vocabulary 49,152" in opened and "with torch" in opened and "In memory now" in opened, opened
+        pg.context.close()
+
+
 def test_the_phone_first_screen_holds_the_text_box_and_its_button(browser, smollm_live, shots):
     pg = fresh(browser, smollm_live.url, "phone", "light")
     text = pg.get_by_label("Text", exact=True).bounding_box()

@@ -37,6 +37,30 @@ def test_a_lesson_expands_into_steps():
     assert lesson.steps[5].temperature == 0.5
 
 
+def test_a_note_goes_to_its_step_and_a_guess_entrys_to_its_first_blank():
+    text = GOOD.replace("    start: 2\n", "    start: 2\n    note: >-\n      The model expects\n      a comma here.\n")
+    text = text.replace("    temperature: 0.5\n", "    temperature: 0.5\n    note: Draw at least ten.\n")
+    steps = schema.load(text).steps
+    assert [s.note for s in steps] == ["The model expects a comma here.", "", "", "", "", "Draw at least ten."]
+    assert all(s.note == "" for s in schema.load(GOOD).steps)  # optional
+
+
+@pytest.mark.parametrize(
+    ("note", "words"),
+    [
+        ("x" * (schema.MAX_NOTE + 1), [f"at most {schema.MAX_NOTE}", "`steps[1].note`", "line 9"]),
+        ("[a, b]", ["`steps[1].note`", "non-empty text"]),
+        ('""', ["`steps[1].note`", "non-empty text"]),
+    ],
+)
+def test_a_bad_note_is_refused_with_its_field(note, words):
+    text = GOOD.replace("    choices: [he, she, they]\n", f"    choices: [he, she, they]\n    note: {note}\n")
+    with pytest.raises(ExplorerError) as err:
+        schema.load(text)
+    for w in words:
+        assert w in err.value.message, err.value.message
+
+
 def test_json_reads_as_yaml_does():
     import yaml
 
@@ -170,6 +194,7 @@ def test_a_step_view_counts_what_was_sent_and_keeps_the_word_for_the_teacher():
     view = room.step_view(teacher=True, peek=True)  # the teacher's private peek
     assert view["answers"] == dict(Counter(sent).most_common()) and view["n_answered"] == 5
     assert view["actual"] == "sat" and room.step_view(peek=True)["actual"] is None  # a student cannot peek
+    assert view["note"] == "" and room.step_view()["note"] is None
     st.revealed = True
     assert room.step_view()["actual"] == "sat" and room.step_view()["answers"] == view["answers"]
     assert view["entropy_class"] == pytest.approx(entropy(Counter(sent)))

@@ -85,3 +85,46 @@ def test_what_comes_next_of_an_empty_text_says_what_to_do(ui):
         score.draw_samples("tiny-gpt2", "", 1.0, None)
     html, nt = score.redraw("tiny-gpt2", "a", 1.0, None)  # one character: the distribution after it
     assert nt is not None and "The next token would be" in html
+
+
+TECHNICAL = ("vocabulary", "context", " MB", "runs on", "with torch", "GGUF", "in memory")
+
+
+def test_the_status_line_says_ready_in_plain_words_and_the_details_are_apart(ui, gpt2):
+    from explorer.ui.model_picker import details_text, status_lines
+
+    cases = [
+        (gpt2, "**tiny-gpt2** is ready.", ["runs on cpu (float32) with torch", "vocabulary", "In memory now"]),
+        (None, "**tiny-gpt2** loads when you first use it.", ["loads on the first action", "In memory now"]),
+    ]
+    for engine, first, details in cases:
+        plain = status_lines(ui.picker.models, engine, "tiny-gpt2")
+        assert plain == first, plain  # the technical figures are one click away, not first
+        assert not [w for w in TECHNICAL if w.lower() in plain.lower()], plain
+        folded = details_text(ui.picker.models, engine, "tiny-gpt2")
+        assert all(w in folded for w in details), folded
+
+
+@pytest.mark.parametrize(
+    ("name", "short"),
+    [
+        ("HuggingFaceTB/SmolLM2-135M-Instruct", "SmolLM2-135M-Instruct"),
+        ("gpt2", "gpt2"),
+        ("/models/m.gguf", "m.gguf"),
+        ("C:\\models\\m.gguf", "m.gguf"),
+        ("models/folder/", "folder"),
+    ],
+)
+def test_a_models_short_name_is_the_last_part_of_its_id_or_path(name, short):
+    from explorer.ui.model_picker import short_name
+
+    assert short_name(name) == short
+
+
+def test_every_stop_is_hidden_until_its_action_runs(ui):
+    import gradio as gr
+
+    stops = [b for b in ui.demo.blocks.values() if isinstance(b, gr.Button) and b.value == "Stop"]
+    assert len(stops) >= 5 and [b.visible for b in stops] == [False] * len(stops)  # Score, Generate, Chat, Batch, Why
+    shown = {c._id for fn in ui.demo.fns.values() for c in fn.outputs}
+    assert all(b._id in shown for b in stops)  # each is shown by some event (the browser tests see it run)

@@ -162,11 +162,12 @@ def test_the_page_refuses_over_cap_requests_naming_the_cap(public):
 def test_the_page_says_what_the_server_allows(public):
     from gradio_client import Client
 
-    from explorer.ui.model_picker import public_text, status_lines
+    from explorer.ui.model_picker import details_text, public_text, status_lines
 
     assert "EXPLORER" not in public_text(public.models)  # for people: plain words
     text = status_lines(public.models, public.models.loaded("tiny-gpt2"), "tiny-gpt2")
-    assert "public server" in text and "16 tokens" in text and "In memory now" in text and "tiny-gpt2" in text
+    assert "public server" in text and "16 tokens" in text and "tiny-gpt2 is ready" in text.replace("**", "")
+    assert "In memory now" in details_text(public.models, public.models.loaded("tiny-gpt2"), "tiny-gpt2")
     client = Client(public.url + "/", verbose=False)
     assert client.predict("tiny-gpt2", api_name="/load_model")  # the status after a load keeps the lines
     config = httpx.get(public.url + "/config", timeout=30).json()

@@ -19,7 +19,7 @@ LESSON = {
     "title": "Tiny",
     "steps": [
         {"kind": "guess", "text": "the quick brown fox jumps over the lazy dog", "start": 3, "blanks": 3},
-        {"kind": "choose", "prompt": "the lazy", "choices": ["dog", "fox", "cat"]},
+        {"kind": "choose", "prompt": "the lazy", "choices": ["dog", "fox", "cat"], "note": "For the teacher."},
         {"kind": "sample", "prompt": "the quick", "temperature": 1.0},
     ],
 }
@@ -273,6 +273,15 @@ def test_a_student_sees_nobodys_answers_and_a_bad_answer_joins_nobody(live, room
     assert (after["class"], after["class_answers"], after["model_steps"]) == (1.0, 2, 1)
     results = get(live.url, f"/rooms/{code}/results", headers={"X-Teacher-Key": key})
     assert results["steps"][0]["answers"][0]["nicknames"] == ["Ann"]
+
+
+def test_a_steps_note_is_the_teachers_alone(live, room):
+    code, key = room["room"], room["teacher_key"]
+    post(live.url, f"/rooms/{code}/step", {"teacher_key": key, "to": 3})  # the choose step, the one with a note
+    assert teacher(live, room)["note"] == "For the teacher."
+    post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 3, "answer": "dog"})
+    for seen in (get(live.url, f"/rooms/{code}"), get(live.url, f"/rooms/{code}", headers={"X-Student": "a"})):
+        assert seen["note"] is None and "For the teacher" not in str(seen)
 
 
 def test_a_lesson_longer_than_the_models_context_is_refused_at_once(live):

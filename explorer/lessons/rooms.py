@@ -213,6 +213,7 @@ class Room:
             "actual": st.step.actual if out else None,
             "chart": st.chart() if out else None,
             "earlier": list(st.earlier) if out else [],
+            "note": st.step.note if teacher else None,
         }
 
     def scoreboard(self) -> dict:

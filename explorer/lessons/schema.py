@@ -11,6 +11,10 @@ A lesson (`title`, optional `about` and `model`, then `steps`); each entry of `s
 `reveal` (on the lesson or on a step; a step's wins): `teacher` (the default) keeps the word to come and the model's
 side hidden until the teacher's *Show the next word*; `at-once` shows each student their result as they answer (for
 self-paced use). A sample step hides nothing: its draws are the model's side.
+Any entry may carry a `note` (one line, at most MAX_NOTE characters) for the teacher: shown on the teacher's page
+beside its step, never to a student (what the model does there that a teacher should know before the room sees it).
+A `guess` entry's note goes with its first blank; to note a later blank, give that blank an entry of its own (the
+same `text`, its `start`, `blanks: 1`).
 
 Any mistake is an ExplorerError naming the field (`steps[1].choices`) and its line in the file.
 """
@@ -30,9 +34,9 @@ from explorer.errors import ExplorerError
 
 KINDS = ("guess", "sample", "choose")
 FIELDS = {
-    "guess": {"kind", "text", "start", "blanks", "reveal"},
-    "sample": {"kind", "prompt", "temperature", "reveal"},
-    "choose": {"kind", "prompt", "choices", "reveal"},
+    "guess": {"kind", "text", "start", "blanks", "reveal", "note"},
+    "sample": {"kind", "prompt", "temperature", "reveal", "note"},
+    "choose": {"kind", "prompt", "choices", "reveal", "note"},
 }
 TOP_FIELDS = {"title", "about", "model", "steps", "reveal"}
 REVEALS = ("teacher", "at-once")  # who shows a step's word and the model's side: the teacher, or each answer at once
@@ -40,6 +44,7 @@ MAX_STEPS = 40  # steps of a lesson, all entries expanded
 MAX_TEXT = 2000  # characters of a text or prompt
 MAX_CHOICES = 8
 MAX_CHOICE = 40  # characters of a choice
+MAX_NOTE = 200  # characters of a step's note for the teacher
 MAX_BYTES = 64_000  # a lesson file
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where built (a tenth of the time; nests 1,000 deep)
 TEMPERATURE = (0.05, 5.0)  # what a step's temperature may be
@@ -56,6 +61,7 @@ class Step:
     choices: tuple[str, ...] = ()  # choose: the words offered
     temperature: float = 1.0  # sample: the temperature the draws start at
     reveal: str = "teacher"  # "teacher": hidden until the teacher reveals it; "at-once": each answer's result at once
+    note: str = ""  # for the teacher only: what the model does at this step that they should know
 
 
 @dataclass(frozen=True)
@@ -224,7 +230,16 @@ def _guess_steps(doc: _Doc, obj: dict, path: str) -> list[Step]:
         raise doc.bad(f"{path}.text", "needs at least two words (one shown, one to guess).")
     left = len(words) - start
     blanks = _int(doc, obj, "blanks", path, min(left, MAX_STEPS), 1, left)
-    return [Step("guess", " ".join(words[: start + i]), words[start + i]) for i in range(blanks)]
+    note = _note(doc, obj, path)
+    return [
+        Step("guess", " ".join(words[: start + i]), words[start + i], note=note if i == 0 else "")
+        for i in range(blanks)
+    ]
+
+
+def _note(doc: _Doc, obj: dict, path: str) -> str:
+    """An entry's note for the teacher: one line of text (its line breaks folded), or "" without one."""
+    return _text(doc, obj, "note", path, most=MAX_NOTE, required=False)
 
 
 def _step(doc: _Doc, obj: Any, path: str, reveal: str = "teacher") -> list[Step]:
@@ -255,7 +270,7 @@ def _entry(doc: _Doc, obj: Any, path: str) -> list[Step]:
             raise doc.bad(
                 f"{path}.temperature", f"must be a number from {TEMPERATURE[0]} to {TEMPERATURE[1]}, got {shown(t)}."
             )
-        return [Step("sample", prompt, temperature=float(t))]
+        return [Step("sample", prompt, temperature=float(t), note=_note(doc, obj, path))]
     choices = obj.get("choices")
     where = f"{path}.choices"
     if not isinstance(choices, list) or not 2 <= len(choices) <= MAX_CHOICES:
@@ -273,7 +288,7 @@ def _entry(doc: _Doc, obj: Any, path: str) -> list[Step]:
         if c in out:
             raise doc.bad(f"{where}[{i}]", f"{shown(c)} is listed twice.")
         out.append(c)
-    return [Step("choose", prompt, choices=tuple(out))]
+    return [Step("choose", prompt, choices=tuple(out), note=_note(doc, obj, path))]
 
 
 def check(doc: _Doc, name: str = "") -> Lesson:

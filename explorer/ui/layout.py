@@ -7,7 +7,7 @@ A new tab is a module in explorer/ui/tabs/ plus one line in LAYOUT (in a group, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import gradio as gr
 
@@ -16,6 +16,7 @@ from explorer.ui.errors import error
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker
 from explorer.ui.share import Share
+from explorer.ui.stop import running, stops
 from explorer.ui.tab_bar import Group, TabBar
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.answers import AnswersTab
@@ -87,10 +88,11 @@ def page(models: Models) -> Page:
         inspector.render()
         share = Share(demo, models, picker, inspector, bar, note=note, slot=slot)
         why: WhyTab = tabs["why"]
-        asked = inspector.why.click(
-            lambda: {**bar.show("why"), bar.current: "why"}, None, [*bar.blocks, bar.current],
-            api_visibility="private", queue=False,
-        ).then(
+        asked = running(
+            why.stop, inspector.why.click(
+                lambda: {**bar.show("why"), bar.current: "why"}, None, [*bar.blocks, bar.current],
+                api_visibility="private", queue=False,
+            ).then,
             why.run, why.inputs, why.outputs, inputs_kwargs=why.options, api_visibility="private",
             show_progress_on=[why.summary],
         )  # fmt: skip
@@ -115,11 +117,11 @@ def _open_in_score(batch: BatchTab, score: ScoreTab, tab_block: gr.Tabs, share: 
         batch.pick, [batch.state], [score.text, score.from_start, score.start, tab_block, share.current],
         api_visibility="private", queue=False,
     )  # fmt: skip
-    opened = picked.success(
-        score.score, score.inputs, score.inspector.outputs, inputs_kwargs=score.options, api_visibility="private",
-        show_progress_on=[score.inspector.summary],
+    opened = running(
+        score.stop, picked.success, score.score, score.inputs, score.inspector.outputs, inputs_kwargs=score.options,
+        api_visibility="private", show_progress_on=[score.inspector.summary],
     )  # fmt: skip
-    score.stop.click(None, cancels=cast(Any, [opened]))
+    stops(score.stop, [opened])
 
 
 def _continue_in_generate(shared: Shared, score: ScoreTab, gen: GenerateTab, tab_block: gr.Tabs, share: Share) -> None:
@@ -135,12 +137,11 @@ def _continue_in_generate(shared: Shared, score: ScoreTab, gen: GenerateTab, tab
         move, [score.text, score.temperature], [tab_block, share.current, gen.prompt, gen.controls["temperature"]],
         api_visibility="private", queue=False,
     )  # fmt: skip
-    ran = moved.success(
-        gen.generate, gen.inputs, gen.outputs, inputs_kwargs=gen.options, api_visibility="private",
-        show_progress_on=[gen.inspector.summary],
+    ran = running(  # it runs in the Generate tab: its Stop shows
+        gen.stop, moved.success, gen.generate, gen.inputs, gen.outputs, inputs_kwargs=gen.options,
+        api_visibility="private", show_progress_on=[gen.inspector.summary],
     )  # fmt: skip
-    score.stop.click(None, cancels=cast(Any, [ran]))
-    gen.stop.click(None, cancels=cast(Any, [ran]))
+    stops(gen.stop, [ran])
 
 
 def build(models: Models) -> gr.Blocks:

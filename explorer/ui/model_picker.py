@@ -15,10 +15,16 @@ from explorer.models import Models
 from explorer.ui.errors import user_errors
 
 
+def short_name(name: str) -> str:
+    """A model's name as people say it: the last part of its hub id or path ("SmolLM2-135M-Instruct")."""
+    return name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or name
+
+
 def status_text(engine: ModelEngine) -> str:
-    """One line on the loaded model: name, where it runs (device, dtype, engine), vocabulary, context."""
+    """One line on the loaded model for the details: name, where it runs (device, dtype, engine), vocabulary,
+    context."""
     return (
-        f"Loaded **{html.escape(engine.name)}** on {html.escape(engine.placement())}, "
+        f"**{html.escape(engine.name)}** runs on {html.escape(engine.placement())}, "
         f"vocabulary {engine.vocab_size:,}, context {engine.context:,} tokens."
     )
 
@@ -44,9 +50,25 @@ def public_text(models: Models, engine: ModelEngine | None = None) -> str:
     )
 
 
+DETAILS = "Details: engine, vocabulary, memory"  # the accordion under the tabs that holds them
+
+
 def status_lines(models: Models, engine: ModelEngine | None, default: str) -> str:
-    first = status_text(engine) if engine else f"Model **{html.escape(default)}** loads on the first action."
-    return "  \n".join(x for x in (first, memory_text(models), public_text(models, engine)) if x)
+    """The status line at the top, in plain words ("**SmolLM2-135M-Instruct** is ready."), and a public server's
+    terms; the technical details are `details_text`'s, one click away under the tabs."""
+    if engine is not None:
+        first = f"**{html.escape(short_name(engine.name))}** is ready."
+    else:
+        first = f"**{html.escape(short_name(default))}** loads when you first use it."
+    return "\n\n".join(x for x in (first, public_text(models, engine)) if x)
+
+
+def details_text(models: Models, engine: ModelEngine | None, default: str) -> str:
+    """The model's details: engine, quantisation, vocabulary, context, and the models in memory."""
+    about = (
+        status_text(engine) if engine is not None else f"Model **{html.escape(default)}** loads on the first action."
+    )
+    return "  \n".join((about, memory_text(models)))
 
 
 def model_label(allow_hub: bool) -> str:
@@ -57,10 +79,11 @@ def model_label(allow_hub: bool) -> str:
 
 
 class ModelPicker:
-    """Menu + Load button + status line, and the session's current model name.
+    """Menu + Load button + status line + details, and the session's current model name.
 
-    The status line goes where the picker is made (at the top: it says which model answers); the menu and its button
-    go where `place()` is called (below the tabs: the keyboard and the eye meet the text box first).
+    The status line goes where the picker is made (at the top: it says, in plain words, which model answers); the
+    details (folded), the menu and its button go where `place()` is called (below the tabs: the keyboard and the eye
+    meet the text box first, and the text box stays three Tab presses from the page's start).
     """
 
     def __init__(self, models: Models):
@@ -82,23 +105,34 @@ class ModelPicker:
             elem_classes=["lx-hide-present"],
             elem_id="model-status",
         )
-        loading = self.button.click(self.load, [self.choice], [self.name, self.status], api_name="load_model")
+        self.details = gr.Markdown(
+            lambda: details_text(models, models.loaded(models.default), models.default),
+            elem_id="model-details",
+            render=False,
+        )
+        loading = self.button.click(
+            self.load, [self.choice], [self.name, self.status, self.details], api_name="load_model"
+        )
         loading.failure(
             lambda name: name, [self.name], [self.choice], api_visibility="private"
         )  # a failed load: the menu shows the model still in use
 
     def place(self) -> None:
-        """Lay out the menu and the Load button here (hidden where the server has one model only)."""
+        """Lay out the details (folded) and the menu and the Load button (hidden where the server has one model only)
+        here."""
+        with gr.Accordion(DETAILS, open=False, elem_classes=["lx-hide-present"], elem_id="model-details-box"):
+            self.details.render()
         with gr.Row(elem_classes=["lx-hide-present", "lx-model"], visible=not self.only_one):
             self.choice.render()
             self.button.render()
 
     def load(self, choice: str, progress=gr.Progress()) -> dict:
-        """Load `choice` for this session: its name into the session's state, a status line."""
+        """Load `choice` for this session: its name into the session's state, a status line and its details."""
         with user_errors():
             spec = self.models.resolve(choice)
             progress(0.1, desc=f"Loading {spec.name} ...")
             with self.models.use(spec.name) as engine:
                 text = status_lines(self.models, engine, spec.name)
+                details = details_text(self.models, engine, spec.name)
         progress(1.0)
-        return {self.name: engine.name, self.status: text}
+        return {self.name: engine.name, self.status: text, self.details: details}

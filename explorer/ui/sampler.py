@@ -21,6 +21,7 @@ from explorer.settings import SamplerSettings, page_k
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, View, new_rid, parse_thresholds
 from explorer.ui.sliders import Range, ranged, sliders_of
+from explorer.ui.stop import stop_button
 
 MODE_CHOICES = ["raw: the model's own distribution", "processed: after temperature / top-k / top-p"]
 PARTIAL_EVERY_S = 0.2  # at most five heatmap refreshes a second while streaming
@@ -207,10 +208,11 @@ def sampler_controls(cap: int = 0) -> dict[str, Any]:
 
 
 def run_buttons(label: str) -> tuple[gr.Button, gr.Button, gr.Button]:
-    """The run button, Stop, and Reuse seed (hidden until a run shows its seed)."""
+    """The run button, Stop (hidden until a run starts: ui/stop.py) and Reuse seed (hidden until a run shows its
+    seed)."""
     with gr.Row():
         go = gr.Button(label, variant="primary", scale=3)
-        stop = gr.Button("Stop", variant="stop", scale=1)
+        stop = stop_button(scale=1)
         reuse = gr.Button("Reuse seed", visible=False, scale=1)
     return go, stop, reuse
 

@@ -29,7 +29,7 @@ from explorer.results.scores import TokenScores
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
-from explorer.ui.model_picker import status_lines
+from explorer.ui.model_picker import details_text, status_lines
 from explorer.ui.tab_bar import TabBar
 from explorer.ui.tabs.score import ScoreLink, start_menu
 
@@ -315,12 +315,14 @@ class Share:
         return result
 
     def _model_lines(self, name: str, start: str) -> dict:
-        """The model's status line and the document-start menu (with the link's value) once the model is in."""
+        """The model's status line, its details and the document-start menu (with the link's value) once the model
+        is in."""
         engine = self.models.loaded(name)
         menu = start_menu(engine)
         if start in [value for _label, value in menu["choices"]]:
             menu["value"] = start
         return {self.picker.status: status_lines(self.models, engine, name),
+                self.picker.details: details_text(self.models, engine, name),
                 self.by_id["score"].start: gr.Dropdown(**menu)}  # fmt: skip
 
     # ---- wiring -----------------------------------------------------------------------------------
@@ -358,6 +360,7 @@ class Share:
             self.picker.name,
             self.picker.choice,
             self.picker.status,
+            self.picker.details,
             self.note,
             self.current,
             *(c for cls, tab in self.links.values() for c in cls.outputs(tab)),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 import gradio as gr
 
@@ -27,6 +27,7 @@ from explorer.ui.actions import uses_model
 from explorer.ui.downloads import cleared, read_upload, view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import progress_html
+from explorer.ui.stop import running, stop_button, stops
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.score import start_menu
 
@@ -74,7 +75,7 @@ class BatchTab:
                 )  # fmt: skip
             with gr.Row():
                 self.button = gr.Button("Score every text", variant="primary", scale=3)
-                self.stop = gr.Button("Stop", variant="stop", scale=1)
+                self.stop = stop_button(scale=1)
             self.summary = gr.Markdown(elem_id="batch-summary")
             self.table = gr.Dataframe(
                 EMPTY, label="Texts", interactive=False, max_height=500, wrap=True, elem_id="batch-table"
@@ -97,17 +98,19 @@ class BatchTab:
             self.state = gr.State(None)
             self.words_state = gr.State(None)  # (table so far, texts done, texts in all)
         outs = self.outputs
-        event = self.button.click(self.clear, None, outs, api_visibility="private", queue=False).then(
-            self.run, [shared.model, self.file, self.from_start, self.first], outs, api_name="batch",
-            show_progress_on=[self.summary],
+        emptied = self.button.click(self.clear, None, outs, api_visibility="private", queue=False)
+        event = running(
+            self.stop, emptied.then, self.run, [shared.model, self.file, self.from_start, self.first], outs,
+            api_name="batch", show_progress_on=[self.summary],
         )  # fmt: skip
         words = self.words_outputs
-        made = self.words_button.click(self.words_cleared, None, words, api_visibility="private", queue=False).then(
-            self.word_table, [shared.model, self.file, self.from_start], words, api_name="batch_words",
-            show_progress_on=[self.words_note],
+        emptied = self.words_button.click(self.words_cleared, None, words, api_visibility="private", queue=False)
+        made = running(
+            self.stop, emptied.then, self.word_table, [shared.model, self.file, self.from_start], words,
+            api_name="batch_words", show_progress_on=[self.words_note],
         )  # fmt: skip
         self.file.change(self.words_cleared, None, words, api_visibility="private", queue=False)
-        self.stop.click(None, cancels=cast(Any, [event, made]))
+        stops(self.stop, [event, made])
         self.stop.click(self.stopped, [self.state], outs, api_visibility="private", queue=False)
         self.stop.click(self.words_stopped, [self.words_state], words, api_visibility="private", queue=False)
 

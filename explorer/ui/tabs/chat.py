@@ -25,6 +25,7 @@ from explorer.ui.sampler import (
     sampler_controls,
     wire_reuse,
 )
+from explorer.ui.stop import running, stops
 from explorer.ui.tabs import Shared
 
 EXAMPLES = ["What is the capital of France?", "Write a haiku about autumn.", "Explain entropy in one sentence."]
@@ -59,7 +60,9 @@ class ChatTab:
         self.inputs = [shared.model, self.history, self.system, self.message]
         self.options = endpoint_inputs(self.controls, self.inspector.look)  # the handler's keyword inputs
         self.outputs = [*self.inspector.outputs, self.reuse, self.history, self.message, self.turns]
-        event = self.button.click(
+        event = running(
+            self.stop,
+            self.button.click,
             self.chat,
             self.inputs,
             self.outputs,
@@ -67,7 +70,7 @@ class ChatTab:
             api_name="chat",
             show_progress_on=[self.inspector.summary],
         )
-        self.stop.click(None, cancels=[event])
+        stops(self.stop, [event])
         self.new.click(lambda: ([], EMPTY), None, [self.history, self.turns], api_visibility="private")
         wire_reuse(self.reuse, self.controls["seed"], self.inspector)
 

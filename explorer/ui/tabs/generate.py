@@ -22,6 +22,7 @@ from explorer.ui.sampler import (
     sampler_controls,
     wire_reuse,
 )
+from explorer.ui.stop import running, stops
 from explorer.ui.tabs import Shared
 
 EXAMPLES = ["The capital of France is", "Once upon a time,", "def is_prime(n):", "The three primary colors are"]
@@ -44,7 +45,9 @@ class GenerateTab:
         self.inputs = [shared.model, self.prompt]
         self.options = endpoint_inputs(self.controls, self.inspector.look)  # the handler's keyword inputs
         self.outputs = [*self.inspector.outputs, self.reuse]
-        event = self.button.click(
+        event = running(
+            self.stop,
+            self.button.click,
             self.generate,
             self.inputs,
             self.outputs,
@@ -52,7 +55,7 @@ class GenerateTab:
             api_name="generate",
             show_progress_on=[self.inspector.summary],
         )
-        self.stop.click(None, cancels=[event])
+        stops(self.stop, [event])
         wire_reuse(self.reuse, self.controls["seed"], self.inspector)
 
     @uses_model

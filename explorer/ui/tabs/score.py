@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import gradio as gr
 
@@ -25,6 +25,7 @@ from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import View, new_rid, parse_thresholds, progress_html
 from explorer.ui.marks import marks_of
+from explorer.ui.stop import running, stop_button, stops
 from explorer.ui.tabs import Shared
 
 UI_PREFILL = 256  # positions per block: progress and Stop every block (a couple of seconds on a small CPU)
@@ -96,7 +97,7 @@ class ScoreTab:
             with gr.Row(elem_classes=["lx-actions"]):
                 self.button = gr.Button("Score", variant="primary", scale=3, min_width=100)
                 self.cont = gr.Button("Continue", scale=2, min_width=100, elem_id="score-continue")
-                self.stop = gr.Button("Stop", variant="stop", scale=1, min_width=80)
+                self.stop = stop_button(scale=1, min_width=80)
             with gr.Row(elem_classes=["lx-chips"], elem_id="score-examples"):
                 self.chips = [
                     gr.Button(chip_label(e), size="sm", scale=0, min_width=60, elem_classes=["lx-chip"])
@@ -128,15 +129,17 @@ class ScoreTab:
         self.options = {**self.inspector.look, "from_start": self.from_start, "start": self.start}
         by_name: dict[str, Any] = {"inputs_kwargs": self.options, "show_progress_on": [self.inspector.summary]}
         inputs, outputs = self.inputs, self.inspector.outputs
-        self.events = [
-            self.button.click(self.score, inputs, outputs, api_name="score", **by_name),
-            self.text.submit(self.score, inputs, outputs, api_visibility="private", **by_name),
+        self.events = [  # Stop shows while each runs
+            running(self.stop, self.button.click, self.score, inputs, outputs, api_name="score", **by_name),
+            running(self.stop, self.text.submit, self.score, inputs, outputs, api_visibility="private", **by_name),
         ]
         for chip, example in zip(self.chips, EXAMPLES):  # an example runs when clicked
             filled = chip.click(lambda e=example: e, None, [self.text], api_visibility="private", queue=False)
-            self.events.append(filled.then(self.score, inputs, outputs, api_visibility="private", **by_name))
+            self.events.append(
+                running(self.stop, filled.then, self.score, inputs, outputs, api_visibility="private", **by_name)
+            )
         self.tour.click(None, js="() => { window.lxTour && window.lxTour(); }", api_visibility="private", queue=False)
-        self.stop.click(None, cancels=cast(Any, self.events))  # gradio types `cancels` as dicts; it takes events
+        stops(self.stop, self.events)
         shared.model.change(self.menu, [shared.model], [self.start], api_visibility="private")
         nexts = [shared.model, self.text, self.temperature, self.next_state]
         self.temperature.change(self.redraw, nexts, [self.next_html, self.next_state], api_visibility="private")

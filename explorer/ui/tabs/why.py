@@ -11,7 +11,7 @@ import json
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import gradio as gr
 
@@ -26,6 +26,7 @@ from explorer.ui.actions import uses_model
 from explorer.ui.downloads import view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors, whole_number
 from explorer.ui.inspector import progress_html
+from explorer.ui.stop import running, stop_button, stops
 from explorer.ui.tabs import Shared, twin_note
 
 METHODS = {  # label -> method
@@ -162,7 +163,7 @@ class WhyTab:
                 self.baseline = gr.Radio(list(BASELINES), value=BASELINE_LABELS["neutral"], label="IG baseline")
             with gr.Row():
                 self.button = gr.Button("Why? (the selected token)", variant="primary", scale=3)
-                self.stop = gr.Button("Stop", variant="stop", scale=1)
+                self.stop = stop_button(scale=1)
             self.summary = gr.Markdown(elem_id="why-summary")
             self.legend = gr.HTML(legend_html(None), css_template=CSS, js_on_load=None, elem_id="why-legend")
             self.text = gr.HTML("", css_template=CSS, js_on_load=None, elem_id="why-text")
@@ -208,15 +209,15 @@ class WhyTab:
                 self.state]  # fmt: skip
 
     def _wire(self) -> None:
-        event = self.button.click(
-            self.run, self.inputs, self.outputs, inputs_kwargs=self.options, api_name="why",
-            show_progress_on=[self.summary],
+        event = running(
+            self.stop, self.button.click, self.run, self.inputs, self.outputs, inputs_kwargs=self.options,
+            api_name="why", show_progress_on=[self.summary],
         )  # fmt: skip
         self.stop_events([event])
 
     def stop_events(self, events: list) -> None:
         """Stop cancels `events` (this tab's run, and the inspector's *Why this token?*) and says so."""
-        self.stop.click(None, cancels=cast(Any, events))
+        stops(self.stop, events)
         self.stop.click(stopped, [self.summary], [self.summary], api_visibility="private", queue=False)
         self.with_special.change(self.rerank, [self.state, self.with_special], [self.table, self.plot],
                                  api_visibility="private")  # fmt: skip
