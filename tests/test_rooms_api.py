@@ -279,9 +279,13 @@ def test_a_steps_note_is_the_teachers_alone(live, room):
     code, key = room["room"], room["teacher_key"]
     post(live.url, f"/rooms/{code}/step", {"teacher_key": key, "to": 3})  # the choose step, the one with a note
     assert teacher(live, room)["note"] == "For the teacher."
-    post(live.url, f"/rooms/{code}/answers", {"student": "a", "step": 3, "answer": "dog"})
-    for seen in (get(live.url, f"/rooms/{code}"), get(live.url, f"/rooms/{code}", headers={"X-Student": "a"})):
-        assert seen["note"] is None and "For the teacher" not in str(seen)
+    a = join(live.url, code)
+    post(live.url, f"/rooms/{code}/answers", {"student": a, "step": 3, "answer": "dog"})
+    for revealed in (False, True):  # a student sees no note before the reveal, nor after it
+        if revealed:
+            post(live.url, f"/rooms/{code}/reveal", {"teacher_key": key})
+        for seen in (get(live.url, f"/rooms/{code}"), get(live.url, f"/rooms/{code}", headers={"X-Student": a})):
+            assert seen["note"] is None and "For the teacher" not in str(seen)
 
 
 def test_a_lesson_longer_than_the_models_context_is_refused_at_once(live):

@@ -172,8 +172,8 @@ class Room:
     def step_view(self, teacher: bool = False, peek: bool = False) -> dict:
         """`GET /rooms/{room}`: the current step and how many answered; once the step is shown (revealed, see
         StepState.shown) the class's answers, the model's side, the word that came and the chart, for everyone; before
-        it none of these, except to a teacher who asks to `peek`. The teacher also gets who answered (by nickname)
-        and the accuracy over the steps done."""
+        it none of these, except to a teacher who asks to `peek`. The teacher also gets who answered (by nickname),
+        the step's note and the accuracy over the steps done."""
         st = self.steps[self.current]
         out = st.shown or (teacher and peek)
         done = self.steps[: self.current]  # the current step's word is not out yet
@@ -196,6 +196,7 @@ class Room:
             "n_answers": len(st.answers),
             "answered_by": sorted({self.students.get(s, "") for s, _ in st.answers} - {""}) if teacher else [],
             "accuracy": self.accuracy(done) if teacher else None,
+            "note": st.step.note if teacher else None,  # the lesson's note: the teacher's alone
             "scoreboard": self.scoreboard(),
         }
         return view | self.model_view(st, teacher if st.step.kind == "sample" else out)
@@ -213,7 +214,6 @@ class Room:
             "actual": st.step.actual if out else None,
             "chart": st.chart() if out else None,
             "earlier": list(st.earlier) if out else [],
-            "note": st.step.note if teacher else None,
         }
 
     def scoreboard(self) -> dict:
