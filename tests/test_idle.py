@@ -38,14 +38,20 @@ def test_the_page_queue_polls_slowly_when_idle_and_often_while_there_is_work(gpt
 
 
 def test_one_version_everywhere():
-    """pyproject.toml, explorer.__version__ and the bodies' system_fingerprint say the same version."""
-    import re
+    """pyproject.toml, explorer.__version__ and the bodies' system_fingerprint say the same version: pyproject.toml
+    writes none of its own, it reads the one the package writes (tests/test_wheel.py builds the wheel from it)."""
+    import importlib
+
+    import tomllib
 
     import explorer
     from explorer.export.common import fingerprint
     from tests.helpers.repo import ROOT
 
-    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    where, _, name = project["tool"]["setuptools"]["dynamic"]["version"]["attr"].rpartition(".")
+    version = getattr(importlib.import_module(where), name)
     assert explorer.__version__ == version and fingerprint() == f"logprob-explorer-{version}"
 
 
