@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any, cast
 
 from fastapi import FastAPI
@@ -13,6 +12,7 @@ from explorer.config import Config, RoomLimits, current, quiet_gradio, use
 from explorer.errors import ExplorerError
 from explorer.models import Models, is_loopback, is_public
 from explorer.settings import VERSION, Limits
+from explorer.ui.page_queue import OPENING_LINE, PageQueue, replaying
 
 PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
 
@@ -92,7 +92,7 @@ def build_app(
     app.mount("/v1", api)
     if zero:  # a visitor's token on /v1 and the rooms reaches the `spaces` package as a page action's does
         app.add_middleware(VisitorToken)
-    demo = page_app(models, limits)
+    demo, queue = page_app(models, limits)
     if limits.public:
         app.add_middleware(BodyCap, limit=limits.max_body_bytes)
     app.add_middleware(ForwardedHeaders, proxies=Proxies(current().proxies if proxies is None else proxies))
@@ -104,11 +104,12 @@ def build_app(
         footer_links=["api"],
         auth=[auth] if auth else None,
         max_file_size=PUBLIC_UPLOAD if limits.public else None,  # session files opened on the page
+        app_kwargs=queue.app_kwargs(),
     )
     # Gradio checks that a file input names a file a visitor uploaded only once it counts its Blocks as launched,
     # which mounting never does: without this, an event called directly could name any file on this machine
     demo.has_launched = True
-    app.state.demo = demo
+    app.state.demo, app.state.page_queue = demo, queue
     return app
 
 
@@ -190,16 +191,7 @@ class BodyCap:
             more = message.get("more_body", False)
             if len(body) > self.limit:
                 return await self._refuse(scope, receive, send)
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        return await self.app(scope, replay, send)
+        return await self.app(scope, replaying(body, receive), send)
 
     async def _refuse(self, scope, receive, send):
         from explorer.api.framing import error
@@ -208,8 +200,9 @@ class BodyCap:
         return await error(413, message, None, "request_too_large")(scope, receive, send)
 
 
-def page_app(models: Models, limits: Limits):
-    """The page, its actions bounded by `limits` (on ZeroGPU: the model's work under spaces.GPU), its queue bounded."""
+def page_app(models: Models, limits: Limits) -> tuple[Any, PageQueue]:
+    """The page, its actions bounded by `limits` (on ZeroGPU: the model's work under spaces.GPU), and its queue's
+    pace and lines (explorer/ui/page_queue.py: give its `app_kwargs()` to the Gradio app that serves the page)."""
     from explorer.ui.actions import bound_events
     from explorer.ui.layout import build
 
@@ -220,75 +213,12 @@ def page_app(models: Models, limits: Limits):
     if done["gpu"]:
         print(f"On a Space: {len(done['gpu'])} actions run under spaces.GPU (ZeroGPU).", file=sys.stderr)
     # the model's work: `workers` actions at once, `queue` more waiting (they see their place), then "busy"; the
-    # page's own events (a page opening, a recolour) are not in that line (see ExplorerQueue.push)
+    # page's own events (a page opening, a recolour) are not in that line (see PageQueue.refusal)
     demo.queue(default_concurrency_limit=workers, max_size=None)
-    own_queue(demo, {**dict.fromkeys(done["model"], ("model", limits.queue)),
-                     **dict.fromkeys(done["opening"], ("opening", max(limits.queue, OPENING_LINE)))})  # fmt: skip
-    return demo
-
-
-# Gradio's queue looks for new work every 1 ms and for progress every 10 ms, idle or not: about 4 CPU seconds a
-# minute on an idle 2-core server, 1.0 at 20 and 50 ms (measured: its event loop's wake-ups, nothing else). While
-# there is work, or was in the last BUSY_S, it looks every 20 ms (and for progress every 50 ms while an action runs);
-# idle, every IDLE_POLL_S, so the first action after a quiet spell starts within that (API requests never wait: they
-# do not go through this queue).
-BUSY_POLL_S, PROGRESS_POLL_S, IDLE_POLL_S, BUSY_S = 0.02, 0.05, 0.25, 5.0
-# pages opening at once whose event (a shared link's rerun) may wait, beyond the visitors' line: a link opened while
-# the line is full still restores, a flood of openings is still refused
-OPENING_LINE = 32
-
-
-def _own(cls: Any) -> type:  # cls: gradio.queueing.Queue, not imported here
-    """Gradio's Queue class with its two polling intervals read from what it is doing (gradio 6 reads them as
-    attributes of the queue, `sleep_when_free` and `progress_update_sleep_when_free`, at every turn of its loops),
-    and its one bound on all waiting events replaced by lines of their own (`lines`: function id -> (line, size))."""
-
-    def running(q) -> bool:
-        return any(job is not None for job in q.active_jobs)
-
-    def busy(q) -> bool:
-        now = time.monotonic()
-        if len(q) or running(q):
-            q._explorer_busy_at = now
-        return now - getattr(q, "_explorer_busy_at", -BUSY_S) < BUSY_S
-
-    async def push(q, body, request, username):
-        """Gradio's `max_size` counts every waiting event, the page's own too: a visitor opening the page while
-        the line was full was told "busy" and a shared link was lost. Here an event is refused only when its own
-        line is full; events in no line (cheap ones that run no model) are never refused."""
-        lines = getattr(q, "explorer_lines", {})
-        line = lines.get(body.fn_index)  # gradio keys its functions by their ids: fn_index is one
-        if line is not None:
-            waiting = sum(
-                lines.get(event.fn._id, (None,))[0] == line[0]
-                for events in q.event_queue_per_concurrency_id.values()
-                for event in events.queue
-            )
-            if waiting >= line[1]:  # gradio's own words: its client shows "busy, try again"
-                return False, f"Queue is full. Max size is {line[1]} and size is {waiting}.", "queue_full"
-        return await cls.push(q, body, request, username)
-
-    ignore = lambda q, v: None  # noqa: E731 - gradio's __init__ sets the attributes: the properties decide
-    return type(
-        "ExplorerQueue",
-        (cls,),
-        {
-            "sleep_when_free": property(lambda q: BUSY_POLL_S if busy(q) else IDLE_POLL_S, ignore),
-            "progress_update_sleep_when_free": property(
-                lambda q: PROGRESS_POLL_S if running(q) else IDLE_POLL_S, ignore
-            ),
-            "push": push,
-        },
-    )
-
-
-def own_queue(demo, lines: dict[int, tuple[str, int]]) -> None:
-    """`demo`'s queue polls at BUSY_POLL_S while there is work, at IDLE_POLL_S when there has been none for BUSY_S,
-    and bounds each line of `lines` (function id -> (line, size)) on its own."""
-    queue = demo._queue
-    if type(queue).__name__ != "ExplorerQueue":
-        queue.__class__ = _own(type(queue))
-    queue.explorer_lines = lines
+    lines = {**dict.fromkeys(done["model"], ("model", limits.queue)),
+             **dict.fromkeys(done["opening"], ("opening", max(limits.queue, OPENING_LINE)))}  # fmt: skip
+    names = {fn.api_name: fn._id for fn in demo.fns.values() if fn._id in lines and fn.api_name}
+    return demo, PageQueue(demo._queue, lines, names)
 
 
 def deployment(
@@ -383,7 +313,7 @@ def _serve_shared(
     from explorer.api.routes import build_api
     from explorer.ui.theme import launch_options
 
-    demo = page_app(models, models.limits)
+    demo, queue = page_app(models, models.limits)
     app, local, public = demo.launch(
         server_name=host,
         server_port=port,
@@ -391,6 +321,7 @@ def _serve_shared(
         prevent_thread_lock=True,
         **launch_options(),
         auth=[auth] if auth else None,
+        app_kwargs=queue.app_kwargs(),
     )
     api = build_api(models, models.limits, auth=auth)
     app.mount("/v1", api)

@@ -389,7 +389,7 @@ class _Remote:
     """A served model as the refusal reads it: its name and capabilities (a real one needs a backend server)."""
 
     name = "served"
-    capabilities = Capabilities.remote(20, 0)
+    capabilities = Capabilities.remote(max_logprobs=20, full_vocab_max_prompt_tokens=0)
 
 
 def test_a_remote_engine_refuses_with_the_engine_that_can():

@@ -227,7 +227,7 @@ def test_as_a_space_the_models_work_goes_through_spaces_gpu(gpt2, monkeypatch):
     monkeypatch.setenv("SPACE_ID", "someone/logprob-explorer")
     registry = deployment([gpt2.name], host="0.0.0.0")
     registry.add(gpt2)
-    demo = page_app(registry, registry.limits)
+    demo, _ = page_app(registry, registry.limits)
     on_gpu = {f.name for f in demo.fns.values() if f.concurrency_id == "model"}
     assert {"score", "generate", "chat", "compare", "branch", "detail_of"} <= on_gpu
     assert set(wrapped) >= {"score", "generate", "chat", "compare", "branch", "detail_of"}

@@ -218,7 +218,7 @@ def test_a_document_start_is_not_a_word_row(name, request):
 def test_a_served_model_is_refused():
     class Served:  # a served model as the refusal reads it: its name and capabilities (every engine has them)
         name = "remote-model"
-        capabilities = Capabilities.remote(20, 0)
+        capabilities = Capabilities.remote(max_logprobs=20, full_vocab_max_prompt_tokens=0)
 
     with pytest.raises(ExplorerError, match="drop --backend"):
         score_text_words(Served(), "x")  # type: ignore[arg-type]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Capabilities:
+    """Every field by name (`Capabilities.local`, `.llamacpp` and `.remote` are the three engines' records)."""
+
     kind: str  # "local" (transformers in this process) | "llama.cpp" (a GGUF file, here) | "remote" (a server)
     max_logprobs: int  # most top-k a request may ask (-1: no cap)
     full_vocab: bool  # whether whole next-token distributions can be had
@@ -19,27 +21,30 @@ class Capabilities:
     batching: bool  # its generations can decode together (interface.Batching: what the scheduler asks)
 
     @classmethod
-    def local(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
-        return cls("local", max_logprobs, True, 1 << 30, True, True, chat_template, True, True, True)
+    def local(cls, *, max_logprobs: int, chat_template: bool) -> Capabilities:
+        """transformers in this process: every number, the hidden states too."""
+        return cls(kind="local", hidden_states=True, **_here(max_logprobs, chat_template))
 
     @classmethod
-    def llamacpp(cls, max_logprobs: int, chat_template: bool) -> Capabilities:
+    def llamacpp(cls, *, max_logprobs: int, chat_template: bool) -> Capabilities:
         """llama.cpp gives every position's logits (so every number) but not the hidden states."""
-        return cls("llama.cpp", max_logprobs, True, 1 << 30, True, True, chat_template, False, True, True)
+        return cls(kind="llama.cpp", hidden_states=False, **_here(max_logprobs, chat_template))
 
     @classmethod
-    def remote(cls, max_logprobs: int, full_vocab_max_prompt_tokens: int) -> Capabilities:
+    def remote(cls, *, max_logprobs: int, full_vocab_max_prompt_tokens: int) -> Capabilities:
+        """A server's numbers: its top-k, whole distributions within its cap, no ranks beyond the top-k, no hidden
+        states; its server computes and batches."""
         return cls(
-            "remote",
-            max_logprobs,
-            full_vocab_max_prompt_tokens > 0,
-            full_vocab_max_prompt_tokens,
-            False,
-            False,
-            True,
-            False,
-            False,
-            False,
+            kind="remote",
+            max_logprobs=max_logprobs,
+            full_vocab=full_vocab_max_prompt_tokens > 0,
+            full_vocab_max_prompt_tokens=full_vocab_max_prompt_tokens,
+            ranks=False,
+            entropy=False,
+            chat_template=True,
+            hidden_states=False,
+            forward=False,
+            batching=False,
         )
 
     def why_not(self, need: str) -> str | None:
@@ -77,3 +82,18 @@ def no_hidden_states(engine: str) -> str:
             "cannot read this GGUF file: serve the model's folder with --engine torch to use it."
         )
     return "This view needs the model's hidden states and gradients, which a remote server does not send."
+
+
+def _here(max_logprobs: int, chat_template: bool) -> dict:
+    """The fields an engine whose forward pass runs in this process shares (torch and llama.cpp): all its numbers
+    from the logits it has, no cap on whole distributions, generations decoding together."""
+    return {
+        "max_logprobs": max_logprobs,
+        "full_vocab": True,
+        "full_vocab_max_prompt_tokens": 1 << 30,
+        "ranks": True,
+        "entropy": True,
+        "chat_template": chat_template,
+        "forward": True,
+        "batching": True,
+    }

@@ -125,8 +125,10 @@ class Forward(ModelEngine, Protocol):
 
     def for_batch(self) -> AbstractContextManager: ...
 
-    def _sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:
-        """The engine's fused sums (exp-sum, its first and second moments) of logits rows under their maxima `m`."""
+    def row_sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:
+        """(s, q, r), each (c, 1): the sums over the vocabulary of e = exp(x - m), e * (x - m) and e * (x - m)^2 for
+        logits rows x (c, V) under their maxima `m` (c, 1), by this engine's kernel (compiled where it compiles).
+        s.log() is each row's log-normaliser beyond m; `stats` builds entropy and varentropy from q and r."""
         ...
 
 

@@ -55,10 +55,20 @@ class LiveServer:
 
 
 class ServerProcess:
-    """`python -m explorer serve` on a model folder in a second process, on a free loopback port, ready when made;
-    `app=True`: `python app.py` as a Space starts it; `env`: more environment; `args`: more command-line flags."""
+    """`python -m explorer serve` on a model folder (None: the default model) in a second process, on a free loopback
+    port, ready when made; `app=True`: `python app.py` as a Space starts it; `env`: more environment (a None value
+    takes a variable out); `args`: more command-line flags; `python`: the interpreter (default: this one), run in
+    folder `cwd`."""
 
-    def __init__(self, model_dir: str, env: dict | None = None, app: bool = False, args: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        model_dir: str | None,
+        env: dict | None = None,
+        app: bool = False,
+        args: tuple[str, ...] = (),
+        python: str | None = None,
+        cwd: str | None = None,
+    ):
         import socket
         import subprocess
         import sys
@@ -77,8 +87,15 @@ class ServerProcess:
             **(env or {}),
         }
         entry = [str(ROOT / "app.py")] if app else ["-m", "explorer", "serve"]
-        cmd = [sys.executable, *entry, "--model", model_dir, "--device", "cpu", "--port", str(port), *args]
-        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        model = ["--model", model_dir] if model_dir else []
+        cmd = [python or sys.executable, *entry, *model, "--device", "cpu", "--port", str(port), *args]
+        self.proc = subprocess.Popen(
+            cmd,
+            env={k: v for k, v in env.items() if v is not None},
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.url = f"http://127.0.0.1:{port}"
         for _ in range(600):
             try:

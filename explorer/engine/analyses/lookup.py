@@ -36,7 +36,7 @@ def block_logprobs_of_ids(
     """(logprobs (c, Q) float32, ranks (c, Q) int64) of ids `q` (Q,) in logits rows (c, V),
     and (c,) the logprob of each row's actual id `targets` (c,)."""
     m = logits.max(-1, keepdim=True).values.float()  # (c, 1), the value topk's first entry holds
-    s = engine._sums(logits, m)[0]
+    s = engine.row_sums(logits, m)[0]
     ls = s.log()  # (c, 1)
     lp_q = (logits.gather(-1, q[None].expand(logits.shape[0], -1)).float() - m) - ls  # (c, Q)
     lp_t = (logits.gather(-1, targets[:, None]).float() - m) - ls  # (c, 1)

@@ -354,7 +354,9 @@ class LlamaCppEngine(ForwardEngine):
     @property
     def capabilities(self) -> Capabilities:
         """Everything from logits (full vocabulary, ranks, entropy); no hidden states (the logit lens)."""
-        return Capabilities.llamacpp(max_logprobs(), bool(getattr(self.tokenizer, "chat_template", None)))
+        return Capabilities.llamacpp(
+            max_logprobs=max_logprobs(), chat_template=bool(getattr(self.tokenizer, "chat_template", None))
+        )
 
     # ---- the forward pass -----------------------------------------------------------------
     def body(self, ids: torch.Tensor, past=None, cache: bool = False, last: bool = False):

@@ -161,8 +161,9 @@ class ForwardEngine(TokenizerText, ABC):
             row = None
         return fn, row
 
-    def _sums(self, logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """`sums` over slices of STAT_ROWS rows (cache-sized; the compiled kernel sees exactly that shape)."""
+    def row_sums(self, logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Forward.row_sums: `sums` over slices of STAT_ROWS rows (cache-sized; the compiled kernel sees exactly that
+        shape)."""
         if logits.shape[0] == 1 or (self._sums_kernel is sums and logits.shape[0] <= STAT_ROWS):
             return self._sums_kernel(logits, m)  # a decode step: its own compiled shape
         parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
@@ -181,7 +182,7 @@ class ForwardEngine(TokenizerText, ABC):
         """row_stats of a block of positions, with the engine's kernels (a decode step's one row: its own)."""
         if self._row_kernel is not None and logits.shape[0] == 1 and not full and logits.dtype == torch.float32:
             return compiled_row_stats(self._row_kernel, logits, targets, k)
-        return row_stats(logits, targets, k, full=full, sums_fn=self._sums)
+        return row_stats(logits, targets, k, full=full, sums_fn=self.row_sums)
 
     def compute(self, fn, *args, **kwargs):
         """fn(*args, **kwargs) (a forward pass, the output layer, a llama.cpp decode) on the process's team thread where

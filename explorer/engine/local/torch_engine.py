@@ -103,7 +103,9 @@ class TorchEngine(ForwardEngine):
     @property
     def capabilities(self) -> Capabilities:
         """What this engine can give (everything: the model runs here)."""
-        return Capabilities.local(max_logprobs(), bool(getattr(self.tokenizer, "chat_template", None)))
+        return Capabilities.local(
+            max_logprobs=max_logprobs(), chat_template=bool(getattr(self.tokenizer, "chat_template", None))
+        )
 
     # ---- the two halves of a forward pass ----------------------------------------------
     def body(self, ids: torch.Tensor, past=None, cache: bool = False, last: bool = False):
