@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from explorer.errors import ExplorerError
-from explorer.lm import LM, load
+from explorer.notebook.lm import LM, load
 from explorer.results.scores import TokenScores
-from explorer.settings import VERSION as __version__
+from explorer.rules.sampler import VERSION as __version__
 
 __all__ = ["LM", "ExplorerError", "TokenScores", "__version__", "load", "open"]
 

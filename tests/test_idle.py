@@ -4,9 +4,9 @@ everywhere."""
 
 from types import SimpleNamespace
 
-from explorer.models import Models
+from explorer.rules.sampler import Limits
 from explorer.server import BUSY_POLL_S, BUSY_S, IDLE_POLL_S, PROGRESS_POLL_S, page_app
-from explorer.settings import Limits
+from explorer.serving.models import Models
 
 
 def test_the_page_queue_polls_slowly_when_idle_and_often_while_there_is_work(gpt2, monkeypatch):

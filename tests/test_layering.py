@@ -4,7 +4,7 @@ functions, and `importlib.import_module` / `__import__` of a constant name):
 - torch and transformers only in explorer/engine/ (and in tests/ and bench/);
 - gradio only in explorer/ui/ and explorer/server.py (and in tests/ and bench/);
 - explorer/export/ and explorer/render/ import nothing from explorer but explorer.results (the result types),
-  explorer.errors, explorer.settings, explorer.floats and their own package.
+  explorer.errors, explorer.rules.sampler, explorer.floats and their own package.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ENGINE_ONLY = ("torch", "transformers")
 PRESENTERS = ("explorer/export/", "explorer/render/")
 # the result types (explorer/results/: the central TokenScores and one small type per view, all numpy, no torch)
 # and the shared rules beside them: packages and modules, never a list of files
-RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.settings", "explorer.floats")
+RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.rules.sampler", "explorer.floats")
 
 
 def python_files() -> list[str]:
@@ -127,7 +127,7 @@ def test_the_rules_catch_each_kind_of_import():
         return violations(rel, imports(source, rel))
 
     assert check("explorer/export/x.py", "import torch")
-    assert check("explorer/models.py", "def f():\n    from transformers import AutoModel\n")
+    assert check("explorer/serving/models.py", "def f():\n    from transformers import AutoModel\n")
     assert check("explorer/api/x.py", "import importlib\nimportlib.import_module('gradio')\n")
     assert check("explorer/cli.py", "def f():\n    import gradio as gr\n")
     assert check("explorer/render/x.py", "from explorer.engine import generate")
@@ -140,7 +140,7 @@ def test_the_rules_catch_each_kind_of_import():
     assert not check(
         "explorer/export/x.py",
         "from . import common\nfrom explorer.results.scores import TokenScores\n"
-        "from explorer.settings import MAX_K\nfrom explorer.errors import ExplorerError",
+        "from explorer.rules.sampler import MAX_K\nfrom explorer.errors import ExplorerError",
     )
     assert not check("explorer/render/x.py", "from explorer.render.text import escape\nimport numpy, plotly")
     assert not check("tests/test_x.py", "import torch, gradio\nfrom explorer.engine import generate")
@@ -291,7 +291,7 @@ def test_no_module_reads_the_front_door():
         for v in front_door_reads((ROOT / rel).read_text(), rel)
     ]
     assert not bad, "\n".join(bad)
-    assert front_door_reads("from explorer import __version__, bounds\n", "explorer/x.py") == [
+    assert front_door_reads("from explorer import __version__, config\n", "explorer/x.py") == [
         "explorer/x.py:1 takes __version__ from explorer"
     ]
 
@@ -330,8 +330,10 @@ KINDS = {"local", "torch", "llama.cpp", "remote"}
 KIND_OWNERS = ("explorer/engine/select.py", "explorer/engine/capabilities.py")  # the registry and the record
 # (module, string) pairs whose comparison is not about an engine, each with its reason
 NOT_ENGINE_KINDS = {
-    ("explorer/zerogpu.py", "torch"): "the package a returned value's type comes from (no torch object may leave a "
-    "GPU call), not an engine kind",
+    (
+        "explorer/serving/zerogpu.py",
+        "torch",
+    ): "the package a returned value's type comes from (no torch object may leave a GPU call), not an engine kind",
 }
 
 
@@ -381,12 +383,16 @@ def test_the_dispatch_check_sees_each_kind():
     assert engine_dispatch("remote = caps.kind == 'remote'\n", "explorer/engine/analyses/x.py")
     assert not engine_dispatch("ok = isinstance(text, str)\n", "explorer/engine/x.py")
     assert not engine_dispatch("if kind == 'llama.cpp':\n    pass\n", "explorer/engine/select.py")
-    assert engine_dispatch("if self.engine == 'remote':\n    pass\n", "explorer/models.py")  # outside the engine too
+    assert engine_dispatch(
+        "if self.engine == 'remote':\n    pass\n", "explorer/serving/models.py"
+    )  # outside the engine too
     assert engine_dispatch("if 'torch' != kind:\n    pass\n", "explorer/ui/tabs/x.py")
     assert engine_dispatch("ok = kind in ('torch', 'llama.cpp')\n", "explorer/api/x.py")
     assert engine_dispatch("ok = kind not in {'remote'}\n", "explorer/cli/x.py")
-    assert engine_dispatch("if kind == 'torch':\n    pass\n", "explorer/zerogpu.py.bak")  # the pair is one module's
-    assert not engine_dispatch("if type(v).__module__ == 'torch':\n    pass\n", "explorer/zerogpu.py")
+    assert engine_dispatch(
+        "if kind == 'torch':\n    pass\n", "explorer/serving/zerogpu.py.bak"
+    )  # the pair is one module's
+    assert not engine_dispatch("if type(v).__module__ == 'torch':\n    pass\n", "explorer/serving/zerogpu.py")
     assert not engine_dispatch("if engine.capabilities.forward:\n    pass\n", "explorer/engine/x.py")
 
 

@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import gradio as gr
 
-from explorer import bounds
 from explorer.engine.analyses.batch import STOP_CODES, fill_word_table, score_batch, settings
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
 from explorer.notebook.views import batch_page
 from explorer.render.batch import batch_markdown, batch_table, row_of

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 T = TypeVar("T")
 Stop = Callable[[], None]  # raises to stop the work (client gone, Stop pressed)

@@ -32,7 +32,7 @@ from explorer.engine.capabilities import has_hidden_states, no_hidden_states
 from explorer.engine.local.memory import device_memory_mb
 from explorer.engine.select import EngineSpec
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 log = logging.getLogger(__name__)
 AnyEngine = ModelEngine  # a model loaded here (torch, llama.cpp), or a RemoteEngine served by a backend (--backend)
@@ -172,7 +172,7 @@ class Models:
             self._batched(engine)
 
     def preload_for_zero_gpu(self) -> list[AnyEngine]:
-        """ZeroGPU (explorer/zerogpu.py): every listed model loaded now, while the `spaces` package's patching makes
+        """ZeroGPU (explorer/serving/zerogpu.py): every listed model loaded now, while the `spaces` package's patching makes
         `cuda` placeholders in this process, so that the package packs its weights once at start-up and each GPU
         worker finds them; never evicted (a model loaded later would load inside a worker, and go with it); never
         torch.compile'd (kernels compiled and warmed up here would be built on the placeholders, in the process

@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Mapping
 
-from explorer.models import is_loopback
+from explorer.serving.models import is_loopback
 
 LOOPBACK_WARNING = (
     "This link names this computer only (127.0.0.1): other devices, students' phones among them, cannot open it. "
