@@ -12,7 +12,8 @@ from explorer.config import Config, RoomLimits, current, quiet_gradio, use
 from explorer.errors import ExplorerError
 from explorer.rules.sampler import VERSION, Limits
 from explorer.serving import zerogpu
-from explorer.serving.models import Models, is_loopback, is_public
+from explorer.serving.models import Models
+from explorer.serving.reach import is_loopback, is_public
 
 PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
 

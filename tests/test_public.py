@@ -14,7 +14,8 @@ import pytest
 from explorer.errors import ExplorerError
 from explorer.rules.sampler import PUBLIC_LIMITS, Limits
 from explorer.server import deployment
-from explorer.serving.models import Models, is_public
+from explorer.serving.models import Models
+from explorer.serving.reach import is_public
 from tests.helpers.servers import LiveServer, before_each_pass
 
 ENV = [

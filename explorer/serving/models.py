@@ -13,7 +13,6 @@ request computes with it, so eviction never drops a model in use.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import re
@@ -58,12 +57,6 @@ def public_name(source: str) -> str:
     return source
 
 
-def is_public(flag: bool | None = None, config: Config | None = None) -> bool:
-    """Whether this is a public deployment: `--public`, else EXPLORER_PUBLIC (1/0), else on a Hugging Face Space
-    (`config`'s word: default, the configuration in force)."""
-    return bool(flag) or (config or current()).public
-
-
 def specs_of(sources: list[str], trust_remote_code: bool = False) -> dict[str, ModelSpec]:
     """The operator's models by public name, in order; two folders may not share a name."""
     specs: dict[str, ModelSpec] = {}
@@ -75,13 +68,6 @@ def specs_of(sources: list[str], trust_remote_code: bool = False) -> dict[str, M
             )
         specs.setdefault(spec.name, spec)
     return specs
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Models:
