@@ -18,8 +18,8 @@ from explorer.rules.sampler import VERSION as __version__
 
 __all__ = ["LM", "ExplorerError", "TokenScores", "__version__", "load", "open"]
 
-# The old module paths, kept on purpose: each module that moved to a package named for its role (#56) still imports
-# by its old name, with a DeprecationWarning, as the very module it moved to (docs/architecture.md, "Where things live").
+# The old module paths, kept on purpose: each module that moved to a package named for its role (#56) still
+# imports by its old name, with a DeprecationWarning, as the very module it moved to (docs/architecture.md).
 MOVED = {
     "explorer.bounds": "explorer.engine.passes.bounds",
     "explorer.links": "explorer.ui.links",

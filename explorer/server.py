@@ -63,9 +63,9 @@ def build_app(
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
     Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
-    `zero`: on ZeroGPU (None: as explorer/serving/zerogpu.py finds), where the model work of /v1 and of the lessons' rooms
-    runs in `spaces.GPU` calls (a room's: one call per step, explorer/api/rooms.py); `rooms`: the rooms' caps (None:
-    the configuration in force's)."""
+    `zero`: on ZeroGPU (None: as explorer/serving/zerogpu.py finds), where the model work of /v1 and of the lessons'
+    rooms runs in `spaces.GPU` calls (a room's: one call per step, explorer/api/rooms.py); `rooms`: the rooms' caps
+    (None: the configuration in force's)."""
     import gradio as gr
 
     from explorer.api.framing import error_of

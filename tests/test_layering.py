@@ -4,7 +4,10 @@ functions, and `importlib.import_module` / `__import__` of a constant name):
 - torch and transformers only in explorer/engine/ (and in tests/ and bench/);
 - gradio only in explorer/ui/ and explorer/server.py (and in tests/ and bench/);
 - explorer/export/ and explorer/render/ import nothing from explorer but explorer.results (the result types),
-  explorer.errors, explorer.rules.sampler, explorer.floats and their own package.
+  explorer.errors, explorer.rules, explorer.floats and their own package;
+- at most six modules at explorer/'s top (TOP), every other one in a package named for its role;
+- the packages stand on floors (FLOORS: faces, presenters, serving, engine, results, base) and no import runs from a
+  lower floor to a higher one; with no import cycle, the arrows all run down or across a floor.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ ENGINE_ONLY = ("torch", "transformers")
 PRESENTERS = ("explorer/export/", "explorer/render/")
 # the result types (explorer/results/: the central TokenScores and one small type per view, all numpy, no torch)
 # and the shared rules beside them: packages and modules, never a list of files
-RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.rules.sampler", "explorer.floats")
+RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.rules", "explorer.floats")
 
 
 def python_files() -> list[str]:
@@ -222,11 +225,11 @@ def test_the_engine_has_no_import_cycle():
 
 
 FRONT = "explorer"  # explorer/__init__.py: the package's front door (LM, load, open, TokenScores, __version__)
-# The result types' notebook methods (`scores.to_pandas()`, `.to_html()`, ...): one-line calls of the presenters in
-# explorer/notebook and explorer/export, imported inside the method. They are the one sanctioned way back from the
-# result types to their presenters: the Python API's users call them on the result they hold, and the presenters stay
-# pure functions of it. Nothing else in explorer/results may import a presenter.
-PRESENTER_METHODS = frozenset({"to_pandas", "to_json", "to_csv", "to_html", "save_html", "_repr_html_"})
+# The result types' notebook methods (`scores.to_pandas()`, `.to_html()`, `words.to_dict()`, ...): one-line calls of
+# the presenters in explorer/notebook and explorer/export, imported inside the method. They are the one sanctioned
+# way back from the result types to their presenters: the Python API's users call them on the result they hold, and
+# the presenters stay pure functions of it. Nothing else in explorer/results may import a presenter.
+PRESENTER_METHODS = frozenset({"to_pandas", "to_dict", "to_json", "to_csv", "to_html", "save_html", "_repr_html_"})
 PRESENTER_PACKAGES = ("explorer.notebook", "explorer.export")
 
 
@@ -266,6 +269,85 @@ def test_the_app_cycle_check_sees_a_presenter_import_outside_a_method():
     tree = ast.parse(source)
     assert presenter_method_imports("explorer/results/x.py", tree) == {4}
     assert presenter_method_imports("explorer/render/x.py", tree) == set()
+
+
+TOP = ("__init__.py", "__main__.py", "errors.py", "floats.py", "config.py", "server.py")  # at most six
+# the front door, `python -m explorer`, the one exception type, the float codec, the configuration, the composition root
+
+
+def loose_modules(names: list[str]) -> list[str]:
+    """The modules of `names` (the .py files at explorer/'s top) that are not TOP's: each belongs in a package."""
+    return [n for n in sorted(names) if n not in TOP]
+
+
+def test_the_top_holds_only_the_front_door_and_the_base():
+    assert len(TOP) <= 6
+    found = loose_modules([p.name for p in (ROOT / "explorer").glob("*.py")])
+    assert not found, f"modules at explorer/'s top that belong in a package named for their role: {found}"
+
+
+def test_the_top_check_sees_a_loose_module():
+    assert loose_modules(["__init__.py", "config.py", "settings.py", "lm.py"]) == ["lm.py", "settings.py"]
+    assert loose_modules(list(TOP)) == []
+
+
+# The floors, highest first (docs/architecture.md draws them): a module imports from its own floor or the floors below,
+# never from a higher one. The front door (explorer/__init__) stands above them all and is left out, as in the cycle
+# check; so are the result types' notebook methods (PRESENTER_METHODS), the one sanctioned way back up.
+FLOORS = (
+    ("faces", ("explorer.ui", "explorer.api", "explorer.cli", "explorer.server", "explorer.__main__")),
+    ("presenters", ("explorer.export", "explorer.render", "explorer.notebook")),
+    ("serving", ("explorer.serving", "explorer.lessons")),
+    ("engine", ("explorer.engine",)),
+    ("results", ("explorer.results",)),
+    ("base", ("explorer.rules", "explorer.config", "explorer.floats", "explorer.errors")),
+)
+
+
+def floor_of(module: str) -> int | None:
+    """The floor `module` stands on, counted from the ground (base: 0), or None when FLOORS names none for it."""
+    for height, (_, prefixes) in enumerate(reversed(FLOORS)):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return height
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """'a imports b (floor x below floor y)' for each import of `graph` that runs up a floor, and 'a has no floor'
+    for each module FLOORS does not place (a new package gets its floor first)."""
+    names = [name for name, _ in reversed(FLOORS)]
+    out = [f"{m} has no floor (add its package to FLOORS)" for m in sorted(graph) if floor_of(m) is None]
+    for m, targets in sorted(graph.items()):
+        here = floor_of(m)
+        for t in sorted(targets):
+            there = floor_of(t)
+            if here is not None and there is not None and there > here:
+                out.append(f"{m} imports {t} (floor {names[here]} below floor {names[there]})")
+    return out
+
+
+def test_no_import_runs_up_a_floor():
+    graph = import_graph(("explorer/",), leave_out=presenter_method_imports)
+    graph = {m: targets - {FRONT} for m, targets in graph.items() if m != FRONT}
+    assert len(graph) > 100  # the scan sees the package
+    bad = upward_imports(graph)
+    assert not bad, "imports that run back up (move the shared rule down to a floor both stand on):\n" + "\n".join(bad)
+
+
+def test_the_floor_check_sees_an_upward_import():
+    graph = {
+        "explorer.engine.passes.scoring": {"explorer.serving.models", "explorer.results.scores"},
+        "explorer.results.scores": {"explorer.notebook.frames", "explorer.floats"},
+        "explorer.ui.tabs.score": {"explorer.rules.sampler", "explorer.api.handlers", "explorer.notebook.lm"},
+        "explorer.helpers": {"explorer.errors"},
+    }
+    assert upward_imports(graph) == [
+        "explorer.helpers has no floor (add its package to FLOORS)",
+        "explorer.engine.passes.scoring imports explorer.serving.models (floor engine below floor serving)",
+        "explorer.results.scores imports explorer.notebook.frames (floor results below floor presenters)",
+    ]
+    assert floor_of("explorer.rules.sampler") == 0 and floor_of("explorer.server") == len(FLOORS) - 1
+    assert floor_of("explorer.serverless") is None  # a prefix is a whole package name
 
 
 def front_door_reads(source: str, rel: str) -> list[str]:

@@ -139,8 +139,8 @@ def test_a_call_of_the_api_asks_for_its_tokens_at_its_models_rate(gpt2):
 
 def test_a_worker_forked_while_another_thread_holds_the_registrys_lock_still_uses_it(gpt2):
     """A lock held at fork time stays held in the child, where the thread that held it does not exist: the registry
-    and its engines take fresh ones there (explorer/serving/models.py), or the worker's first `use` or forward would wait
-    for ever."""
+    and its engines take fresh ones there (explorer/serving/models.py), or the worker's first `use` or forward would
+    wait for ever."""
     import os
     import time
 

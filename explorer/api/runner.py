@@ -6,8 +6,9 @@ A handler checks a request in this process (tokenizing is CPU work) and hands th
 module-level function of the engine (it crosses to the worker by its name), its arguments (pickled) and the
 positions it reads and tokens it generates. On ZeroGPU:
 1. the call asks `zerogpu.gpu_seconds` of those tokens at the model's rate, the page's rule;
-2. the worker takes the model by its name from its copy of the registry (explorer/serving/models.py renews the registry's
-   locks after a fork) and runs the work within the server's time cap (a gate `Token`: the same error as here);
+2. the worker takes the model by its name from its copy of the registry (explorer/serving/models.py renews the
+   registry's locks after a fork) and runs the work within the server's time cap (a gate `Token`: the same error as
+   here);
 3. only CPU objects come back (TokenScores, HiddenStates, bytes); an `ExplorerError` crosses as a value and is raised
    here, so a request gets the status and the words it gets anywhere else;
 4. a stream is one generator call, which holds the GPU from its first chunk to its last: the request's bound is

@@ -158,7 +158,7 @@ class Models:
             self._batched(engine)
 
     def preload_for_zero_gpu(self) -> list[AnyEngine]:
-        """ZeroGPU (explorer/serving/zerogpu.py): every listed model loaded now, while the `spaces` package's patching makes
+        """ZeroGPU (zerogpu.py beside this): every listed model loaded now, while the `spaces` package's patching makes
         `cuda` placeholders in this process, so that the package packs its weights once at start-up and each GPU
         worker finds them; never evicted (a model loaded later would load inside a worker, and go with it); never
         torch.compile'd (kernels compiled and warmed up here would be built on the placeholders, in the process

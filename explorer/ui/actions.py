@@ -1,7 +1,8 @@
 """Every page action under the server's limits, and on ZeroGPU the model's work under `spaces.GPU`.
 
 `bound_events(demo, limits)` wraps each event handler of the built page so that it runs `within` a fresh
-`explorer.engine.passes.bounds.Bound` (the engine then refuses over-cap texts and max tokens, and stops work past the deadline).
+`explorer.engine.passes.bounds.Bound` (the engine then refuses over-cap texts and max tokens, and stops work past the
+deadline).
 Handlers that run the model are marked with `@uses_model`: on a public server they share one queue group of
 `workers` at a time, and on Hugging Face ZeroGPU (explorer/serving/zerogpu.py: the `spaces` package says so) each runs
 under `spaces.GPU`, which runs it in a forked worker process holding a GPU and pickles what crosses:
