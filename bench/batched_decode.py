@@ -23,7 +23,7 @@ import numpy as np
 
 from explorer.engine import TorchEngine, generate
 from explorer.engine.batching.slots import DecodeBatch
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. Logprobs tell you what the model expected. "
 

@@ -152,7 +152,7 @@ def speed(folder: str, device: str, n_score: int, n_gen: int, repeats: int) -> d
     import torch
 
     from explorer.engine import TorchEngine, generate, score_ids
-    from explorer.settings import SamplerSettings
+    from explorer.rules.sampler import SamplerSettings
 
     e = TorchEngine.load(folder, device=device, dtype="bfloat16", compile=False)
     ids = [int(i) for i in torch.randint(5, e.vocab_size, (n_score,), generator=torch.Generator().manual_seed(0))]

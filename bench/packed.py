@@ -24,7 +24,7 @@ import numpy as np
 from bench.batched_decode import TEXT, batched, serial
 from bench.concurrent_group import PARAGRAPH
 from explorer.engine import TorchEngine
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 
 def main() -> int:

@@ -34,7 +34,7 @@ from bench.gguf_group import gguf_figures
 from explorer.engine import TorchEngine, generate, score_ids
 from explorer.export import dumps, vllm
 from explorer.export.native import full_vocab_npy
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 
 def sync(engine):
@@ -310,8 +310,8 @@ class LiveServer:
 
         import uvicorn
 
-        from explorer.models import Models
         from explorer.server import build_app
+        from explorer.serving.models import Models
 
         models = Models([engine.name], allow_hub=False)
         models.add(engine)
@@ -551,7 +551,7 @@ def hidden_figures(engine, quick: bool) -> dict:
     memory over the states' own bytes."""
     from explorer.api.handlers import completion_body
     from explorer.api.schemas import CompletionRequest, parse
-    from explorer.settings import Limits
+    from explorer.rules.sampler import Limits
 
     ids, limits = ids_of(engine, 16), Limits()
     spec = {"return_hidden_states": {"layers": [*range(engine.n_layers + 1), "final_norm"]}}

@@ -7,11 +7,12 @@ from typing import Any, cast
 
 from fastapi import FastAPI
 
-from explorer import zerogpu
 from explorer.config import Config, RoomLimits, current, quiet_gradio, use
 from explorer.errors import ExplorerError
-from explorer.models import Models, is_loopback, is_public
-from explorer.settings import VERSION, Limits
+from explorer.rules.sampler import VERSION, Limits
+from explorer.serving import zerogpu
+from explorer.serving.models import Models
+from explorer.serving.reach import is_loopback, is_public
 from explorer.ui.page_queue import OPENING_LINE, PageQueue, replaying
 
 PUBLIC_UPLOAD = "10mb"  # the largest file a visitor may upload to a public server
@@ -63,9 +64,9 @@ def build_app(
 ) -> FastAPI:
     """FastAPI app with /v1 (API), the rooms of lessons and / (web app) mounted; `auth` locks all (the page by
     Gradio's login); `host` is the address the server listens on (join links name the LAN address behind 0.0.0.0);
-    `zero`: on ZeroGPU (None: as explorer/zerogpu.py finds), where the model work of /v1 and of the lessons' rooms
-    runs in `spaces.GPU` calls (a room's: one call per step, explorer/api/rooms.py); `rooms`: the rooms' caps (None:
-    the configuration in force's); `proxies`: the peers whose X-Forwarded-* headers are believed (None: the
+    `zero`: on ZeroGPU (None: as explorer/serving/zerogpu.py finds), where the model work of /v1 and of the lessons'
+    rooms runs in `spaces.GPU` calls (a room's: one call per step, explorer/api/rooms.py); `rooms`: the rooms' caps
+    (None: the configuration in force's); `proxies`: the peers whose X-Forwarded-* headers are believed (None: the
     configuration in force's, explorer/api/proxy.py)."""
     import gradio as gr
 

@@ -18,7 +18,7 @@ from explorer.engine.analyses.hidden import local_engine
 from explorer.engine.capabilities import Capabilities
 from explorer.errors import ExplorerError
 from explorer.results.hidden import HiddenStates, hook_name
-from explorer.settings import PUBLIC_LIMITS, Limits
+from explorer.rules.sampler import PUBLIC_LIMITS, Limits
 from tests.helpers.api import client, model  # noqa: F401 - the module's openai client on the live server
 from tests.helpers.servers import LiveServer
 

@@ -13,11 +13,11 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from explorer import bounds
 from explorer.cli import main
 from explorer.engine import score_text
 from explorer.engine.analyses.answers import score_answers
 from explorer.engine.analyses.batch import run_batch, score_batch
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
 from explorer.render.batch import batch_markdown, batch_table
 from explorer.results.batch import COLUMNS, MAX_TEXTS, BatchItem, read_batch
@@ -351,7 +351,7 @@ def test_out_that_is_a_folder_is_refused_before_any_work(tmp_path):
 
 
 def test_tab_time_cap_keeps_the_rows_and_the_next_run_goes_on(ui, gpt2, tmp_path):
-    from explorer.settings import Limits
+    from explorer.rules.sampler import Limits
 
     tab = ui.tabs["batch"]
     path = tmp_path / "t.txt"
@@ -391,7 +391,7 @@ def test_tab_word_table_equals_lm_words_and_the_cli(ui, gpt2, gpt2_dir, tmp_path
     on its text alone, the file's own columns on every row; the region table beside it; progress after each text."""
     import pandas as pd
 
-    from explorer.lm import LM
+    from explorer.notebook.lm import LM
     from explorer.results.stimuli import brackets
 
     tab = ui.tabs["batch"]

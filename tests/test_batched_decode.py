@@ -13,7 +13,7 @@ from explorer.engine import generate
 from explorer.engine.batching.slots import DecodeBatch, Slot
 from explorer.engine.passes.generation import DrawnToken, TextLayer
 from explorer.results.scores import Rows
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 ATOL = 1e-5
 

@@ -11,7 +11,7 @@ from explorer.engine import generate, score_ids
 from explorer.engine.analyses.branch import KEEP, Prefixes, branch, generate_then_branch, grow, plant, regrow
 from explorer.errors import ExplorerError
 from explorer.results.branch import BranchTree
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.cli import run
 from tests.helpers.page import make_page
 from tests.helpers.reference import assert_matches_reference, ref_logprobs

@@ -79,7 +79,7 @@ def test_batch_table_sort_and_open_in_score(browser, live, gpt2, tmp_path, size)
 def test_every_column_fits_at_1400_and_the_word_table_downloads(browser, live, gpt2, tmp_path, shots):
     """Issue #39: with an `error` column (a long message) every column of the table is within its box at 1,400 px;
     the word table's download is the CSV of `lm.word_table` (as `words --file`) for the same file."""
-    from explorer.lm import LM
+    from explorer.notebook.lm import LM
 
     path = tmp_path / "stimuli.csv"
     with open(path, "w", encoding="utf-8", newline="") as f:

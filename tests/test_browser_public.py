@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.links import encode
-from explorer.settings import PUBLIC_LIMITS
+from explorer.rules.sampler import PUBLIC_LIMITS
+from explorer.ui.links import encode
 from tests.helpers.browser import SIZES, open_page, require_chromium
 from tests.helpers.servers import LiveServer, before_each_pass
 from tests.helpers.share import view

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from explorer.lm import LM
+from explorer.notebook.lm import LM
 from explorer.notebook.page import HOST_COLOURS, data_of, page_html
 from explorer.results.text import visible
 from tests.helpers.browser import offline_page, require_chromium, serious

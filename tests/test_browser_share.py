@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from explorer.links import encode
+from explorer.ui.links import encode
 from tests.helpers.browser import SIZES, open_page, pick_tab, require_chromium, score, wait_detail
 from tests.helpers.share import view
 
@@ -111,7 +111,7 @@ def session_file(tmp_path, r, model: str, **fields) -> str:
 def test_a_session_file_opens_without_the_model(browser, live, gpt2, tmp_path, served):
     """A served model that is not loaded stays unloaded; a model not served here is named as such."""
     from explorer.engine.passes.scoring import score_text
-    from explorer.models import ModelSpec
+    from explorer.serving.models import ModelSpec
 
     name = "big-model" if served else "some-other-model"
     path = session_file(tmp_path, score_text(gpt2, TEXT, k=5), name, text=TEXT, selected=3)
@@ -223,7 +223,7 @@ def test_a_garbage_link_shows_a_message_and_the_default_page(browser, live, code
 def test_on_a_public_server_a_link_keeps_to_the_caps_and_the_allowlist(browser, gpt2):
     from dataclasses import replace
 
-    from explorer.settings import PUBLIC_LIMITS
+    from explorer.rules.sampler import PUBLIC_LIMITS
     from tests.helpers.servers import LiveServer
 
     srv = LiveServer(gpt2, limits=replace(PUBLIC_LIMITS, max_input_tokens=16), public=True)
@@ -496,7 +496,7 @@ def test_a_link_behind_every_interface_names_the_local_network_and_has_a_qr_code
     zxingcpp = pytest.importorskip("zxingcpp")
     from PIL import Image
 
-    from explorer.reach import lan_address
+    from explorer.serving.reach import lan_address
     from tests.helpers.servers import LiveServer
 
     lan = lan_address()

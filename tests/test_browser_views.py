@@ -13,7 +13,7 @@ from explorer.engine.analyses.compare import compare_ids
 from explorer.engine.analyses.lookup import lookup
 from explorer.engine.analyses.whatif import logits_row, whatif
 from explorer.results.words import words
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.browser import pick_tab, require_chromium, score, wait_detail
 
 require_chromium()

@@ -71,7 +71,7 @@ def test_one_row_kernel_equals_eager_and_log_softmax(gpt2_dir, gpt2):
 def test_compiled_generation_equals_eager(gpt2_dir, gpt2):
     """A generation's numbers are the same with the compiled one-row kernel as eager."""
     from explorer.engine import generate
-    from explorer.settings import SamplerSettings
+    from explorer.rules.sampler import SamplerSettings
 
     compiled = TorchEngine.load(gpt2_dir, device="cpu", compile=True)
     if not compiled.compiled:
@@ -94,7 +94,7 @@ def test_compiled_equals_eager_on_the_default_model(smollm):
     entries a row, the compiled kernels' sums round differently from eager torch's (1.9e-5 in a logprob at most,
     measured) but stay within the contract's 1e-4 of them, scoring and generating."""
     from explorer.engine import generate
-    from explorer.settings import SamplerSettings
+    from explorer.rules.sampler import SamplerSettings
 
     compiled = TorchEngine.load(None, device="cpu", compile=True)
     if not compiled.compiled:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.engine import generate, score_text
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.reference import assert_matches_reference, ref_logprobs
 
 pytestmark = pytest.mark.slow

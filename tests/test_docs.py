@@ -364,8 +364,8 @@ def check_models(body: dict) -> None:
     from fastapi.testclient import TestClient
 
     from explorer.api.routes import build_api
-    from explorer.models import Models
-    from explorer.settings import Limits
+    from explorer.rules.sampler import Limits
+    from explorer.serving.models import Models
 
     models = Models(["demo"], loader=lambda spec: None, allow_hub=False)
     live = TestClient(build_api(models, Limits())).get("/models").json()

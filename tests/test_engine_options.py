@@ -105,7 +105,7 @@ def test_a_llamacpp_engine_takes_threads_and_context_from_its_options(tiny_gguf_
 
 
 def test_the_registry_loads_by_its_configs_options(llama_dir, monkeypatch):
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     monkeypatch.setenv("EXPLORER_ONEDNN", "1")
     configured = Config(engine=EngineOptions(onednn=False, compile=False))

@@ -15,7 +15,7 @@ from explorer.engine import generate, score_text
 from explorer.export import FORMATS, dumps, export, openai_chat, openai_completion, vllm, vllm_offline
 from explorer.export.native import full_vocab_npy
 from explorer.results.scores import TokenScores
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.exports import assert_generated_read_back, check_completion_logprobs, check_prompt_logprobs
 from tests.helpers.reference import ref_logprobs
 from tests.helpers.samples import generated_chat, scored_prompt

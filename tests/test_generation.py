@@ -8,7 +8,7 @@ import torch
 
 from explorer.engine import Done, generate, score_ids, stream
 from explorer.errors import ExplorerError
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.reference import assert_matches_reference, ref_logprobs, ref_processed
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types import ErrorObject
 
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 from tests.helpers.servers import LiveServer, ServerProcess, before_each_pass
 
 USER = [{"role": "user", "content": "hi"}]
@@ -337,7 +337,7 @@ def test_sigterm_stops_the_server_within_five_seconds(long_gpt2_dir):
 
 def test_load_errors_never_show_a_path(tmp_path):
     from explorer.errors import ExplorerError
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     broken = tmp_path / "secret-dir" / "mymodel"
     broken.mkdir(parents=True)  # a folder without config.json

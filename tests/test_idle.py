@@ -4,9 +4,9 @@ everywhere."""
 
 from types import SimpleNamespace
 
-from explorer.models import Models
+from explorer.rules.sampler import Limits
 from explorer.server import page_app
-from explorer.settings import Limits
+from explorer.serving.models import Models
 from explorer.ui.page_queue import BUSY_POLL_S, BUSY_S, IDLE_POLL_S, PROGRESS_POLL_S
 
 

@@ -4,7 +4,10 @@ functions, and `importlib.import_module` / `__import__` of a constant name):
 - torch and transformers only in explorer/engine/ (and in tests/ and bench/);
 - gradio only in explorer/ui/ and explorer/server.py (and in tests/ and bench/);
 - explorer/export/ and explorer/render/ import nothing from explorer but explorer.results (the result types),
-  explorer.errors, explorer.settings, explorer.floats and their own package.
+  explorer.errors, explorer.rules, explorer.floats and their own package;
+- at most six modules at explorer/'s top (TOP), every other one in a package named for its role;
+- the packages stand on floors (FLOORS: faces, presenters, serving, engine, results, base) and no import runs from a
+  lower floor to a higher one; with no import cycle, the arrows all run down or across a floor.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ ENGINE_ONLY = ("torch", "transformers")
 PRESENTERS = ("explorer/export/", "explorer/render/")
 # the result types (explorer/results/: the central TokenScores and one small type per view, all numpy, no torch)
 # and the shared rules beside them: packages and modules, never a list of files
-RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.settings", "explorer.floats")
+RESULT_LAYER = ("explorer.results", "explorer.errors", "explorer.rules", "explorer.floats")
 
 
 def python_files() -> list[str]:
@@ -127,7 +130,7 @@ def test_the_rules_catch_each_kind_of_import():
         return violations(rel, imports(source, rel))
 
     assert check("explorer/export/x.py", "import torch")
-    assert check("explorer/models.py", "def f():\n    from transformers import AutoModel\n")
+    assert check("explorer/serving/models.py", "def f():\n    from transformers import AutoModel\n")
     assert check("explorer/api/x.py", "import importlib\nimportlib.import_module('gradio')\n")
     assert check("explorer/cli.py", "def f():\n    import gradio as gr\n")
     assert check("explorer/render/x.py", "from explorer.engine import generate")
@@ -140,7 +143,7 @@ def test_the_rules_catch_each_kind_of_import():
     assert not check(
         "explorer/export/x.py",
         "from . import common\nfrom explorer.results.scores import TokenScores\n"
-        "from explorer.settings import MAX_K\nfrom explorer.errors import ExplorerError",
+        "from explorer.rules.sampler import MAX_K\nfrom explorer.errors import ExplorerError",
     )
     assert not check("explorer/render/x.py", "from explorer.render.text import escape\nimport numpy, plotly")
     assert not check("tests/test_x.py", "import torch, gradio\nfrom explorer.engine import generate")
@@ -222,11 +225,11 @@ def test_the_engine_has_no_import_cycle():
 
 
 FRONT = "explorer"  # explorer/__init__.py: the package's front door (LM, load, open, TokenScores, __version__)
-# The result types' notebook methods (`scores.to_pandas()`, `.to_html()`, ...): one-line calls of the presenters in
-# explorer/notebook and explorer/export, imported inside the method. They are the one sanctioned way back from the
-# result types to their presenters: the Python API's users call them on the result they hold, and the presenters stay
-# pure functions of it. Nothing else in explorer/results may import a presenter.
-PRESENTER_METHODS = frozenset({"to_pandas", "to_json", "to_csv", "to_html", "save_html", "_repr_html_"})
+# The result types' notebook methods (`scores.to_pandas()`, `.to_html()`, `words.to_dict()`, ...): one-line calls of
+# the presenters in explorer/notebook and explorer/export, imported inside the method. They are the one sanctioned
+# way back from the result types to their presenters: the Python API's users call them on the result they hold, and
+# the presenters stay pure functions of it. Nothing else in explorer/results may import a presenter.
+PRESENTER_METHODS = frozenset({"to_pandas", "to_dict", "to_json", "to_csv", "to_html", "save_html", "_repr_html_"})
 PRESENTER_PACKAGES = ("explorer.notebook", "explorer.export")
 
 
@@ -268,6 +271,85 @@ def test_the_app_cycle_check_sees_a_presenter_import_outside_a_method():
     assert presenter_method_imports("explorer/render/x.py", tree) == set()
 
 
+TOP = ("__init__.py", "__main__.py", "errors.py", "floats.py", "config.py", "server.py")  # at most six
+# the front door, `python -m explorer`, the one exception type, the float codec, the configuration, the composition root
+
+
+def loose_modules(names: list[str]) -> list[str]:
+    """The modules of `names` (the .py files at explorer/'s top) that are not TOP's: each belongs in a package."""
+    return [n for n in sorted(names) if n not in TOP]
+
+
+def test_the_top_holds_only_the_front_door_and_the_base():
+    assert len(TOP) <= 6
+    found = loose_modules([p.name for p in (ROOT / "explorer").glob("*.py")])
+    assert not found, f"modules at explorer/'s top that belong in a package named for their role: {found}"
+
+
+def test_the_top_check_sees_a_loose_module():
+    assert loose_modules(["__init__.py", "config.py", "settings.py", "lm.py"]) == ["lm.py", "settings.py"]
+    assert loose_modules(list(TOP)) == []
+
+
+# The floors, highest first (docs/architecture.md draws them): a module imports from its own floor or the floors below,
+# never from a higher one. The front door (explorer/__init__) stands above them all and is left out, as in the cycle
+# check; so are the result types' notebook methods (PRESENTER_METHODS), the one sanctioned way back up.
+FLOORS = (
+    ("faces", ("explorer.ui", "explorer.api", "explorer.cli", "explorer.server", "explorer.__main__")),
+    ("presenters", ("explorer.export", "explorer.render", "explorer.notebook")),
+    ("serving", ("explorer.serving", "explorer.lessons")),
+    ("engine", ("explorer.engine",)),
+    ("results", ("explorer.results",)),
+    ("base", ("explorer.rules", "explorer.config", "explorer.floats", "explorer.errors")),
+)
+
+
+def floor_of(module: str) -> int | None:
+    """The floor `module` stands on, counted from the ground (base: 0), or None when FLOORS names none for it."""
+    for height, (_, prefixes) in enumerate(reversed(FLOORS)):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return height
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """'a imports b (floor x below floor y)' for each import of `graph` that runs up a floor, and 'a has no floor'
+    for each module FLOORS does not place (a new package gets its floor first)."""
+    names = [name for name, _ in reversed(FLOORS)]
+    out = [f"{m} has no floor (add its package to FLOORS)" for m in sorted(graph) if floor_of(m) is None]
+    for m, targets in sorted(graph.items()):
+        here = floor_of(m)
+        for t in sorted(targets):
+            there = floor_of(t)
+            if here is not None and there is not None and there > here:
+                out.append(f"{m} imports {t} (floor {names[here]} below floor {names[there]})")
+    return out
+
+
+def test_no_import_runs_up_a_floor():
+    graph = import_graph(("explorer/",), leave_out=presenter_method_imports)
+    graph = {m: targets - {FRONT} for m, targets in graph.items() if m != FRONT}
+    assert len(graph) > 100  # the scan sees the package
+    bad = upward_imports(graph)
+    assert not bad, "imports that run back up (move the shared rule down to a floor both stand on):\n" + "\n".join(bad)
+
+
+def test_the_floor_check_sees_an_upward_import():
+    graph = {
+        "explorer.engine.passes.scoring": {"explorer.serving.models", "explorer.results.scores"},
+        "explorer.results.scores": {"explorer.notebook.frames", "explorer.floats"},
+        "explorer.ui.tabs.score": {"explorer.rules.sampler", "explorer.api.handlers", "explorer.notebook.lm"},
+        "explorer.helpers": {"explorer.errors"},
+    }
+    assert upward_imports(graph) == [
+        "explorer.helpers has no floor (add its package to FLOORS)",
+        "explorer.engine.passes.scoring imports explorer.serving.models (floor engine below floor serving)",
+        "explorer.results.scores imports explorer.notebook.frames (floor results below floor presenters)",
+    ]
+    assert floor_of("explorer.rules.sampler") == 0 and floor_of("explorer.server") == len(FLOORS) - 1
+    assert floor_of("explorer.serverless") is None  # a prefix is a whole package name
+
+
 def front_door_reads(source: str, rel: str) -> list[str]:
     """'path:line takes X from explorer' for each `from explorer import X` where X is not a submodule."""
     out = []
@@ -291,7 +373,7 @@ def test_no_module_reads_the_front_door():
         for v in front_door_reads((ROOT / rel).read_text(), rel)
     ]
     assert not bad, "\n".join(bad)
-    assert front_door_reads("from explorer import __version__, bounds\n", "explorer/x.py") == [
+    assert front_door_reads("from explorer import __version__, config\n", "explorer/x.py") == [
         "explorer/x.py:1 takes __version__ from explorer"
     ]
 
@@ -330,8 +412,10 @@ KINDS = {"local", "torch", "llama.cpp", "remote"}
 KIND_OWNERS = ("explorer/engine/select.py", "explorer/engine/capabilities.py")  # the registry and the record
 # (module, string) pairs whose comparison is not about an engine, each with its reason
 NOT_ENGINE_KINDS = {
-    ("explorer/zerogpu.py", "torch"): "the package a returned value's type comes from (no torch object may leave a "
-    "GPU call), not an engine kind",
+    (
+        "explorer/serving/zerogpu.py",
+        "torch",
+    ): "the package a returned value's type comes from (no torch object may leave a GPU call), not an engine kind",
 }
 
 
@@ -381,12 +465,16 @@ def test_the_dispatch_check_sees_each_kind():
     assert engine_dispatch("remote = caps.kind == 'remote'\n", "explorer/engine/analyses/x.py")
     assert not engine_dispatch("ok = isinstance(text, str)\n", "explorer/engine/x.py")
     assert not engine_dispatch("if kind == 'llama.cpp':\n    pass\n", "explorer/engine/select.py")
-    assert engine_dispatch("if self.engine == 'remote':\n    pass\n", "explorer/models.py")  # outside the engine too
+    assert engine_dispatch(
+        "if self.engine == 'remote':\n    pass\n", "explorer/serving/models.py"
+    )  # outside the engine too
     assert engine_dispatch("if 'torch' != kind:\n    pass\n", "explorer/ui/tabs/x.py")
     assert engine_dispatch("ok = kind in ('torch', 'llama.cpp')\n", "explorer/api/x.py")
     assert engine_dispatch("ok = kind not in {'remote'}\n", "explorer/cli/x.py")
-    assert engine_dispatch("if kind == 'torch':\n    pass\n", "explorer/zerogpu.py.bak")  # the pair is one module's
-    assert not engine_dispatch("if type(v).__module__ == 'torch':\n    pass\n", "explorer/zerogpu.py")
+    assert engine_dispatch(
+        "if kind == 'torch':\n    pass\n", "explorer/serving/zerogpu.py.bak"
+    )  # the pair is one module's
+    assert not engine_dispatch("if type(v).__module__ == 'torch':\n    pass\n", "explorer/serving/zerogpu.py")
     assert not engine_dispatch("if engine.capabilities.forward:\n    pass\n", "explorer/engine/x.py")
 
 

@@ -15,7 +15,7 @@ from explorer.engine import score_ids
 from explorer.engine.analyses.lens import find_final_norm, lens_ids, lens_text
 from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
-from explorer.settings import check_k
+from explorer.rules.sampler import check_k
 from tests.helpers.cli import run
 from tests.helpers.reference import assert_rank_close, ref_row
 from tests.helpers.shapes import recorded

@@ -15,7 +15,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 from explorer.engine import generate, score_ids
 from explorer.engine.analyses.branch import Prefixes, branch
 from explorer.engine.llamacpp.engine import SEQUENCES, extra_buffers, repacking
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 pytestmark = pytest.mark.slow
 

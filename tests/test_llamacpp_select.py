@@ -80,7 +80,7 @@ def test_bad_choices_are_one_clear_message(no_gpu, gguf_file, gpt2_dir, tmp_path
 
 
 def test_models_card_and_status_say_which_engine(live, gpt2, gguf_file, no_gpu):
-    from explorer.models import Models
+    from explorer.serving.models import Models
     from explorer.ui.model_picker import status_text
 
     cards = httpx.get(live.url + "/v1/models").json()["data"]

@@ -25,7 +25,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 
 from explorer.engine import TorchEngine, generate, score_ids
 from explorer.export import FORMATS, export
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.api import (  # noqa: F401 - the fixtures, and the API tests every engine passes, run here
     client,
     model,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from explorer.engine import TorchEngine, generate, score_ids
-from explorer.settings import Limits, SamplerSettings
+from explorer.rules.sampler import Limits, SamplerSettings
 from tests.helpers.servers import LiveServer, before_each_pass
 from tests.helpers.threads import at_once
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.errors import ExplorerError
-from explorer.models import Models
+from explorer.serving.models import Models
 
 
 class Fake:

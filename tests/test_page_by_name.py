@@ -12,8 +12,8 @@ import torch
 
 from explorer.engine import generate
 from explorer.errors import ExplorerError
-from explorer.links import LINKS, TABS, ResultLink, decode, encode
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
+from explorer.ui.links import LINKS, TABS, ResultLink, decode, encode
 from explorer.ui.sampler import Sampler, sampler_controls
 from tests.helpers.reference import ref_logprobs
 from tests.helpers.share import built, last, pack, restore, view  # noqa: F401 - `built`: fixture
@@ -112,7 +112,7 @@ def test_a_view_keeps_the_source_it_is_given():
 
     own = GenerateLink(text="hello")
     assert view("generate", text="hello").source == own
-    from explorer.links import ViewState
+    from explorer.ui.links import ViewState
 
     assert ViewState(tab="generate", source=own).source is own and ViewState(tab="generate", tool=own).tool is own
 

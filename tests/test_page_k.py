@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from explorer.links import decode
-from explorer.settings import page_k
+from explorer.rules.sampler import page_k
 from explorer.ui.inspector import View
+from explorer.ui.links import decode
 from explorer.ui.sampler import RunOptions
 from tests.helpers.page import make_page
 from tests.helpers.share import page_values

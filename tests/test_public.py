@@ -12,9 +12,10 @@ import httpx
 import pytest
 
 from explorer.errors import ExplorerError
-from explorer.models import Models, is_public
+from explorer.rules.sampler import PUBLIC_LIMITS, Limits
 from explorer.server import deployment
-from explorer.settings import PUBLIC_LIMITS, Limits
+from explorer.serving.models import Models
+from explorer.serving.reach import is_public
 from tests.helpers.servers import LiveServer, before_each_pass
 
 ENV = [
@@ -200,8 +201,8 @@ def test_as_a_space_the_models_work_goes_through_spaces_gpu(gpt2, monkeypatch):
     import spaces
     from gradio_client import Client
 
-    from explorer import zerogpu
     from explorer.server import page_app
+    from explorer.serving import zerogpu
 
     real, wrapped, calls = spaces.GPU, {}, []
 
@@ -317,9 +318,9 @@ def test_a_public_server_refuses_oversized_bodies_on_every_route(public):
 
 
 def test_compare_and_lens_stop_at_a_page_actions_deadline(gpt2):
-    from explorer import bounds
     from explorer.engine.analyses.compare import compare_prompt_texts, compare_text
     from explorer.engine.analyses.lens import lens_ids
+    from explorer.engine.passes import bounds
 
     runs = {
         "compare": lambda: compare_text(gpt2, gpt2, "the quick brown fox"),

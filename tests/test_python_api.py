@@ -295,7 +295,7 @@ def test_bad_load_says_what_to_change(tmp_path):
 def test_import_explorer_loads_neither_torch_nor_gradio():
     code = "import sys, explorer; print(explorer.load.__module__, 'torch' in sys.modules, 'gradio' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["explorer.lm", "False", "False"]
+    assert out == ["explorer.notebook.lm", "False", "False"]
 
 
 # ---- hidden states: the API's code path, as an array and as the CLI's .npz --------------------------------------
@@ -323,7 +323,7 @@ def test_hidden_states_equal_transformers_output_hidden_states(lm, ref_model):
 def test_hidden_states_cli_npz_equals_the_api(lm, gpt2_dir, tmp_path, capsys):
     from explorer.api.handlers import completion_body
     from explorer.api.schemas import CompletionRequest, parse
-    from explorer.settings import Limits
+    from explorer.rules.sampler import Limits
 
     out = tmp_path / "states.npz"
     assert main(["score", "--model", gpt2_dir, "--device", "cpu", "--text", TEXT,

@@ -167,7 +167,7 @@ def test_fuzz_a_recorded_stream_cut_or_spliced_is_opened_or_one_clear_message(na
 # ---- the page: every token shows -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def page_share(gpt2):
-    from explorer.models import Models
+    from explorer.serving.models import Models
     from explorer.ui.layout import page
 
     def loader(spec):

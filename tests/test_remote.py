@@ -17,7 +17,7 @@ from explorer.engine.analyses.branch import generate_then_branch
 from explorer.engine.interface import forward_pass
 from explorer.engine.remote.engine import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.servers import ServerProcess
 
 
@@ -428,7 +428,7 @@ def test_hidden_states_go_whole_to_a_backend_that_announces_them(backend, gpt2_d
         assert caps["hidden_states_max_bytes"] == engine.backend_hidden_states[1] > 0
     finally:
         front.stop()
-    from explorer.settings import Limits
+    from explorer.rules.sampler import Limits
 
     front = LiveServer(engine, limits=Limits(hidden_states_max_tokens=2))  # this server's own cap, checked here too
     try:

@@ -235,7 +235,7 @@ def test_pages_are_served_with_their_script_inside(live, room):
 
 
 def test_a_link_behind_every_interface_names_the_local_network_address():
-    from explorer.reach import base_url, lan_address
+    from explorer.serving.reach import base_url, lan_address
 
     def at(host: str, bind: str | None, public: str | None = None):
         return base_url({"host": host}, "http", bind, public)

@@ -13,11 +13,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from explorer import bounds
 from explorer.engine import TorchEngine, generate
 from explorer.engine.batching.scheduler import Scheduler, attach
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
-from explorer.settings import Limits, SamplerSettings
+from explorer.rules.sampler import Limits, SamplerSettings
 from tests.helpers.threads import at_once
 
 ATOL = 1e-5
@@ -347,7 +347,7 @@ def test_a_prompt_at_the_context_limit_endsat_once(kind, request):
 
 
 def test_the_server_says_what_the_batch_may_take(gpt2_dir, capsys):
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     engine = TorchEngine.load(gpt2_dir, device="cpu", name="sched-said")
     models = Models([engine.name], allow_hub=False, limits=Limits(workers=6, max_input_tokens=40, max_tokens=24))
@@ -515,7 +515,7 @@ def test_a_llamacpp_generation_longer_than_a_batch_sequence_decodes_on_its_own(t
 def test_the_server_says_what_a_llamacpp_batch_takes(tiny_gguf_dir, capsys):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install llama-cpp-python)")
     from explorer.engine.llamacpp.engine import LlamaCppEngine
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     engine = LlamaCppEngine(os.path.join(tiny_gguf_dir, "gguf", "tiny-llama.gguf"), "sched-said-gguf", threads=1)
     models = Models([engine.name], allow_hub=False, limits=Limits(workers=3, max_input_tokens=100, max_tokens=100))

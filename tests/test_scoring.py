@@ -8,7 +8,7 @@ import torch
 
 from explorer.engine import score_ids, score_text
 from explorer.errors import ExplorerError
-from explorer.settings import check_k
+from explorer.rules.sampler import check_k
 from tests.helpers.reference import assert_matches_reference, ref_logprobs
 from tests.helpers.shapes import recorded
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
 from explorer.export.read.documents import open_document
-from explorer.links import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
+from explorer.ui.links import MAX_LINK_CHARS, ViewState, decode, encode, link_fields
 from explorer.ui.sampler import Sampler
 from tests.helpers.recorded import close, json_paths
 from tests.helpers.share import (  # noqa: F401 - `built`: fixture

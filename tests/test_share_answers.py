@@ -9,8 +9,8 @@ import pytest
 
 from explorer.engine.analyses.answers import MAX_ANSWERS, MAX_VARIANTS, run_quiz, score_answers
 from explorer.errors import ExplorerError
-from explorer.links import MAX_TEXT_CHARS, decode, encode
 from explorer.results.answers import read_quiz
+from explorer.ui.links import MAX_TEXT_CHARS, decode, encode
 from explorer.ui.tabs.answers import AnswersLink
 from tests.helpers.share import SCRIPT, built, last, note_of, pack, page_values, restore, shown_tab, view  # noqa: F401
 

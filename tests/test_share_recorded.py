@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import explorer.ui.layout  # noqa: F401 - every tab's link state registered
-from explorer.links import LINKS, decode, encode, link_fields
+from explorer.ui.links import LINKS, decode, encode, link_fields
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "links" / "recorded.json").read_text())
 

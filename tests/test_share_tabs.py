@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.errors import ExplorerError
-from explorer.links import LINKS, TABS, decode, encode, link_fields
+from explorer.ui.links import LINKS, TABS, decode, encode, link_fields
 from explorer.ui.tabs.branch import BranchLink
 from explorer.ui.tabs.compare import CompareLink
 from explorer.ui.tabs.lens import LensLink

@@ -18,7 +18,7 @@ from explorer.export import dumps, export
 from explorer.export.native import export as native_export
 from explorer.results import stats
 from explorer.results.scores import TokenScores
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.samples import scored_prompt
 from tests.helpers.tiny import CORPUS
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import bounds
 from explorer.engine import generate, score_ids
 from explorer.engine.local import team
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
-from explorer.settings import Limits, SamplerSettings
+from explorer.rules.sampler import Limits, SamplerSettings
 
 pytestmark = pytest.mark.skipif(not team.ON, reason="EXPLORER_TEAM=0")
 

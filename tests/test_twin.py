@@ -12,7 +12,7 @@ import pytest
 from explorer.engine import TorchEngine
 from explorer.engine.analyses.attribution import attribute
 from explorer.engine.analyses.lens import lens_ids
-from explorer.models import TWIN, Models
+from explorer.serving.models import TWIN, Models
 from explorer.ui.layout import page
 from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS
 from tests.helpers.page import score

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import bounds
 from explorer.engine import generate, score_ids, score_text
 from explorer.engine.analyses.step_view import step_view
+from explorer.engine.passes import bounds
 from explorer.engine.passes.scoring import score_blocks
 from explorer.engine.text.turns import chat_turns
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.reference import assert_matches_reference, ref_logprobs
 from tests.helpers.shapes import recorded
 

@@ -14,7 +14,7 @@ import pytest
 from explorer.engine import generate, score_text
 from explorer.render.heatmap import METRICS, bins, color_classes, heatmap_html
 from explorer.render.text import visible
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.page import (  # noqa: F401 - ui and v are fixtures
     GPT2,
     LLAMA,

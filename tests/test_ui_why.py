@@ -11,8 +11,8 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from explorer import bounds
 from explorer.engine.analyses.attribution import attribute
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
 from explorer.render.why import LOWERS, RAISES, why_html
 from explorer.results.attribution import Attribution
@@ -155,7 +155,7 @@ LINK = {"base": "score", "model": "tiny-gpt2", "text": TEXT, "selected": 5}
 
 
 def test_a_why_link_round_trips_and_refuses_bad_fields():
-    from explorer.links import decode, encode
+    from explorer.ui.links import decode, encode
     from explorer.ui.tabs.why import WhyLink
 
     own = WhyLink(
@@ -175,7 +175,7 @@ def test_a_why_link_round_trips_and_refuses_bad_fields():
 
 
 def test_a_why_link_restores_what_the_tab_showed(built):
-    from explorer.links import decode, encode
+    from explorer.ui.links import decode, encode
 
     p = built[0]
     t = p.tabs["why"]

@@ -113,7 +113,7 @@ def eos_soon(gpt2, monkeypatch):
     }
     free = gpt2.encode("The capital of")
     from explorer.engine import generate
-    from explorer.settings import SamplerSettings
+    from explorer.rules.sampler import SamplerSettings
 
     out = generate(gpt2, free, SamplerSettings(max_tokens=6, temperature=1.5, seed=7))[0]
     gen = out.token_ids[out.n_prompt :].tolist()

@@ -20,7 +20,7 @@ from explorer.engine.interface import forward_pass
 from explorer.engine.remote.engine import SERVER, RemoteEngine
 from explorer.errors import ExplorerError
 from explorer.export import FORMATS, export
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.scores_match import assert_scores_match
 
 pytestmark = pytest.mark.vllm

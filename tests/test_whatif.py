@@ -14,7 +14,7 @@ from explorer.engine import generate, score_ids
 from explorer.engine.analyses.whatif import logits_row, whatif
 from explorer.errors import ExplorerError
 from explorer.results.whatif import context_of
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from tests.helpers.reference import ref_logprobs
 
 samplers = st.builds(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from explorer.engine import generate, score_text
 from explorer.results.scores import TokenScores
 from explorer.results.words import char_class, group_starts, word_starts, words
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 
 def split(text: str) -> list[str]:

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import zerogpu
 from explorer.api import runner
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
+from explorer.serving import zerogpu
 from explorer.ui import gpu_calls
 from tests.helpers.zerogpu import DeviceApi, ZeroGpuServer
 
@@ -85,7 +85,7 @@ def _refuse(engine, *chunks):
 def test_what_the_worker_raises_or_returns_crosses_as_the_api_needs(gpt2):
     """An ExplorerError in the worker comes back whole (its param and code: the same status as anywhere else), after
     the chunks before it; a torch object is refused there."""
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
@@ -105,7 +105,7 @@ def test_a_streams_refusal_comes_before_its_first_byte_and_the_worker_stops_insi
     (the quota) is a 503 before the stream's headers; the worker's deadline sits inside the duration asked."""
     import gradio as gr
 
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
@@ -126,7 +126,7 @@ def test_a_streams_refusal_comes_before_its_first_byte_and_the_worker_stops_insi
 
 
 def test_a_call_of_the_api_asks_for_its_tokens_at_its_models_rate(gpt2):
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
@@ -139,12 +139,12 @@ def test_a_call_of_the_api_asks_for_its_tokens_at_its_models_rate(gpt2):
 
 def test_a_worker_forked_while_another_thread_holds_the_registrys_lock_still_uses_it(gpt2):
     """A lock held at fork time stays held in the child, where the thread that held it does not exist: the registry
-    and its engines take fresh ones there (explorer/models.py), or the worker's first `use` or forward would wait
-    for ever."""
+    and its engines take fresh ones there (explorer/serving/models.py), or the worker's first `use` or forward would
+    wait for ever."""
     import os
     import time
 
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
@@ -319,8 +319,8 @@ def test_on_zerogpu_the_api_and_the_lessons_serve(gpt2):
     the function itself: the runner's own steps, in process) and answers as anywhere else; so do the lessons' rooms."""
     from fastapi.testclient import TestClient
 
-    from explorer.models import Models
     from explorer.server import build_app
+    from explorer.serving.models import Models
 
     models = Models([gpt2.name], allow_hub=False)
     models.add(gpt2)
@@ -491,7 +491,7 @@ def test_students_answering_a_step_not_yet_prepared_on_zerogpu_cost_one_call(gpt
     from explorer.api.rooms import Classroom
     from explorer.lessons import schema
     from explorer.lessons.rooms import Rooms
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     class Counted(runner.Here):
         calls = 0

@@ -11,7 +11,7 @@ from fastapi import Request
 from explorer.api.framing import error
 from explorer.config import current
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 
 def allowed(request: Request, key: str | None, auth: tuple[str, str] | None) -> bool:

@@ -15,10 +15,10 @@ from explorer.engine.kernels.listed import listed_width
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
-from explorer.models import Models
 from explorer.results.hidden import Capture, HiddenStates
 from explorer.results.scores import TokenScores
-from explorer.settings import Limits, max_logprobs
+from explorer.rules.sampler import Limits, max_logprobs
+from explorer.serving.models import Models
 
 
 def permission(created: int) -> dict:

@@ -20,7 +20,7 @@ from explorer.engine.analyses.hidden import local_engine
 from explorer.errors import ExplorerError
 from explorer.export import hidden_states as export
 from explorer.results.hidden import FINAL_NORM, Capture, HiddenStates, capture_of, read_positions, resolve_layers
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 PARAM = "return_hidden_states"
 KEYS = ("layers", "positions", "encoding_format", "dtype")

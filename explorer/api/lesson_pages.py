@@ -18,8 +18,8 @@ from explorer.api.offload import OffLoop
 from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import Rooms
-from explorer.models import Models
-from explorer.reach import base_url, qr_code
+from explorer.serving.models import Models
+from explorer.serving.reach import base_url, qr_code
 
 
 def page(name: str) -> HTMLResponse:

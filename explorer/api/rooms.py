@@ -53,10 +53,10 @@ from explorer.errors import ExplorerError
 from explorer.lessons import schema
 from explorer.lessons.rooms import DRAWING, Numbers, Room, Rooms, StepState, clean_answer
 from explorer.lessons.schema import Step
-from explorer.models import Models
-from explorer.reach import base_url
 from explorer.results.next_token import NextToken
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
+from explorer.serving.models import Models
+from explorer.serving.reach import base_url
 
 TOP = 10  # the model's entries shown per step
 CANDIDATES = 40  # next tokens read to find the model's top words
@@ -373,7 +373,7 @@ def temperature_of(st: StepState, t: object) -> float:
 # ---- the routes -------------------------------------------------------------------------------------------------
 class RoomRoutes:
     """The handlers of the routes above, one method each; `guard(request)` as the server's other routes outside
-    /v1; links name the address `models.host` and `models.public_url` make reachable (explorer/reach.py)."""
+    /v1; links name the address `models.host` and `models.public_url` make reachable (explorer/serving/reach.py)."""
 
     def __init__(self, classroom: Classroom, guard: Callable[[Request], None], off: OffLoop | None = None):
         self.room_api, self.guard = classroom, guard

@@ -27,8 +27,8 @@ from explorer.api.tokenize import token_router
 from explorer.api.work import Gate
 from explorer.errors import ExplorerError
 from explorer.export.common import encode_chunks, has_deferred
-from explorer.models import Models
-from explorer.settings import VERSION, Limits
+from explorer.rules.sampler import VERSION, Limits
+from explorer.serving.models import Models
 
 log = logging.getLogger(__name__)
 

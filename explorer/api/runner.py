@@ -1,13 +1,14 @@
 """Where the API's model work runs: in this process (`Here`), or on Hugging Face ZeroGPU inside a `spaces.GPU` call
 (`OnZeroGpu`), in the package's forked worker that holds the GPU, as the page's actions run there
-(explorer/ui/gpu_calls.py; explorer/zerogpu.py says how ZeroGPU runs code).
+(explorer/ui/gpu_calls.py; explorer/serving/zerogpu.py says how ZeroGPU runs code).
 
 A handler checks a request in this process (tokenizing is CPU work) and hands the model's part over as a `Work`: a
 module-level function of the engine (it crosses to the worker by its name), its arguments (pickled) and the
 positions it reads and tokens it generates. On ZeroGPU:
 1. the call asks `zerogpu.gpu_seconds` of those tokens at the model's rate, the page's rule;
-2. the worker takes the model by its name from its copy of the registry (explorer/models.py renews the registry's
-   locks after a fork) and runs the work within the server's time cap (a gate `Token`: the same error as here);
+2. the worker takes the model by its name from its copy of the registry (explorer/serving/models.py renews the
+   registry's locks after a fork) and runs the work within the server's time cap (a gate `Token`: the same error as
+   here);
 3. only CPU objects come back (TokenScores, HiddenStates, bytes); an `ExplorerError` crosses as a value and is raised
    here, so a request gets the status and the words it gets anywhere else;
 4. a stream is one generator call, which holds the GPU from its first chunk to its last: the request's bound is
@@ -25,13 +26,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from explorer import bounds, zerogpu
 from explorer.api.work import Token
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
+from explorer.serving import zerogpu
 
 if TYPE_CHECKING:
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
 WORKER_BUG = "ZeroGPU worker error"  # the package's title for anything the worker raised, and for an aborted call
 ABORTED = "GPU task aborted"  # its words when the worker died or ran past its duration

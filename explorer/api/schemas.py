@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from explorer.api import hidden
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
-from explorer.settings import SamplerSettings, check_k
+from explorer.rules.sampler import SamplerSettings, check_k
 
 # fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
 UNSUPPORTED = {

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from explorer.api.framing import json_response, read_json
 from explorer.api.schemas import ChatRequest, parse
 from explorer.errors import ExplorerError
-from explorer.models import Models
-from explorer.settings import VERSION, Limits
+from explorer.rules.sampler import VERSION, Limits
+from explorer.serving.models import Models
 
 
 class TokenizeRequest(BaseModel):

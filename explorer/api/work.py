@@ -1,6 +1,7 @@
 """Model work off the event loop: a bounded number of requests compute at once, a bounded queue waits,
 and each request can be stopped (client gone, time limit, shutdown) between chunks and decode steps: its work runs
-`within` a bound whose stop is the request's token (explorer/bounds.py), so the engine's `bounds.check()` asks it.
+`within` a bound whose stop is the request's token (explorer/engine/passes/bounds.py), so the engine's
+`bounds.check()` asks it.
 The bound carries no limits and no deadline: the routes check a request's cost before any work, the token its time.
 
 Cheap routes (`GET /v1/models`) never enter the gate, so they never wait behind model work.
@@ -18,9 +19,9 @@ import anyio
 import anyio.to_thread
 from fastapi import Request
 
-from explorer import bounds
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 _END = object()  # end of an iterator
 

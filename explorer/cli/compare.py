@@ -51,7 +51,7 @@ def add_parser(sub) -> None:
 def _check(a: argparse.Namespace) -> str:
     """Every check that needs no model; returns the text ('' for --ids)."""
     from explorer.errors import ExplorerError
-    from explorer.settings import check_k
+    from explorer.rules.sampler import check_k
 
     check_k(a.logprobs, "logprobs", allow_full=False)
     check_out(a.out, "--out")

@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace):
     """Every check that needs no model; returns the settings."""
-    from explorer.settings import SamplerSettings
+    from explorer.rules.sampler import SamplerSettings
 
     if a.system is not None and not a.chat:
         raise ExplorerError("--system only applies with --chat: add --chat or drop --system.", param="system")

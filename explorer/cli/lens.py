@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace) -> None:
     """Every check that needs no model."""
-    from explorer.settings import check_k
+    from explorer.rules.sampler import check_k
 
     check_k(a.logprobs, "logprobs", allow_full=False)
     check_out(a.out, "--out")

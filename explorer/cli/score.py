@@ -71,7 +71,7 @@ def add_parser(sub) -> None:
 
 def _check(a: argparse.Namespace) -> str:
     """Every check that needs no model; returns the text (or '' for --ids)."""
-    from explorer.settings import check_k
+    from explorer.rules.sampler import check_k
 
     check_k(a.logprobs, "logprobs", allow_full=True)
     if a.binary_out and a.logprobs != -1:

@@ -92,7 +92,7 @@ def _no_backend(a: argparse.Namespace) -> None:
 def _many(a: argparse.Namespace) -> dict | str:
     """--file: the word table of every text (and the region table written beside it)."""
     from explorer.cli.args import check_out, load_engine, write
-    from explorer.lm import LM, stimuli_of
+    from explorer.notebook.lm import LM, stimuli_of
 
     fmt = a.format or _ending(a.out)
     regions_out = a.regions_out or (_beside(a.out, fmt) if a.out else None)

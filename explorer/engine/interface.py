@@ -20,7 +20,7 @@ from explorer.engine.kernels.metrics import Stats
 from explorer.engine.passes.events import Done, Step
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
 HEAD_ROWS = 128  # most positions per output-layer call (more buys no speed on a CPU; fewer bytes alive)

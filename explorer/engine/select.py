@@ -87,7 +87,7 @@ def plan(
 
 
 def is_remote(engine: str | None) -> bool:
-    """Whether `engine` (a registry's kind: explorer/models.py) names a server's models (`--backend`)."""
+    """Whether `engine` (a registry's kind: explorer/serving/models.py) names a server's models (`--backend`)."""
     return engine == REMOTE
 
 

@@ -12,7 +12,7 @@ import orjson
 
 from explorer.floats import list_to_json
 from explorer.results.scores import TokenScores
-from explorer.settings import VERSION
+from explorer.rules.sampler import VERSION
 
 
 def num(x: float) -> float | None:

@@ -1,6 +1,9 @@
-"""What the Python API shows outside the web page: pandas tables of the results (`frames.py`) and the Score view as
-one self-contained HTML page or notebook output (`page.py`).
+"""The Python API and what it shows outside the web page: `lm.py` (`explorer.load(...)` -> `LM`, whose methods call
+the engine functions the tabs and the CLI call; no torch until a model loads), pandas tables of the results
+(`frames.py`), the Score view as one self-contained HTML page or notebook output (`page.py`), the tool tabs' views as
+HTML files (`views.py`), a folder of them for a static host (`site.py`) and any file that holds a view read back
+(`files.py`).
 
-Pure functions of results, as explorer/export and explorer/render are: no torch, no gradio, no model. The result
-types' `to_pandas` / `to_html` methods are one-line calls of these.
+All but `lm.py` are pure functions of results, as explorer/export and explorer/render are: no torch, no gradio, no
+model. The result types' `to_pandas` / `to_html` methods are one-line calls of these.
 """

@@ -1,9 +1,10 @@
 """Every page action under the server's limits, and on ZeroGPU the model's work under `spaces.GPU`.
 
 `bound_events(demo, limits)` wraps each event handler of the built page so that it runs `within` a fresh
-`explorer.bounds.Bound` (the engine then refuses over-cap texts and max tokens, and stops work past the deadline).
+`explorer.engine.passes.bounds.Bound` (the engine then refuses over-cap texts and max tokens, and stops work past the
+deadline).
 Handlers that run the model are marked with `@uses_model`: on a public server they share one queue group of
-`workers` at a time, and on Hugging Face ZeroGPU (explorer/zerogpu.py: the `spaces` package says so) each runs
+`workers` at a time, and on Hugging Face ZeroGPU (explorer/serving/zerogpu.py: the `spaces` package says so) each runs
 under `spaces.GPU`, which runs it in a forked worker process holding a GPU and pickles what crosses:
 1. here, before the call: the duration it asks (`asked`: the tokens its arguments hold and ask for, at the rate of
    the largest model it names), and its event data without the component that fired it (not picklable);
@@ -11,7 +12,7 @@ under `spaces.GPU`, which runs it in a forked worker process holding a GPU and p
    built page does not pickle), and a torch object in its output refused (only CPU objects come back);
 3. here, after: each output's ids back to the page's components (a streaming handler: every step's).
 Off ZeroGPU nothing is wrapped. Model loading (the model picker) is not marked: on ZeroGPU every listed model is
-loaded at start-up (explorer/models.py `preload_for_zero_gpu`).
+loaded at start-up (explorer/serving/models.py `preload_for_zero_gpu`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
-from explorer import bounds
-from explorer.settings import Limits
+from explorer.engine.passes import bounds
+from explorer.rules.sampler import Limits
 from explorer.ui.gpu_calls import gpu_wrapper
 
 if TYPE_CHECKING:
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
 log = logging.getLogger(__name__)
 MARK = "_lx_uses_model"

@@ -1,5 +1,5 @@
 """A page action as a ZeroGPU call: `spaces.GPU` with the duration its work needs, and only picklable CPU objects
-crossing between this process and the worker (explorer/ui/actions.py says when, explorer/zerogpu.py why).
+crossing between this process and the worker (explorer/ui/actions.py says when, explorer/serving/zerogpu.py why).
 
 Streaming holds the GPU from the first token to the last: `spaces.GPU` schedules a GPU once per call and a generator
 keeps it until it ends, and releasing it between tokens would mean one call per token (a schedule and a minimum
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
-from explorer import zerogpu
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
+from explorer.serving import zerogpu
 
 if TYPE_CHECKING:
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
 MAX_PATH = 4096  # a longer string is a text, never an uploaded file's path
 

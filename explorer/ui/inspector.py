@@ -32,7 +32,7 @@ from explorer.render.tables import summary_markdown, surprising_html, table_view
 from explorer.render.text import escape
 from explorer.results.scores import TokenScores
 from explorer.results.stats import text_stats
-from explorer.settings import page_k
+from explorer.rules.sampler import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import Downloads
 from explorer.ui.errors import error, info, picked

@@ -11,7 +11,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.models import Models
+from explorer.serving.models import Models
 from explorer.ui.errors import error
 from explorer.ui.inspector import Inspector
 from explorer.ui.model_picker import ModelPicker

@@ -11,7 +11,7 @@ import html
 import gradio as gr
 
 from explorer.engine import ModelEngine
-from explorer.models import Models
+from explorer.serving.models import Models
 from explorer.ui.errors import user_errors
 
 

@@ -14,12 +14,12 @@ import gradio as gr
 from explorer.engine import Done, ModelEngine, Step, stream, with_seed
 from explorer.engine.passes.generation import collect
 from explorer.errors import ExplorerError
-from explorer.links import damaged
-from explorer.models import Models
 from explorer.render.heatmap import Marks
-from explorer.settings import SamplerSettings, page_k
+from explorer.rules.sampler import SamplerSettings, page_k
+from explorer.serving.models import Models
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, View, new_rid, parse_thresholds
+from explorer.ui.links import damaged
 from explorer.ui.sliders import Range, ranged, sliders_of
 from explorer.ui.stop import stop_button
 

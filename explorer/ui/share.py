@@ -20,15 +20,15 @@ from gradio.utils import get_upload_folder
 
 from explorer.errors import ExplorerError
 from explorer.export.read.documents import MAX_FILE_BYTES, SESSION_FORMAT, Opened, open_document
-from explorer.links import LINKS, QUERY_KEY, TABS, Base, Rerun, ResultLink, ViewState, decode, encode
-from explorer.models import Models
 from explorer.notebook.files import document_bytes
-from explorer.reach import base_url, qr_code
 from explorer.render.heatmap import Marks
 from explorer.results.scores import TokenScores
+from explorer.serving.models import Models
+from explorer.serving.reach import base_url, qr_code
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import file_name, fresh_folder
 from explorer.ui.inspector import Inspector, View, parse_thresholds, shown_k
+from explorer.ui.links import LINKS, QUERY_KEY, TABS, Base, Rerun, ResultLink, ViewState, decode, encode
 from explorer.ui.model_picker import details_text, status_lines
 from explorer.ui.tab_bar import TabBar
 from explorer.ui.tabs.score import ScoreLink, start_menu

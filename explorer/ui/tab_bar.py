@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.links import QUERY_KEY
+from explorer.ui.links import QUERY_KEY
 
 MEMORY_KEY = "logprob-explorer-groups"  # localStorage: group id -> the tab last opened in it
 MEMORY_SECRET = "tab-ids-only"  # Gradio encrypts a BrowserState; what it holds is checked against the tab ids anyway

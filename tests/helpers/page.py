@@ -30,7 +30,7 @@ def no_hub(spec):
 
 def models_of(engines, allow_hub=False):
     """A registry over these loaded engines (the first is the default) that loads nothing else (`no_hub`)."""
-    from explorer.models import Models
+    from explorer.serving.models import Models
 
     models = Models([e.name for e in engines], allow_hub=allow_hub, loader=no_hub)
     for e in engines:

@@ -25,8 +25,8 @@ class LiveServer:
 
         import uvicorn
 
-        from explorer.models import Models
         from explorer.server import build_app
+        from explorer.serving.models import Models
 
         self.models = models or Models([e.name for e in engines], **{"allow_hub": False, **models_kw})
         for e in engines:

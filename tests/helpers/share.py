@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import explorer.ui.layout  # noqa: F401 - every tab's link state registered (the page imports them all)
 from explorer.errors import ExplorerError
-from explorer.links import LINKS, TABS, Base, ViewState
+from explorer.ui.links import LINKS, TABS, Base, ViewState
 from explorer.ui.sampler import Sampler
 
 BASE_FIELDS = {f.name for f in fields(Base)}
@@ -100,7 +100,7 @@ def page_values(p, base: list, **named) -> dict:
 
 @pytest.fixture(scope="module")
 def built(gpt2):
-    from explorer.models import Models
+    from explorer.serving.models import Models
     from explorer.ui.layout import page
 
     calls: list[str] = []

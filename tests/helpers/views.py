@@ -6,10 +6,10 @@ from __future__ import annotations
 from explorer.engine.analyses.batch import run_batch
 from explorer.engine.analyses.branch import Prefixes, grow, plant
 from explorer.engine.analyses.lens import lens_ids
-from explorer.lm import LM
 from explorer.notebook import views
+from explorer.notebook.lm import LM
 from explorer.results.batch import BatchItem
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 TEXT = "The cat sat on the mat because it was warm."
 

@@ -24,9 +24,9 @@ if torch.version.cuda is None:  # torch's CPU wheel: name what the package reads
     torch._C._cuda_init = lambda: None  # saved, and replaced by one that raises, while it patches
     torch.cuda._is_in_bad_fork = never_in_bad_fork  # asked in a forked process: sent there by name
 
-from explorer import zerogpu  # noqa: E402 - after the version above: serve imports `spaces`
 from explorer.cli import main  # noqa: E402
-from explorer.models import Models  # noqa: E402
+from explorer.serving import zerogpu  # noqa: E402 - after the version above: serve imports `spaces`
+from explorer.serving.models import Models  # noqa: E402
 
 _start_up = zerogpu.start_up
 _preload = Models.preload_for_zero_gpu
@@ -43,7 +43,7 @@ def warm_thread() -> None:
     runs here before any worker forks (nothing of the served app generates here on ZeroGPU: the page and /v1 generate
     in the package's workers), as a thread started in the main process would."""
     from explorer.engine import generate
-    from explorer.settings import SamplerSettings
+    from explorer.rules.sampler import SamplerSettings
 
     engine = LOADED[0]
     generate(engine, engine.encode("the fox"), SamplerSettings(max_tokens=3, temperature=0.0))

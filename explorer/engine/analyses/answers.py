@@ -23,9 +23,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.errors import ExplorerError
 from explorer.results.answers import Answer, Answers, Question, Quiz, Variant
 

@@ -23,8 +23,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from explorer import bounds
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.scoring import score_ids
 from explorer.errors import ExplorerError
 from explorer.results.attribution import BASELINES, METHODS, NAMES, OCCLUSION_MODES, UNITS, Attribution

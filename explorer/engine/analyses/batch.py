@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from explorer import bounds
 from explorer.engine.analyses.answers import score_answers
 from explorer.engine.interface import ModelEngine
+from explorer.engine.passes import bounds
 from explorer.engine.passes.scoring import score_progress, text_ids
 from explorer.engine.passes.word_ends import score_text_words
 from explorer.errors import ExplorerError

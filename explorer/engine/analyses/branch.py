@@ -32,7 +32,7 @@ from explorer.engine.passes.scoring import chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.branch import BranchTree
 from explorer.results.scores import Rows, TokenScores, assemble
-from explorer.settings import MAX_K, SamplerSettings
+from explorer.rules.sampler import MAX_K, SamplerSettings
 
 KEEP = 6  # KV caches kept per Prefixes (most recent first)
 

@@ -18,9 +18,8 @@ import weakref
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.scoring import chunked_rows, score_ids
 from explorer.errors import ExplorerError
 from explorer.results.compare import Comparison

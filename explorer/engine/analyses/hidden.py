@@ -22,18 +22,17 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.analyses.lens import final_norm
 from explorer.engine.interface import HiddenStatesEngine, ModelEngine
 from explorer.engine.kernels.listed import listed_width
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import decode_text, generate
 from explorer.engine.passes.scoring import chunked_rows, listed_ids, score_forward
 from explorer.errors import ExplorerError
 from explorer.results.hidden import FINAL_NORM, Capture, HiddenStates, capture_of, read_positions, resolve_layers
 from explorer.results.scores import Rows, TokenScores, assemble
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 __all__ = ["Recording", "generate_states", "local_engine", "read_states", "score_states"]
 

@@ -22,9 +22,8 @@ from typing import cast
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import HEAD_MIN_ROWS, HiddenStatesEngine, ModelEngine
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.errors import ExplorerError
 from explorer.results.lens import LensGrid
 from explorer.results.scores import Rows

@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import STAT_ROWS, Forward, ModelEngine, forward_pass
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.errors import ExplorerError
 from explorer.results.lookup import Lookup, check_queries, joint_logprobs, parse_query
 

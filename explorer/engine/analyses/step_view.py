@@ -16,7 +16,7 @@ from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.scores import TokenScores
 from explorer.results.step_view import StepView
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 
 @torch.inference_mode()

@@ -24,7 +24,7 @@ from explorer.engine.kernels.sampling import process
 from explorer.engine.passes import blocks
 from explorer.errors import ExplorerError
 from explorer.results.whatif import STEPS, Side, WhatIf
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 MAX_SHOWN = 50  # most entries drawn per side
 DRAWS = 10  # tokens drawn from the processed row: which word the sampler would take, ten times

@@ -38,14 +38,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from explorer import bounds
 from explorer.engine.batching.slots import DecodeBatch, Slot
 from explorer.engine.interface import Batching
 from explorer.engine.llamacpp.sequences import TOO_LONG
 from explorer.engine.local.memory import device_memory_mb
+from explorer.engine.passes import bounds
 from explorer.engine.passes.generation import WAIT_S, DrawnToken, Prefilled, TextLayer, TokenText, holding, solo_tokens
 from explorer.errors import ExplorerError
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 __all__ = ["Scheduler", "attach"]
 

@@ -51,7 +51,7 @@ from explorer.engine.passes.generation import (
     step_numbers,
 )
 from explorer.results.scores import Rows
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 __all__ = ["DecodeBatch", "Slot"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 
 def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:

@@ -37,7 +37,7 @@ from explorer.engine.local.forward import ForwardEngine, one_torch_thread
 from explorer.engine.local.options import in_force
 from explorer.engine.text.tokens import piece_bytes
 from explorer.errors import ExplorerError
-from explorer.settings import max_logprobs
+from explorer.rules.sampler import max_logprobs
 
 N_BATCH = 512  # positions per llama_decode: its logits buffer holds at most this many rows
 # KV sequences kept, each with its own cells (llama.cpp's split KV cache: n_ctx = context x SEQUENCES): two requests

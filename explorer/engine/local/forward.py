@@ -29,7 +29,7 @@ from explorer.engine.passes.generation import decode_text
 from explorer.engine.passes.scoring import score_forward
 from explorer.engine.text.side import TokenizerText
 from explorer.results.scores import TokenScores
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""How much memory a device has: the default budget of the model registry (explorer/models.py)."""
+"""How much memory a device has: the default budget of the model registry (explorer/serving/models.py)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ threads, the batch's, the main thread loading) is then no longer a question of s
 
 Engines call it through `ForwardEngine.compute` (a model on an accelerator computes on the caller's thread).
 `run(fn, *args, **kwargs)` runs fn on that thread (inline where it is that thread already) in the caller's torch grad
-mode, inference mode and context variables (explorer/bounds.py's request bounds), and returns its result or
-raises its error. The work is serialized, as each engine's lock already serialized a model's passes; on a CPU two
-teams of all the cores at once only slowed each other.
+mode, inference mode and context variables (explorer/engine/passes/bounds.py's request bounds), and returns its
+result or raises its error. The work is serialized, as each engine's lock already serialized a model's passes; on
+a CPU two teams of all the cores at once only slowed each other.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from explorer.engine.local.options import in_force
 from explorer.engine.local.packed import pack
 from explorer.engine.local.padded_cache import PaddedCache
 from explorer.engine.text.tokens import vocab_bytes
-from explorer.settings import max_logprobs
+from explorer.rules.sampler import max_logprobs
 
 __all__ = ["HEAD_MIN_ROWS", "STAT_ROWS", "TorchEngine"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import HEAD_MIN_ROWS, Forward
+from explorer.engine.passes import bounds
 
 PREFILL = 512  # positions per forward pass through the KV cache: bounded memory, progress and a stop between blocks
 

@@ -1,4 +1,4 @@
-"""What a decode loop yields: a Step per token, then Done (work stops through explorer/bounds.py's `check()`)."""
+"""What a decode loop yields: a Step per token, then Done (work stops through bounds.py's `check()`)."""
 
 from __future__ import annotations
 

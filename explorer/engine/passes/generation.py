@@ -33,16 +33,15 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.kernels.listed import listed_rows
 from explorer.engine.kernels.sampling import pick, process
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.scoring import chunked_rows
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 __all__ = [
     "WAIT_S",

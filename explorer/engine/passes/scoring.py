@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
 from explorer.engine.kernels.listed import listed_rows, listed_width
+from explorer.engine.passes import bounds
 from explorer.engine.passes.blocks import PREFILL, logits, prefill_blocks
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble

@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import torch
 
-from explorer import bounds
 from explorer.engine.interface import Forward, ModelEngine, forward_pass
-from explorer.engine.passes import blocks
+from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.scoring import hidden_blocks, text_ids
 from explorer.errors import ExplorerError
 from explorer.results.scores import Rows, TokenScores, assemble

@@ -23,9 +23,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from explorer import bounds
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.kernels.listed import listed_width
+from explorer.engine.passes import bounds
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.remote.http import Backend, error_message
 from explorer.engine.remote.stream import generation_body, listed_row, num, top_row
@@ -35,7 +35,7 @@ from explorer.engine.text.tokens import vocab_bytes
 from explorer.errors import ExplorerError
 from explorer.floats import from_json
 from explorer.results.scores import Rows, TokenScores, assemble
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 FULL_VOCAB_BUDGET = 4_000_000  # positions x vocabulary entries asked as JSON for exact entropy (~300 MB of JSON)
 SERVER = "server"  # --backend-tokenizer server: tokenize on the server, load no tokenizer here

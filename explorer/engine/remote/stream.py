@@ -8,7 +8,7 @@ import numpy as np
 from explorer.errors import ExplorerError
 from explorer.floats import value_from_json
 from explorer.results.scores import Rows
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 
 
 def top_row(tid: int, value, pairs: dict[int, float], s: SamplerSettings) -> Rows:

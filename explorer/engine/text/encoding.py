@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer import bounds
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
 
 CHAT_TEMPLATE_RESERVED = {
@@ -37,7 +37,7 @@ def check_ids(ids: list[int], name: str, context: int, vocab_size: int) -> None:
     """Refuse no ids, more than the page's cap or `context`, and ids outside the vocabulary (0: not known)."""
     if not ids:
         raise ExplorerError("The prompt has no tokens: give some text or token ids.", param="prompt", code="empty_text")
-    bounds.check_input(len(ids))  # a page action's cap (explorer/bounds.py); the API checks its own
+    bounds.check_input(len(ids))  # a page action's cap (explorer/engine/passes/bounds.py); the API checks its own
     if len(ids) > context:
         raise ExplorerError(
             f"The text is {len(ids)} tokens; {name} reads at most {context}: shorten it.",

@@ -58,7 +58,7 @@ class Opened:
 
     results: list[TokenScores]
     shape: str  # a key of SHAPES
-    view: dict | None = None  # a session's `view` (read with explorer.links.ViewState.from_dict)
+    view: dict | None = None  # a session's `view` (read with explorer.ui.links.ViewState.from_dict)
     special: tuple[int, ...] = ()  # a session's marker tokens
     turns: tuple[tuple[int, str], ...] = ()  # a session's chat turns: (first position, role)
     notes: list[str] = field(default_factory=list)  # what the document does not carry

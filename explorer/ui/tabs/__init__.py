@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from explorer.models import Models
+from explorer.serving.models import Models
 from explorer.ui.inspector import Inspector
 
 

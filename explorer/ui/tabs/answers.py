@@ -10,7 +10,6 @@ import gradio as gr
 
 from explorer.engine.analyses.answers import MAX_ANSWERS, MAX_VARIANTS, check_answers, run_quiz, score_answers
 from explorer.errors import ExplorerError
-from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, damaged, text
 from explorer.notebook.views import answers_page
 from explorer.render.answers import (
     answers_figure,
@@ -24,6 +23,7 @@ from explorer.results.answers import Quiz, parse_answers, quiz_text, read_quiz
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import cleared, read_upload, view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors
+from explorer.ui.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, damaged, text
 from explorer.ui.tabs import Shared
 
 INTRO = f"""Which answer does the model prefer? Each answer's probability is the sum over its **variants** of the

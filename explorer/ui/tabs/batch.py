@@ -14,8 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from explorer import bounds
 from explorer.engine.analyses.batch import STOP_CODES, fill_word_table, score_batch, settings
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
 from explorer.notebook.views import batch_page
 from explorer.render.batch import batch_markdown, batch_table, row_of
@@ -251,7 +251,7 @@ def _why_stopped(e: ExplorerError, b: Batch) -> str:
     """A stop's reason; the time cap's says how to go on (the next run starts where this one stopped)."""
     if e.code != "timeout":
         return e.message
-    bound = bounds.current()
+    bound = bounds.current_bound()
     cap = bound.limits.max_seconds if bound is not None and bound.limits is not None else 0
     return (
         f"This server allows {cap:g} s for one action (EXPLORER_MAX_SECONDS). Press Score to go on from text "

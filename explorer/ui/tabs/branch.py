@@ -14,18 +14,18 @@ import gradio as gr
 import pandas as pd
 
 from explorer.engine.analyses.branch import Prefixes, grow, plant
-from explorer.links import Base, Rerun, TabLink, ViewState
 from explorer.notebook.views import branch_page
 from explorer.render.branch import CSS, compare_html, leaf_choices, md_code, node_markdown, node_table, tree_html
 from explorer.render.tables import ALT_COLUMNS
 from explorer.render.text import visible
 from explorer.results.branch import BranchTree
 from explorer.results.scores import TokenScores
-from explorer.settings import SamplerSettings, page_k
+from explorer.rules.sampler import SamplerSettings, page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import click_js
 from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, picked, user_errors, whole_number
+from explorer.ui.links import Base, Rerun, TabLink, ViewState
 from explorer.ui.sampler import RunOptions, endpoint_inputs, sampler_controls
 from explorer.ui.tabs import Shared
 

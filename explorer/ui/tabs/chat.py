@@ -11,9 +11,9 @@ import gradio as gr
 
 from explorer.engine.text.turns import chat_turns
 from explorer.errors import ExplorerError
-from explorer.links import Base, ResultLink, ViewState, damaged, flag, messages, text
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error
+from explorer.ui.links import Base, ResultLink, ViewState, damaged, flag, messages, text
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
     RunOptions,

@@ -11,7 +11,6 @@ import pandas as pd
 
 from explorer.engine.analyses.compare import compare_prompt_texts, compare_text
 from explorer.errors import ExplorerError
-from explorer.links import Base, Rerun, TabLink, ViewState, choice, count, text
 from explorer.notebook.views import compare_page
 from explorer.render.compare import (
     CSS,
@@ -25,11 +24,12 @@ from explorer.render.compare import (
 from explorer.render.stats import stats_markdown
 from explorer.results.compare import Comparison
 from explorer.results.stats import binoculars
-from explorer.settings import page_k
+from explorer.rules.sampler import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, picked, user_errors
+from explorer.ui.links import Base, Rerun, TabLink, ViewState, choice, count, text
 from explorer.ui.tabs import Shared
 
 MODES = ["Two models, one text", "One model, two prompts"]

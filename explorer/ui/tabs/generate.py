@@ -8,9 +8,9 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.links import Base, ResultLink, ViewState, flag, text
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error
+from explorer.ui.links import Base, ResultLink, ViewState, flag, text
 from explorer.ui.marks import marks_of
 from explorer.ui.sampler import (
     RunOptions,

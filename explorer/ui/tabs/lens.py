@@ -11,15 +11,15 @@ import pandas as pd
 
 from explorer.engine.analyses.lens import lens_ids
 from explorer.errors import ExplorerError
-from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.notebook.views import lens_page
 from explorer.render.lens import CSS, METRICS, cell_markdown, cell_table, legend_html, lens_html
 from explorer.render.tables import ALT_COLUMNS
 from explorer.results.lens import LensGrid
-from explorer.settings import page_k
+from explorer.rules.sampler import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.downloads import view_button, view_file
 from explorer.ui.errors import error, user_errors, whole_number
+from explorer.ui.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.ui.tabs import Shared, twin_note
 
 LENS_K = 10  # top-k kept per cell (at most the server's cap: page_k)

@@ -9,11 +9,11 @@ from typing import Any
 import gradio as gr
 
 from explorer.engine.analyses.lookup import lookup
-from explorer.links import Base, Rerun, TabLink, ViewState, text
 from explorer.render.lookup import lookup_figure, lookup_markdown, lookup_table
 from explorer.results.lookup import MAX_LOOKUPS
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
+from explorer.ui.links import Base, Rerun, TabLink, ViewState, text
 from explorer.ui.tabs import Shared
 
 

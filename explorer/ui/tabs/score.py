@@ -16,14 +16,14 @@ import gradio as gr
 from explorer.engine import ModelEngine
 from explorer.engine.analyses.guesses import next_token
 from explorer.engine.passes.scoring import score_progress, text_ids
-from explorer.links import Base, ResultLink, ViewState, flag, text
 from explorer.render.next_token import CSS as NEXT_CSS
 from explorer.render.next_token import temperature_html
 from explorer.results.next_token import NextToken
-from explorer.settings import page_k
+from explorer.rules.sampler import page_k
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import View, new_rid, parse_thresholds, progress_html
+from explorer.ui.links import Base, ResultLink, ViewState, flag, text
 from explorer.ui.marks import marks_of
 from explorer.ui.stop import running, stop_button, stops
 from explorer.ui.tabs import Shared

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 
 from explorer.engine.analyses.whatif import MAX_SHOWN, logits_row, whatif
-from explorer.links import Base, Rerun, TabLink, ViewState, damaged, slider
 from explorer.render.whatif import WHATIF_COLUMNS, whatif_figure, whatif_markdown, whatif_table
 from explorer.results.whatif import context_of
-from explorer.settings import SamplerSettings
+from explorer.rules.sampler import SamplerSettings
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, picked, user_errors
+from explorer.ui.links import Base, Rerun, TabLink, ViewState, damaged, slider
 from explorer.ui.sampler import Sampler
 from explorer.ui.sliders import Range, ranged, sliders_of
 from explorer.ui.tabs import Shared

@@ -15,10 +15,9 @@ from typing import Any, ClassVar
 
 import gradio as gr
 
-from explorer import bounds
 from explorer.engine.analyses.attribution import DETAIL, MAX_STEPS, attribute, check_request
+from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
-from explorer.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.notebook.views import why_page
 from explorer.render.why import CSS, legend_html, why_figure, why_html, why_summary, why_table
 from explorer.results.attribution import Attribution
@@ -26,6 +25,7 @@ from explorer.ui.actions import uses_model
 from explorer.ui.downloads import view_button, view_file, write_text
 from explorer.ui.errors import error, user_errors, whole_number
 from explorer.ui.inspector import progress_html
+from explorer.ui.links import MAX_TOKEN_CHARS, Base, Rerun, TabLink, ViewState, choice, count, text, whole
 from explorer.ui.stop import running, stop_button, stops
 from explorer.ui.tabs import Shared, twin_note
 

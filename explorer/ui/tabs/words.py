@@ -11,7 +11,6 @@ import gradio as gr
 from explorer.engine.passes.word_ends import Progress, score_words
 from explorer.errors import ExplorerError
 from explorer.export.words import to_csv, to_json
-from explorer.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, whole
 from explorer.notebook.views import words_page
 from explorer.render.words import (
     CORRECTED_NOTE,
@@ -30,6 +29,7 @@ from explorer.ui.actions import uses_model
 from explorer.ui.chips import CLICK_JS, clicked
 from explorer.ui.downloads import view_button, view_file, write_text
 from explorer.ui.errors import error, picked
+from explorer.ui.links import MAX_POSITION, Base, Rerun, TabLink, ViewState, choice, count, whole
 from explorer.ui.tabs import Shared
 from explorer.ui.tabs.score import UI_PREFILL
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 T = TypeVar("T")
 Stop = Callable[[], None]  # raises to stop the work (client gone, Stop pressed)
@@ -50,7 +50,8 @@ class Bound:
 _current: ContextVar[Bound | None] = ContextVar("explorer_bound", default=None)
 
 
-def current() -> Bound | None:
+def current_bound() -> Bound | None:
+    """The bound in force in this context (set by `within`), or None (no bound: `check()` does nothing)."""
     return _current.get()
 
 
@@ -78,7 +79,7 @@ def within(bound: Bound) -> Iterator[Bound]:
 
 def stopping(stop: Stop) -> AbstractContextManager[Bound]:
     """Run the block under the current bound (or none) with `stop` asked too, after the bound's own stop."""
-    bound = current() or Bound()
+    bound = current_bound() or Bound()
     first = bound.stop
     if first is None:
         return within(replace(bound, stop=stop))
@@ -109,12 +110,12 @@ def iterated(bound: Bound, items: Iterator[T]) -> Iterator[T]:
 
 def check_input(n: int, param: str = "prompt") -> None:
     """Refuse `n` input tokens over the current bound's cap."""
-    bound = current()
+    bound = current_bound()
     if bound is not None and bound.limits is not None:
         bound.limits.check_input(n, param)
 
 
 def check_new_tokens(n: int, param: str = "max_tokens") -> None:
-    bound = current()
+    bound = current_bound()
     if bound is not None and bound.limits is not None:
         bound.limits.check_new_tokens(n, param)

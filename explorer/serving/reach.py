@@ -1,17 +1,20 @@
-"""Which address a link should name so that other devices (students' phones) can open it, and when none can.
+"""Who can reach this server, and which address a link should name so that other devices (students' phones) can
+open it, and when none can.
 
-A share tunnel's or a Space's public URL first; else the address the visitor's browser used, unless that is
-loopback: then this machine's local network address where the server listens on every interface (`--host 0.0.0.0`);
-else the loopback address, with a warning saying how to fix it.
+Who: `is_public` (a public deployment: `--public`, EXPLORER_PUBLIC or a Space) and `is_loopback` (an address only
+this machine reaches). Which address (`base_url`): a share tunnel's or a Space's public URL first; else the address
+the visitor's browser used, unless that is loopback: then this machine's local network address where the server
+listens on every interface (`--host 0.0.0.0`); else the loopback address, with a warning saying how to fix it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import socket
 from collections.abc import Mapping
 
-from explorer.models import is_loopback
+from explorer.config import Config, current
 
 LOOPBACK_WARNING = (
     "This link names this computer only (127.0.0.1): other devices, students' phones among them, cannot open it. "
@@ -31,6 +34,19 @@ def host_header(value: str | None) -> str | None:
     if found is None or len(found["name"]) > MAX_HOST or not HOST.fullmatch(found["name"]):
         return None
     return value if found["port"] is None or 0 < int(found["port"]) < 65536 else None
+
+
+def is_public(flag: bool | None = None, config: Config | None = None) -> bool:
+    """Whether this is a public deployment: `--public`, else EXPLORER_PUBLIC (1/0), else on a Hugging Face Space
+    (`config`'s word: default, the configuration in force)."""
+    return bool(flag) or (config or current()).public
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def base_url(

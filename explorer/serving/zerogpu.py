@@ -7,7 +7,7 @@ asks the device API to schedule a GPU for a duration, forks a worker process (or
 packed weights onto the GPU in it, runs the function there and sends its pickled result back, then releases the GPU.
 So, on ZeroGPU:
 1. `activate()` imports `spaces` before any model loads (its patching must see the load);
-2. every served model loads at start-up, on `cuda` (explorer/models.py `Models.preload`), never lazily in a worker;
+2. every served model loads at start-up, on `cuda` (models.py beside this: `Models.preload`), never lazily in a worker;
 3. each call asks `gpu_seconds(...)`: a pure function of the tokens asked and the model's rate (below);
 4. the server runs the package's start-up (`start_up`: pack, report) itself, since it does not call `Blocks.launch`.
 

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from explorer.errors import ExplorerError
 from explorer.results.colour_by import DEFAULT_METRIC, DEFAULT_THRESHOLDS, METRIC_NAMES
-from explorer.settings import MAX_K
+from explorer.rules.sampler import MAX_K
 
 VERSION = "2"
 VERSIONS = ("1", "2")  # a version 1 link (Score, Generate, Chat only) reads as the same view

@@ -168,7 +168,7 @@ class LM:
 
     @staticmethod
     def _k(k: int, param: str = "k", *, allow_full: bool = True) -> int:
-        from explorer.settings import check_k
+        from explorer.rules.sampler import check_k
 
         checked = check_k(k, param, allow_full=allow_full)
         if checked is None:
@@ -229,9 +229,9 @@ class LM:
         every generated token with its logprob, rank, entropy and top-`logprobs` alternatives (0..20), as
         `logprob-explorer generate` gives it. `temperature` 0 is greedy; `seed` makes sampling repeatable;
         `prompt_logprobs` also scores the prompt; `mode` "raw" (the model's distribution) or "processed" (after
-        the sampler). More settings of explorer.settings.SamplerSettings (min_p, repetition_penalty, ...) go in
+        the sampler). More settings of explorer.rules.sampler.SamplerSettings (min_p, repetition_penalty, ...) go in
         `sampler`."""
-        from explorer.settings import SamplerSettings
+        from explorer.rules.sampler import SamplerSettings
 
         known = {f for f in SamplerSettings.__dataclass_fields__ if f not in ("n",)}
         unknown = sorted(set(sampler) - known)

@@ -13,7 +13,6 @@ request computes with it, so eviction never drops a model in use.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import re
@@ -32,7 +31,7 @@ from explorer.engine.capabilities import has_hidden_states, no_hidden_states
 from explorer.engine.local.memory import device_memory_mb
 from explorer.engine.select import EngineSpec
 from explorer.errors import ExplorerError
-from explorer.settings import Limits
+from explorer.rules.sampler import Limits
 
 log = logging.getLogger(__name__)
 AnyEngine = ModelEngine  # a model loaded here (torch, llama.cpp), or a RemoteEngine served by a backend (--backend)
@@ -58,12 +57,6 @@ def public_name(source: str) -> str:
     return source
 
 
-def is_public(flag: bool | None = None, config: Config | None = None) -> bool:
-    """Whether this is a public deployment: `--public`, else EXPLORER_PUBLIC (1/0), else on a Hugging Face Space
-    (`config`'s word: default, the configuration in force)."""
-    return bool(flag) or (config or current()).public
-
-
 def specs_of(sources: list[str], trust_remote_code: bool = False) -> dict[str, ModelSpec]:
     """The operator's models by public name, in order; two folders may not share a name."""
     specs: dict[str, ModelSpec] = {}
@@ -75,13 +68,6 @@ def specs_of(sources: list[str], trust_remote_code: bool = False) -> dict[str, M
             )
         specs.setdefault(spec.name, spec)
     return specs
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Models:
@@ -172,7 +158,7 @@ class Models:
             self._batched(engine)
 
     def preload_for_zero_gpu(self) -> list[AnyEngine]:
-        """ZeroGPU (explorer/zerogpu.py): every listed model loaded now, while the `spaces` package's patching makes
+        """ZeroGPU (zerogpu.py beside this): every listed model loaded now, while the `spaces` package's patching makes
         `cuda` placeholders in this process, so that the package packs its weights once at start-up and each GPU
         worker finds them; never evicted (a model loaded later would load inside a worker, and go with it); never
         torch.compile'd (kernels compiled and warmed up here would be built on the placeholders, in the process
