@@ -280,13 +280,13 @@ HOSTS = [  # (a Host or X-Forwarded-Host, what a link may name: None for ignored
 
 @pytest.mark.parametrize(("value", "kept"), HOSTS, ids=[h[:20] or "empty" for h, _ in HOSTS])
 def test_only_a_host_name_reaches_a_link(value, kept):
-    from explorer.reach import host_header
+    from explorer.serving.reach import host_header
 
     assert host_header(value) == kept
 
 
 def test_a_qr_code_of_a_link_too_long_is_none_never_an_error():
-    from explorer.reach import qr_code
+    from explorer.serving.reach import qr_code
 
     assert qr_code("http://x.example/" + "a" * 3000, "png") is None
     assert qr_code("http://x.example/" + "a" * 3000) is None

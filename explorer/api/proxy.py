@@ -3,7 +3,7 @@
 
 From a trusted peer (EXPLORER_FORWARDED_ALLOW_IPS, or a Space's own proxy: `Config.proxies`) the client address
 becomes the last address in X-Forwarded-For that no trusted proxy appended, the scheme X-Forwarded-Proto's, and
-X-Forwarded-Host stays for the links (explorer/reach.py). From anyone else the three headers are dropped before any
+X-Forwarded-Host stays for the links (explorer/serving/reach.py). From anyone else the three headers are dropped before any
 route reads them: the peer's own address counts, and links name the Host the browser used.
 """
 
