@@ -74,7 +74,8 @@ function chartRow(table, r, sample) {
   b.appendChild(barLine("class", r.share, r.said ? Math.round(100 * r.share) + "% of " + who + " (" + r.count + ")" : (sample ? "not drawn" : "nobody")));
   b.appendChild(barLine("model", r.p, r.p === null ? "model: waits for its numbers" : "model: " + pct(Math.log(r.p))));
 }
-function drawChart(box, rows, sample) {  // box: an element the chart fills (its tables and the fold)
+function drawChart(box, rows, kind) {  // box: an element the chart fills (its tables and the fold); kind: the step's
+  const sample = kind === "sample";
   box.textContent = "";
   const table = () => { const t = document.createElement("table"); t.className = "chart"; box.appendChild(t); return t; };
   const said = rows.filter((r) => r.said), unsaid = rows.filter((r) => !r.said);
@@ -92,7 +93,8 @@ function drawChart(box, rows, sample) {  // box: an element the chart fills (its
   }
   if (unsaid.length) {
     const h = document.createElement("div"); h.className = "sub";
-    h.textContent = sample ? "The model's likeliest, not drawn:" : "The model's likeliest words nobody said:"; box.appendChild(h);
+    h.textContent = sample ? "The model's likeliest, not drawn:"
+      : kind === "choose" ? "The choices nobody picked:" : "The model's likeliest words nobody said:"; box.appendChild(h);
     const t = table();
     for (const r of unsaid) chartRow(t, r, sample);
   }
