@@ -15,7 +15,7 @@ from explorer.config import PUBLIC_LIMITS as PUBLIC_LIMITS
 from explorer.config import Limits as Limits
 from explorer.errors import ExplorerError
 
-VERSION = "0.2.0"  # the package's version, written here only (explorer.__version__; pyproject.toml reads it)
+VERSION = "0.3.0"  # the package's version, written here only (explorer.__version__; pyproject.toml reads it)
 MAX_STOP = 4
 MAX_STOP_CHARS = 256  # longer stop strings would cost a scan of their length every step
 GREEDY_BELOW = 1e-5  # vLLM's _SAMPLING_EPS: a smaller temperature means greedy
