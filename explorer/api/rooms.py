@@ -157,17 +157,18 @@ def next_logprobs(engine, text: str) -> np.ndarray:
     return next_token(engine, text).logprobs
 
 
-_CONTINUES: dict[int, np.ndarray] = {}  # id of a vocabulary -> its mask of tokens that continue a word
+_CONTINUES: dict[int, tuple[Sequence[bytes], np.ndarray]] = {}  # id of a vocabulary -> (it, its mask)
 
 
 def continues(vocab: Sequence[bytes]) -> np.ndarray:
     """(V,) bool: the tokens that continue the word before them (they start with a letter, a digit or an
-    apostrophe, not a space or punctuation); computed once per vocabulary."""
-    key = id(vocab)
-    if key not in _CONTINUES:
+    apostrophe, not a space or punctuation); computed once per vocabulary (kept with it: an id a freed vocabulary
+    had may name another later)."""
+    known = _CONTINUES.get(id(vocab))
+    if known is None or known[0] is not vocab:
         first = [b.decode("utf-8", "replace")[:1] for b in vocab]
-        _CONTINUES[key] = np.array([c.isalnum() or c in "'’" for c in first], dtype=bool)
-    return _CONTINUES[key]
+        known = _CONTINUES[id(vocab)] = (vocab, np.array([c.isalnum() or c in "'’" for c in first], dtype=bool))
+    return known[1]
 
 
 def word_like(text: str) -> bool:
