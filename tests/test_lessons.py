@@ -431,6 +431,7 @@ def test_a_draw_is_a_whole_word_with_the_probability_of_its_path():
     """Classroom.draw on a hand-made vocabulary: tokens drawn until the next starts a new word, the word's probability
     the product of its tokens' and of a word ending there (1 - the mass of the tokens that continue it)."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
 
@@ -459,7 +460,8 @@ def test_a_draw_is_a_whole_word_with_the_probability_of_its_path():
     async def draws(n: int) -> list:
         return [await classroom.draw(None, None, st) for _ in range(n)]  # type: ignore[arg-type]
 
-    got = asyncio.run(draws(300))
+    with ThreadPoolExecutor(1) as pool:  # a loop of its own: a browser test's may still run on this thread
+        got = pool.submit(asyncio.run, draws(300)).result()
     for text, lp, whole in got:
         assert whole and lp == pytest.approx(math.log(want[text]), abs=1e-6), text
     assert {t for t, _, _ in got} >= {" pizza", " pie", " x"}  # each over 15%: all met in 300 draws
