@@ -303,6 +303,38 @@ def test_hostile_files_cost_their_size_and_get_a_message():
         schema.load("title: A\nsteps:\n" + "".join(" " * i + "- \n" for i in range(1, 300)))
 
 
+def test_a_file_of_thousands_of_tiny_fields_is_refused_before_it_is_built():
+    """63 KB of one-character list items (30,000 nodes; it stalled the server when built) gets a message, YAML or
+    JSON, while a real lesson of the most steps and choices loads."""
+    flood = "title: A\nsteps:\n  - kind: choose\n    prompt: T\n    choices: [" + ",".join(["x"] * 30_000) + "]\n"
+    assert len(flood.encode()) < schema.MAX_BYTES
+    with pytest.raises(ExplorerError, match="more than 5,000 fields"):
+        schema.load(flood)
+    with pytest.raises(ExplorerError, match="more than 5,000 fields"):
+        schema.load(
+            json.dumps(
+                {"title": "A", "steps": [{"kind": "choose", "prompt": "T", "choices": [0] * 30_000}]},
+                separators=(",", ":"),
+            )
+        )
+    biggest = {
+        "title": "A",
+        "steps": [
+            {
+                "kind": "choose",
+                "prompt": f"Step {i}",
+                "note": "n",
+                "choices": [f"w{j}" for j in range(schema.MAX_CHOICES)],
+            }
+            for i in range(schema.MAX_STEPS)
+        ],
+    }
+    assert len(schema.load(json.dumps(biggest)).steps) == schema.MAX_STEPS
+    import yaml
+
+    assert len(schema.load(yaml.safe_dump(biggest)).steps) == schema.MAX_STEPS
+
+
 def test_one_address_opens_a_bounded_number_of_rooms():
     rooms = Rooms(RoomLimits(rooms=10, per_address=2))
     lesson = schema.load(GOOD)

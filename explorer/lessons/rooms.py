@@ -57,6 +57,7 @@ class StepState:
     earlier: list[dict] = field(default_factory=list)  # sample steps: [{"temperature", "answers"}] of past tallies
     revealed: bool = False  # the teacher has shown the word and the model's side
     lock: threading.RLock = field(default_factory=threading.RLock)  # its numbers are computed once
+    _chart: tuple[tuple, list[dict]] | None = field(default=None, repr=False, compare=False)  # (its key, the chart)
 
     @property
     def shown(self) -> bool:
@@ -73,7 +74,10 @@ class StepState:
         sampler's probabilities; None before the model's side."""
         if self.model_top is None:
             return None
-        return chart(self.step, self.counts(), self.numbers, self.model_top)
+        key = (tuple(self.answers), tuple(map(id, self.numbers.values())), id(self.model_top), self.temperature)
+        if self._chart is None or self._chart[0] != key:  # drawn once per change, not once per phone's poll
+            self._chart = (key, chart(self.step, self.counts(), self.numbers, self.model_top))
+        return self._chart[1]
 
     def new_tally(self, temperature: float) -> None:
         """A sample step's draws start again at `temperature`; the draws so far are kept apart, by theirs."""

@@ -46,7 +46,9 @@ MAX_CHOICES = 8
 MAX_CHOICE = 40  # characters of a choice
 MAX_NOTE = 200  # characters of a step's note for the teacher
 MAX_BYTES = 64_000  # a lesson file
+MAX_NODES = 5_000  # scalars, lists and mappings in a lesson file: 40 steps of 8 choices and a note are under 700
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where built (a tenth of the time; nests 1,000 deep)
+NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
 TEMPERATURE = (0.05, 5.0)  # what a step's temperature may be
 BUILTIN = ("guess-next-word", "temperature", "bias")
 
@@ -146,9 +148,16 @@ def _parse(text: str | bytes) -> _Doc:
                 param="lesson",
                 code="invalid_lesson",
             ) from None
+        _count_data(data)
+        doc = _Doc(data)
+        try:  # JSON is (nearly) YAML: its lines come from the same composer
+            node = yaml.compose(text, Loader=LOADER)
+        except (yaml.YAMLError, RecursionError):
+            node = None
     else:
         try:
-            data = yaml.load(text, Loader=LOADER)  # a safe loader (LOADER)
+            _count(text)  # before anything is built: 64 KB of one-character fields is 30,000 nodes
+            node, data = _parse_yaml(text)
         except yaml.YAMLError as err:
             mark, opened = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -159,14 +168,54 @@ def _parse(text: str | bytes) -> _Doc:
                 param="lesson",
                 code="invalid_lesson",
             ) from None
-    doc = _Doc(data)
-    try:  # JSON is (nearly) YAML: its lines come from the same composer
-        node = yaml.compose(text, Loader=LOADER)
-        if node is not None:
-            _lines(node, "", doc.lines, set())
-    except (yaml.YAMLError, RecursionError):
-        pass
+        doc = _Doc(data)
+    if node is not None:
+        _lines(node, "", doc.lines, set())
     return doc
+
+
+def _too_many() -> ExplorerError:
+    return ExplorerError(
+        f"Lesson: the file has more than {MAX_NODES:,} fields and list items; a lesson needs far fewer: "
+        "is it the right file?",
+        param="lesson",
+        code="invalid_lesson",
+    )
+
+
+def _count(text: str) -> None:
+    """Refuse a YAML text of more than MAX_NODES nodes, counted from libyaml's events before any node is built."""
+    n = 0
+    for event in yaml.parse(text, Loader=LOADER):
+        if isinstance(event, NODE_EVENTS):
+            n += 1
+            if n > MAX_NODES:
+                raise _too_many()
+
+
+def _count_data(data: Any) -> None:
+    """The same bound on parsed JSON, counted before its lines are composed."""
+    n, todo = 0, [data]
+    while todo:
+        item = todo.pop()
+        n += 1
+        if n > MAX_NODES:
+            raise _too_many()
+        if isinstance(item, dict):
+            todo.extend(item.values())
+            n += len(item)  # the keys
+        elif isinstance(item, list):
+            todo.extend(item)
+
+
+def _parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
+    """Compose a YAML text once: its node tree (for the field lines) and the data built from it."""
+    loader = LOADER(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
 
 
 def _text(doc: _Doc, obj: dict, key: str, path: str, most: int = MAX_TEXT, required: bool = True) -> str:
