@@ -23,6 +23,7 @@ import numpy as np
 from explorer.errors import ExplorerError
 from explorer.floats import list_to_json, value_from_json
 from explorer.floats import to_json as _num
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,9 +150,7 @@ class Answers:
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per answer: logprob (nats), probability, normalised probability, best, variants (explorer.notebook.frames.answers_frame)."""
-        from explorer.notebook.frames import answers_frame
-
-        return answers_frame(self)
+        return show(self, "to_pandas")
 
     @classmethod
     def from_dict(cls, d: dict) -> Answers:

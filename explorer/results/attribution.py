@@ -19,6 +19,7 @@ import numpy as np
 
 from explorer.floats import to_json as _num
 from explorer.floats import value_from_json
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,9 +152,7 @@ class Attribution:
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per source unit: token range, text, value, rank by strength, special (explorer.notebook.frames.attribution_frame)."""
-        from explorer.notebook.frames import attribution_frame
-
-        return attribution_frame(self)
+        return show(self, "to_pandas")
 
     def to_csv(self) -> str:
         """One row per source unit: rank (by strength), span, text, value, special."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from explorer.floats import from_json, list_to_json
 from explorer.results.scores import TokenScores
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -205,9 +206,7 @@ class Comparison:
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per paired token (or aligned span): both logprobs and ranks, their difference, KL and JS (nats) (explorer.notebook.frames.comparison_frame)."""
-        from explorer.notebook.frames import comparison_frame
-
-        return comparison_frame(self)
+        return show(self, "to_pandas")
 
     @classmethod
     def from_dict(cls, d: dict) -> Comparison:
