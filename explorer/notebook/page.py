@@ -200,13 +200,15 @@ def scope_css(css: str, scope: str = SCOPE) -> str:
 
 
 @cache
-def view_css() -> str:
-    """The view's CSS, every rule under `.lx-view` (scope_css): the page's palette and CSS, Gradio's colours (light),
-    the host's layout; the page's dark theme under prefers-color-scheme: dark."""
+def view_css(scoped: bool = True) -> str:
+    """The view's CSS: the page's palette and CSS, Gradio's colours (light), the host's layout; the page's dark theme
+    under prefers-color-scheme: dark. `scoped` (a notebook output): every rule of the page's under `.lx-view`
+    (scope_css); else (a saved page, the view its whole document) the page's CSS as it is."""
     page = PALETTE_CSS + static("page.css")
     light = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['light'])} }}"
     dark = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['dark'])} }}\n.lx-view {{ color-scheme: dark; }}\n"
-    return f"{scope_css(page)}\n{light}{HOST_CSS}@media (prefers-color-scheme: dark) {{\n{dark}{dark_rules(page)}\n}}\n"
+    own = scope_css(page) + "\n" if scoped else page
+    return f"{own}{light}{HOST_CSS}@media (prefers-color-scheme: dark) {{\n{dark}{dark_rules(page)}\n}}\n"
 
 
 def page_css() -> str:
@@ -243,13 +245,14 @@ def summary_text(r: TokenScores) -> str:
     )
 
 
-def view_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
-    """The interactive view of `r` as one HTML fragment (a notebook output): its CSS, data and script inline."""
+def view_html(r: TokenScores, metric: str = DEFAULT_METRIC, scoped: bool = True) -> str:
+    """The interactive view of `r` as one HTML fragment (a notebook output): its CSS (`scoped` under the view: see
+    view_css), data and script inline."""
     check_metric(metric)
     script = HOST_JS.replace("HEATMAP_JS", static("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
     return (
         f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
-        f"<style>{view_css()}</style>"
+        f"<style>{view_css(scoped)}</style>"
         f'<p class="lx-summary">{html.escape(summary_text(r))}</p>{legend_html(metric)}'
         '<div class="lx-cols"><div id="heatmap"><div class="lx-span" hidden></div>'
         f"{heatmap_html(r, metric)}{data_html(page_data(r))}</div>"
@@ -266,7 +269,7 @@ def page_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">'
-        f"<title>{title}</title><style>{page_css()}</style></head><body>{view_html(r, metric)}</body></html>\n"
+        f"<title>{title}</title><style>{page_css()}</style></head><body>{view_html(r, metric, scoped=False)}</body></html>\n"
     )
 
 

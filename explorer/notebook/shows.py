@@ -81,6 +81,33 @@ def _frame(name: str) -> Any:
     return present
 
 
+def _view(name: str, inline: bool) -> Presenter:
+    """A presenter that draws the result with explorer.notebook.views.`name` (a notebook fragment when `inline`, whose
+    CSS is scoped to it; else a whole file)."""
+
+    def present(result: Any) -> str:
+        import explorer.notebook.views as views
+
+        if name == "words_page":  # WordScores: the token scores and the words, drawn together
+            return views.words_page(result.scores, result.words, result.lead, inline=inline)
+        return getattr(views, name)(result, inline=inline)
+
+    present.__name__ = f"{name}_inline" if inline else name
+    return present
+
+
+VIEWS = {
+    "word_scores.WordScores": "words_page",
+    "compare.Comparison": "compare_page",
+    "answers.Answers": "answers_page",
+    "attribution.Attribution": "why_page",
+    "lens.LensGrid": "lens_page",
+    "branch.BranchTree": "branch_page",
+    "batch.Batch": "batch_page",
+    "lookup.Lookups": "lookup_page",
+}  # each tool view's result type -> its drawing in explorer/notebook/views.py
+
+
 def register() -> None:
     """Fill explorer/results/shown.py's table (again: it is idempotent)."""
     scores = R + "scores.TokenScores"
@@ -103,8 +130,14 @@ def register() -> None:
         "attribution.Attribution": "attribution_frame",
         "batch.Batch": "batch_frame",
         "answers.Answers": "answers_frame",
+        "lens.LensGrid": "lens_frame",
+        "branch.BranchTree": "branch_frame",
+        "lookup.Lookups": "lookup_frame",
     }.items():
         provide(R + kind, "to_pandas", _frame(name))
+    for kind, name in VIEWS.items():
+        provide(R + kind, "to_html", _view(name, inline=False))
+        provide(R + kind, "_repr_html_", _view(name, inline=True))
 
 
 register()

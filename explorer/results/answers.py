@@ -148,6 +148,14 @@ class Answers:
             ],
         }
 
+    def to_html(self) -> str:
+        """The Answers view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Answers view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per answer: logprob (nats), probability, normalised probability, best, variants (explorer.notebook.frames.answers_frame)."""
         return show(self, "to_pandas")

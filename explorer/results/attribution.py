@@ -126,7 +126,7 @@ class Attribution:
                 }
                 for u, (a, b) in enumerate(self.spans.tolist())
             ],
-        }
+        } | ({"note": self.note} if self.note else {})  # which engine computed it, where another serves the model
 
     @classmethod
     def from_dict(cls, d: dict) -> Attribution:
@@ -148,7 +148,16 @@ class Attribution:
             special=np.array([bool(s.get("special")) for s in src], bool),
             target_text=d["target"].get("text", ""),
             contrast_text="" if c is None else c.get("text", ""),
+            note=d.get("note", ""),
         )
+
+    def to_html(self) -> str:
+        """The Why view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Why view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per source unit: token range, text, value, rank by strength, special (explorer.notebook.frames.attribution_frame)."""

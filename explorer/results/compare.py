@@ -204,6 +204,14 @@ class Comparison:
             "note": SPANS_NOTE,
         }
 
+    def to_html(self) -> str:
+        """The Compare view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Compare view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per paired token (or aligned span): both logprobs and ranks, their difference, KL and JS (nats) (explorer.notebook.frames.comparison_frame)."""
         return show(self, "to_pandas")

@@ -32,6 +32,14 @@ class WordScores:
         """The Words table as CSV, as `logprob-explorer words --format csv` writes it."""
         return show(self, "to_csv")
 
+    def to_html(self) -> str:
+        """The Words view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Words view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per word (WORD_COLUMNS), NaN where a number is unknown (explorer.notebook.frames.word_frame)."""
         return show(self, "to_pandas")
