@@ -208,3 +208,39 @@ def test_several_tokens_are_a_continuation(gpt2):
     r = lm.score(TEXT)
     for p in at:  # the joint: the sum of the text's own logprobs over those tokens
         assert x.joint_logprobs[p] == pytest.approx(float(r.logprobs[p : p + len(x.token_ids)].sum()), abs=1e-4)
+
+
+# ---- /v1: the hidden states of a model llama.cpp serves come from its torch twin ------------------------------------
+def test_v1_hidden_states_of_a_llamacpp_model_come_from_its_twin(tiny_gguf, tiny_gguf_dir):
+    """As tests/test_twin.py's registry: the tiny GGUF on llama.cpp, its twin the same weights' HF folder."""
+    import os
+
+    import httpx
+
+    from explorer.engine import TorchEngine
+    from explorer.serving.models import TWIN, Models
+    from tests.helpers.servers import LiveServer
+
+    hf = os.path.join(tiny_gguf_dir, "hf")
+    loads = []
+
+    def loader(spec):
+        loads.append(spec.name)
+        return TorchEngine.load(hf, device="cpu", name=spec.twin_of)
+
+    models = Models([tiny_gguf.name], allow_hub=False, loader=loader)
+    models.add(tiny_gguf)
+    srv = LiveServer(models=models)
+    try:
+        ask = {"model": tiny_gguf.name, "prompt": "the quick brown fox", "max_tokens": 1, "temperature": 0}
+        plain = httpx.post(srv.url + "/v1/completions", json=ask, timeout=120)
+        assert plain.status_code == 200, plain.text
+        assert loads == []  # no hidden states asked: llama.cpp answers
+        r = httpx.post(srv.url + "/v1/completions", json={**ask, "return_hidden_states": True}, timeout=120)
+        assert r.status_code == 200, r.text
+        assert isinstance(r.json()["choices"][0]["hidden_states"], list)  # llama.cpp alone refuses: a 400
+        assert loads == [tiny_gguf.name + TWIN]  # loaded on first use, then kept
+        again = httpx.post(srv.url + "/v1/completions", json={**ask, "return_hidden_states": True}, timeout=120)
+        assert again.status_code == 200 and loads == [tiny_gguf.name + TWIN]
+    finally:
+        srv.stop()
