@@ -225,50 +225,61 @@ def test_the_engine_has_no_import_cycle():
 
 
 FRONT = "explorer"  # explorer/__init__.py: the package's front door (LM, load, open, TokenScores, __version__)
-# The result types' notebook methods (`scores.to_pandas()`, `.to_html()`, `words.to_dict()`, ...): one-line calls of
-# the presenters in explorer/notebook and explorer/export, imported inside the method. They are the one sanctioned
-# way back from the result types to their presenters: the Python API's users call them on the result they hold, and
-# the presenters stay pure functions of it. Nothing else in explorer/results may import a presenter.
-PRESENTER_METHODS = frozenset({"to_pandas", "to_dict", "to_json", "to_csv", "to_html", "save_html", "_repr_html_"})
-PRESENTER_PACKAGES = ("explorer.notebook", "explorer.export")
+# The result types import no presenter, not even inside a method: their notebook methods (`to_pandas`, `to_html`,
+# `_repr_html_`, ...) call the presenters that explorer/notebook registers in explorer/results/shown.py.
+PRESENTER_PACKAGES = ("explorer.notebook", "explorer.render", "explorer.export", "explorer.ui")
 
 
-def presenter_method_imports(rel: str, tree: ast.Module) -> set[int]:
-    """The lines of the presenter imports inside a result type's notebook methods (PRESENTER_METHODS), in the file at
-    `rel` (only explorer/results/ has them)."""
+def presenter_imports(rel: str, found: list[tuple[int, str]]) -> list[str]:
+    """'path:line imports X' for each import in a file of explorer/results/ (`found`: its imports, wherever they
+    stand) of a presenter or face package (PRESENTER_PACKAGES)."""
     if not rel.startswith("explorer/results/"):
-        return set()
-    methods = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in PRESENTER_METHODS]
-    return {
-        n.lineno
-        for f in methods
-        for n in ast.walk(f)
-        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(PRESENTER_PACKAGES)
-    }
+        return []
+    return [
+        f"{rel}:{line} imports {m}"
+        for line, m in found
+        if any(m == p or m.startswith(p + ".") for p in PRESENTER_PACKAGES)
+    ]
+
+
+def test_the_results_import_no_presenter():
+    bad = [
+        v
+        for rel in python_files()
+        for v in presenter_imports(rel, imports((ROOT / rel).read_text(encoding="utf-8"), rel))
+    ]
+    assert not bad, "result types that import a presenter (register it in explorer/results/shown.py):\n" + "\n".join(
+        bad
+    )
 
 
 def test_the_app_has_no_import_cycle():
     """Across all of explorer/, imports inside functions counted: a rule two modules need lives in a third both import.
     Left out: the front door (every module's import runs explorer/__init__ first, so it may import anything; in
-    return no module takes a name from it but a submodule: test_no_module_reads_the_front_door) and the imports
-    inside the result types' notebook methods (PRESENTER_METHODS, above)."""
-    graph = import_graph(("explorer/",), leave_out=presenter_method_imports)
+    return no module takes a name from it but a submodule: test_no_module_reads_the_front_door), and nothing else:
+    the result types' notebook methods import no presenter (test_the_results_import_no_presenter)."""
+    graph = import_graph(("explorer/",))
     graph = {m: targets - {FRONT} for m, targets in graph.items() if m != FRONT}
     found = cycles(graph)
     assert not found, "modules that import one another: " + "; ".join(" <-> ".join(c) for c in found)
 
 
-def test_the_app_cycle_check_sees_a_presenter_import_outside_a_method():
-    """An import of a presenter at a result module's top, or in a method not named for it, counts."""
+def test_the_presenter_check_sees_an_import_inside_a_method():
+    """An import of a presenter in a result module counts wherever it stands: at the top or inside a method."""
     source = (
         "from explorer.notebook.frames import token_frame\n"
         "class R:\n"
         "    def to_pandas(self):\n        from explorer.notebook.frames import token_frame\n"
-        "    def summary(self):\n        from explorer.export.words import word_rows\n"
+        "    def to_html(self):\n        from explorer.render.heatmap import heatmap_html\n"
+        "    def summary(self):\n        from explorer.results.words import word_rows\n"
     )
-    tree = ast.parse(source)
-    assert presenter_method_imports("explorer/results/x.py", tree) == {4}
-    assert presenter_method_imports("explorer/render/x.py", tree) == set()
+    rel = "explorer/results/x.py"
+    assert [v.split(" ")[0] for v in presenter_imports(rel, imports(source, rel))] == [
+        "explorer/results/x.py:1",
+        "explorer/results/x.py:4",
+        "explorer/results/x.py:6",
+    ]
+    assert presenter_imports("explorer/render/x.py", imports(source, "explorer/render/x.py")) == []
 
 
 TOP = ("__init__.py", "__main__.py", "errors.py", "floats.py", "config.py", "server.py")  # at most six
@@ -293,7 +304,7 @@ def test_the_top_check_sees_a_loose_module():
 
 # The floors, highest first (docs/architecture.md draws them): a module imports from its own floor or the floors below,
 # never from a higher one. The front door (explorer/__init__) stands above them all and is left out, as in the cycle
-# check; so are the result types' notebook methods (PRESENTER_METHODS), the one sanctioned way back up.
+# check.
 FLOORS = (
     ("faces", ("explorer.ui", "explorer.api", "explorer.cli", "explorer.server", "explorer.__main__")),
     ("presenters", ("explorer.export", "explorer.render", "explorer.notebook")),
@@ -327,7 +338,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_no_import_runs_up_a_floor():
-    graph = import_graph(("explorer/",), leave_out=presenter_method_imports)
+    graph = import_graph(("explorer/",))
     graph = {m: targets - {FRONT} for m, targets in graph.items() if m != FRONT}
     assert len(graph) > 100  # the scan sees the package
     bad = upward_imports(graph)

@@ -8,8 +8,10 @@ every body and every per-token entry comes from `explorer.export`.
 from __future__ import annotations
 
 import logging
-from contextlib import AsyncExitStack
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
@@ -133,7 +135,7 @@ async def serve(served: Served, request: Request, schema, body_fn, events_fn):
     try:
 
         def work():
-            with models.use(req.model) as engine:
+            with engine_for(models, req) as engine:
                 return body_fn(engine, req, limits, served.run)
 
         body = await gate.run(work, request, token)
@@ -155,13 +157,32 @@ async def serve(served: Served, request: Request, schema, body_fn, events_fn):
     return StreamingResponse(chunks(), media_type="application/json")
 
 
+@contextmanager
+def engine_for(models, req) -> Iterator[Any]:
+    """The engine that answers `req`, pinned while the block runs: its model's; where it asks for hidden states
+    (`return_hidden_states`) of a model llama.cpp serves whose weights torch reads (the default GGUF), the torch
+    twin on the same weights (Models.use_for: loaded on first use, as the page's lens), which computes the whole
+    answer, its logprobs included. A twin that cannot load leaves the request to the model's engine, whose refusal
+    says why."""
+    with ExitStack() as stack:
+        engine = None
+        if req.hidden_ask() is not None and models.twin(req.model) is not None:
+            try:
+                engine = stack.enter_context(models.use_for(req.model, "hidden_states"))
+            except ExplorerError:
+                engine = None
+        if engine is None:
+            engine = stack.enter_context(models.use(req.model))
+        yield engine
+
+
 async def _stream(served: Served, request: Request, req, events_fn):
     """`stream: true`: validated before the first byte, then the events, `[DONE]`, or an error event."""
     models, limits, gate = served.models, served.limits, served.gate
     stack = AsyncExitStack()
     token = await stack.enter_async_context(gate.slot())
     try:
-        engine = await _threaded(gate, lambda: stack.enter_context(models.use(req.model)))
+        engine = await _threaded(gate, lambda: stack.enter_context(engine_for(models, req)))
         events = await _threaded(gate, lambda: events_fn(engine, req, limits, served.run))  # validated now
     except BaseException:
         await stack.aclose()

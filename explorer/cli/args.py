@@ -163,25 +163,47 @@ def backend_of(a) -> str | None:
     return getattr(a, "backend", None) or current().backend
 
 
-def load_engine(a, model: str | None):
-    """The engine the arguments ask for (each flag not given: its variable, explorer.config): a served model with
-    --backend, else the model loaded here."""
+def engine_spec(a, model: str | None):
+    """The EngineSpec the arguments ask for (each flag not given: its variable, explorer.config): a served model
+    with --backend, else the model loaded here."""
     from explorer.config import current
 
     config = current()  # the command line's (explorer.cli.main uses it while the command runs)
     model = model or config.model
-    from explorer.engine.select import REMOTE, EngineSpec, load
+    from explorer.engine.select import REMOTE, EngineSpec
 
     if config.backend:
-        return load(EngineSpec(model, REMOTE, config.backend, config.backend_key, config.backend_tokenizer))
+        return EngineSpec(model, REMOTE, config.backend, config.backend_key, config.backend_tokenizer)
     options = config.engine
-    return load(
-        EngineSpec(
-            model,
-            options.kind,
-            device=options.device,
-            dtype=options.dtype,
-            trust_remote_code=a.trust_remote_code,
-            options=options,
-        )
+    return EngineSpec(
+        model,
+        options.kind,
+        device=options.device,
+        dtype=options.dtype,
+        trust_remote_code=a.trust_remote_code,
+        options=options,
     )
+
+
+def load_engine(a, model: str | None):
+    """The engine the arguments ask for (engine_spec), loaded."""
+    from explorer.engine.select import load
+
+    return load(engine_spec(a, model))
+
+
+def hidden_states_engine(a, model: str | None):
+    """(the engine for a view that needs hidden states and gradients, the note its numbers carry): the engine the
+    arguments ask for when it has them, else the torch engine on the same weights (the default model's GGUF,
+    de-quantized by transformers, as the page does); where neither can, the engine itself (the view says why)."""
+    from explorer.engine.select import load, twin, twin_note
+
+    spec = engine_spec(a, model)
+    engine = load(spec)
+    if engine.capabilities.hidden_states:
+        return engine, ""
+    kind = engine.capabilities.engine
+    spec = twin(spec, kind)
+    if spec is None:
+        return engine, ""
+    return load(spec), twin_note(kind)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli.args import check_out, ids_arg, k_arg, load_engine, model_args, source_text
+from explorer.cli.args import check_out, hidden_states_engine, ids_arg, k_arg, model_args, source_text
 
 
 def add_parser(sub) -> None:
@@ -36,6 +36,7 @@ def run(a: argparse.Namespace) -> dict:
     _check(a)
     from explorer.engine.analyses.lens import lens_ids, lens_text
 
-    engine = load_engine(a, a.model)
+    engine, note = hidden_states_engine(a, a.model)  # the default GGUF: its torch twin (the note says so)
     grid = lens_ids(engine, a.ids, a.logprobs) if a.ids is not None else lens_text(engine, a.text, a.logprobs)
+    grid.note = note
     return grid.to_dict()

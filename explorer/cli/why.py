@@ -11,7 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from explorer.cli.args import check_out, check_text, ids_arg, k_arg, load_engine, model_args, source_text
+from explorer.cli.args import (
+    check_out,
+    check_text,
+    hidden_states_engine,
+    ids_arg,
+    k_arg,
+    load_engine,
+    model_args,
+    source_text,
+)
 from explorer.errors import ExplorerError
 
 FORMATS = ("json", "csv")
@@ -241,7 +250,8 @@ def run(a: argparse.Namespace) -> dict | str:
     from explorer.engine.analyses.attribution import attribute
     from explorer.engine.passes.scoring import score_ids, score_text
 
-    engine = load_engine(a, a.model)
+    # occlusion runs on any engine; the gradient methods and attention on the default GGUF's torch twin
+    engine, note = (load_engine(a, a.model), "") if a.method == "occlusion" else hidden_states_engine(a, a.model)
     r = score_ids(engine, a.ids, 0) if a.ids is not None else score_text(engine, text, 0)
     pos = position(r, a)
     contrast = token_id(engine, a.contrast, "--contrast")
@@ -265,4 +275,5 @@ def run(a: argparse.Namespace) -> dict | str:
         layers=a.layers,
         progress=_progress(a.method),
     )
+    result.note = note
     return result.to_csv() if a.format == "csv" else result.to_dict()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import explorer.engine.llamacpp.engine as llamacpp
 import explorer.engine.llamacpp.gguf as gguf
@@ -102,6 +102,14 @@ def torch_reads(kind: str | None, source: str | None, device: str | None = None,
         return False
 
 
+def twin_note(served_by: str | None) -> str:
+    """What a view computed by a model's torch twin says of its numbers (the page, the CLI, the Python API)."""
+    return (
+        f"Computed by the torch engine on the same weights: {served_by}, which serves this model, does not expose "
+        "the hidden states and gradients this view needs. Its numbers can differ a little from the heatmap's."
+    )
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     """What to load: `source` (a hub id, a folder, a .gguf file; for REMOTE the served model's id; None: the
@@ -150,3 +158,12 @@ def load(spec: EngineSpec) -> ModelEngine:
         hub_only=spec.hub_only,
         options=options,
     )
+
+
+def twin(spec: EngineSpec, kind: str) -> EngineSpec | None:
+    """The torch engine's spec on the weights `spec` loads on the engine `kind` ("llama.cpp": the default model's
+    GGUF, which transformers de-quantizes offline), for the views that need hidden states; None where torch cannot
+    read them (a GGUF file of its own) or `kind` is not llama.cpp."""
+    if not torch_reads(kind, spec.source, spec.device, spec.hub_only):
+        return None
+    return replace(spec, kind=TORCH, url=None, key=None, tokenizer=None)

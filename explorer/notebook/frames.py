@@ -12,7 +12,10 @@ import pandas as pd
 from explorer.results.answers import Answers
 from explorer.results.attribution import Attribution
 from explorer.results.batch import COLUMNS, Batch
+from explorer.results.branch import BranchTree
 from explorer.results.compare import Comparison
+from explorer.results.lens import LensGrid
+from explorer.results.lookup import Lookups
 from explorer.results.scores import TokenScores
 from explorer.results.words import WORD_COLUMNS, Words, word_rows
 
@@ -144,3 +147,60 @@ def attribution_frame(a: Attribution) -> pd.DataFrame:
             "special": special.astype(bool),
         }
     )
+
+
+def lens_frame(g: LensGrid) -> pd.DataFrame:
+    """One row per layer and position (layer 0: the embeddings, L: the model's output): the actual token, its
+    logprob (nats), rank and the layer's entropy (nats), and the layer's top guess; position 0 has no numbers."""
+    layers, pos = np.meshgrid(np.arange(g.n_layers + 1), np.arange(g.n), indexing="ij")  # (L+1, n) each
+    top = g.top_ids[:, :, 0] if g.k else np.full(layers.shape, -1)
+    return pd.DataFrame(
+        {
+            "layer": layers.ravel().astype(np.int64),
+            "pos": pos.ravel().astype(np.int64),
+            "token": [g.token_text[p] for p in pos.ravel().tolist()],
+            "logprob": g.logprobs.ravel().astype(np.float64),
+            "rank": _ranks(g.ranks.ravel(), (pos.ravel() > 0)),
+            "entropy": g.entropy.ravel().astype(np.float64),
+            "top_token": [
+                g.pieces.get(int(i), b"").decode("utf-8", "backslashreplace") if i >= 0 else None
+                for i in top.ravel().tolist()
+            ],
+        }
+    )
+
+
+def branch_frame(tree: BranchTree) -> pd.DataFrame:
+    """One row per node of the tree: its parent (<NA> for the root), token text and id, logprob (nats) after its
+    path, rank (<NA> for the root), entropy (nats) and the branch that made it."""
+    text = [tree.pieces.get(int(i), b"").decode("utf-8", "backslashreplace") for i in tree.token_ids.tolist()]
+    root = tree.parent < 0
+    return pd.DataFrame(
+        {
+            "node": np.arange(len(tree.token_ids), dtype=np.int64),
+            "parent": pd.array([None if r else int(p) for p, r in zip(tree.parent.tolist(), root)], dtype="Int64"),
+            "text": text,
+            "token_id": tree.token_ids.astype(np.int64),
+            "logprob": tree.logprobs.astype(np.float64),
+            "rank": _ranks(tree.ranks, ~root),
+            "entropy": tree.entropy.astype(np.float64),
+            "branch": tree.branch.astype(np.int64),
+        }
+    )
+
+
+def lookup_frame(res: Lookups) -> pd.DataFrame:
+    """One row per position of the text: the actual token and its logprob, then per query its (first token's)
+    logprob and rank, and the joint logprob of all its tokens where the text continues with them."""
+    r = res.scores
+    cols: dict = {
+        "pos": np.arange(r.n, dtype=np.int64),
+        "token": r.token_text,
+        "logprob": r.logprobs.astype(np.float64),
+    }
+    for x in res.lookups:
+        cols[f"logprob({x.query})"] = x.logprobs.astype(np.float64)
+        cols[f"rank({x.query})"] = _ranks(x.ranks, ~np.isnan(x.logprobs))
+        if x.multi_token:
+            cols[f"joint_logprob({x.query})"] = x.joint_logprobs.astype(np.float64)
+    return pd.DataFrame(cols)

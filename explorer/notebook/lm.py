@@ -14,6 +14,7 @@ imported when a model loads.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +24,15 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from explorer.engine.interface import ModelEngine
+    from explorer.engine.select import EngineSpec
     from explorer.results.answers import Answers
     from explorer.results.attribution import Attribution
     from explorer.results.batch import Batch
+    from explorer.results.branch import BranchTree
     from explorer.results.compare import Comparison
     from explorer.results.hidden import HiddenStates
+    from explorer.results.lens import LensGrid
+    from explorer.results.lookup import Lookups
     from explorer.results.scores import TokenScores
     from explorer.results.stimuli import Stimulus
     from explorer.results.word_scores import WordScores
@@ -90,7 +95,26 @@ def load(
 
     path = os.path.expanduser(model) if model is not None else None
     spec = select.EngineSpec(path, choice, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
-    return LM(select.load(spec))
+    try:
+        return LM(select.load(spec), spec=spec)
+    except ExplorerError as e:
+        raise in_python(e) from None
+
+
+CLI_WORDS = (
+    (re.compile(r"(?:load it |serve the model(?:'s folder)? (?:here )?)?with --engine (torch|llama\.cpp)", re.I),
+     r'with explorer.load(..., engine="\1")'),
+    (re.compile(r"(?:use|or use) --engine (torch|llama\.cpp)"), r'use explorer.load(..., engine="\1")'),
+    (re.compile(r"a remote server \(--backend\)"), "a served model (explorer.load(..., engine=URL))"),
+)  # fmt: skip  # the engine's messages name the command line's flags; in Python they name load()'s arguments
+
+
+def in_python(e: ExplorerError) -> ExplorerError:
+    """`e` with the command-line flags its message names said as the Python arguments that do the same."""
+    message = e.message
+    for pattern, words in CLI_WORDS:
+        message = pattern.sub(words, message)
+    return e if message == e.message else ExplorerError(message, param=e.param, code=e.code)
 
 
 def _text(value: object, param: str, verb: str) -> str:
@@ -138,8 +162,10 @@ class LM:
     (a numpy array [tokens, layers, hidden] with its names).
     """
 
-    def __init__(self, engine: ModelEngine):
+    def __init__(self, engine: ModelEngine, spec: EngineSpec | None = None):
         self.engine = engine
+        self.spec = spec  # what loaded it (None: an engine built elsewhere): its torch twin loads the same weights
+        self.twin: ModelEngine | None = None  # the torch engine on the same weights, loaded on first use (`_local`)
 
     @property
     def name(self) -> str:
@@ -284,7 +310,7 @@ class LM:
         from explorer.engine.analyses.hidden import local_engine, read_states
         from explorer.engine.passes.scoring import text_ids
 
-        engine = local_engine(self.engine, "hidden_states")  # refuse before tokenizing
+        engine = local_engine(self._local("hidden_states")[0], "hidden_states")  # refuse before tokenizing
         if isinstance(text, str):
             ids, _ = text_ids(engine, _text(text, "text", "read"), self._start(context_start))
         elif self._start(context_start) is not None:
@@ -393,7 +419,8 @@ class LM:
         from explorer.engine.analyses.attribution import DETAIL, attribute
         from explorer.engine.passes.scoring import score_text
 
-        r = score_text(self.engine, _text(text, "text", "explain"), 0)
+        engine, note = (self.engine, "") if method == "occlusion" else self._local(f"why(method={method!r})")
+        r = score_text(engine, _text(text, "text", "explain"), 0)
         pos = position + r.n if isinstance(position, int) and position < 0 else position
         if isinstance(position, bool) or not isinstance(position, int) or not 1 <= pos < r.n:
             raise ExplorerError(
@@ -402,7 +429,12 @@ class LM:
                 param="position",
             )
         settings.setdefault("detail", DETAIL)
-        return attribute(self.engine, r, pos, contrast=self._token(contrast), method=method, units=units, **settings)
+        try:
+            a = attribute(engine, r, pos, contrast=self._token(contrast), method=method, units=units, **settings)
+        except ExplorerError as e:
+            raise in_python(e) from None
+        a.note = note
+        return a
 
     def _token(self, value: int | str | None) -> int | None:
         """The one token id `value` names (an id, or a text that is exactly one token)."""
@@ -415,6 +447,140 @@ class LM:
                 param="contrast",
             )
         return int(ids[0])
+
+    # ---- the views that need hidden states, and the torch twin that gives them ------------------------------------
+    def _local(self, view: str) -> tuple[ModelEngine, str]:
+        """(the engine for a view that needs hidden states and gradients, the note its numbers carry): this model's
+        own engine when it has them; else the torch engine on the same weights (the default model's GGUF,
+        de-quantized by transformers offline, as the page does), loaded on first use and kept; else an ExplorerError
+        that says which argument of explorer.load to change."""
+        kind = self.engine.capabilities.engine
+        if self.engine.capabilities.hidden_states:
+            return self.engine, ""
+        if self.twin is None:
+            from explorer.engine import select
+
+            spec = select.twin(self.spec, kind) if self.spec is not None else None
+            if spec is None:
+                where = (
+                    "a served model (explorer.load(..., engine=URL)) does not send them"
+                    if not self.engine.capabilities.forward  # no forward pass here: a served model
+                    else f"the {kind} engine does not expose them, and the torch engine cannot read this model's file"
+                )
+                raise ExplorerError(
+                    f"`lm.{view}` needs the model's hidden states and gradients: {where}. Load the model's folder or "
+                    'hub id here with explorer.load(model, engine="torch") (on the command line: --engine torch).',
+                    param="engine",
+                    code="not_available",
+                )
+            try:
+                self.twin = select.load(spec)
+            except ExplorerError as e:
+                raise in_python(e) from None
+        from explorer.engine.select import twin_note
+
+        return self.twin, twin_note(kind)
+
+    def lens(self, text: str | Sequence[int], k: int = 5, context_start: ContextStart = False) -> LensGrid:
+        """The logit lens of `text` (or token ids, read exactly as given): the residual stream after every layer read
+        through the model's final norm and output layer, each token's logprob, rank, entropy and top-`k` (0..20) at
+        every layer (layer 0: the embeddings, the last: the model's own output), as the Logit lens tab and
+        `logprob-explorer lens`. On a llama.cpp model the torch twin computes it (its `note` says so)."""
+        k = self._k(k, allow_full=False)
+        from explorer.engine.analyses.lens import lens_ids
+        from explorer.engine.passes.scoring import text_ids
+
+        engine, note = self._local("lens()")
+        if isinstance(text, str):
+            ids, _ = text_ids(engine, _text(text, "text", "read"), self._start(context_start))
+        elif self._start(context_start) is not None:
+            raise ExplorerError(
+                "`context_start` applies to a text: with token ids, put the start token's id first.",
+                param="context_start",
+            )
+        else:
+            ids = self._ids(text)
+        try:
+            g = lens_ids(engine, ids, k)
+        except ExplorerError as e:
+            raise in_python(e) from None
+        g.note = note
+        return g
+
+    def lookup(self, text: str, queries: str | Sequence[str], context_start: ContextStart = False) -> Lookups:
+        """How likely each query (a text, or a token id as "42" / "id:42") was at every position of `text`, beyond
+        the top-k: its first token's logprob and rank, and the joint logprob of all its tokens where the text
+        continues with them (a query of several tokens is scored as that continuation). As the Lookup tab."""
+        from explorer.engine.analyses.lookup import lookup
+        from explorer.engine.passes.scoring import score_text
+        from explorer.results.lookup import Lookups
+
+        asked = [queries] if isinstance(queries, str) else list(queries)
+        if not asked or not all(isinstance(q, str) for q in asked):
+            raise ExplorerError(
+                "`queries` must be a text or a list of texts (a token id as '42'), at least one.", param="queries"
+            )
+        r = score_text(self.engine, _text(text, "text", "look along"), 0, start=self._start(context_start))
+        try:
+            found = lookup(self.engine, r.token_ids.tolist(), asked)
+        except ExplorerError as e:
+            raise ExplorerError(e.message.replace("lookup", "queries"), param="queries", code=e.code) from None
+        return Lookups(r, found)
+
+    def branch(
+        self,
+        text: str,
+        alternatives: str | int | Sequence[str | int] = (),
+        position: int = -1,
+        *,
+        max_tokens: int = 16,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+        k: int = 5,
+    ) -> BranchTree:
+        """A tree of `text` with a branch for each alternative put at token `position` (-1: the last; the text before
+        it is kept), each continued for `max_tokens` (greedy at `temperature` 0, else sampled with `seed`), every
+        node with its logprob, rank, entropy and top-`k`, as the Branch tab. An alternative is a text (of one or
+        more tokens: several are put in as a continuation, then the model goes on) or a token id."""
+        from explorer.engine.analyses.branch import Prefixes, grow, plant
+        from explorer.engine.passes.scoring import text_ids
+        from explorer.rules.sampler import SamplerSettings
+
+        k = self._k(k, allow_full=False)
+        ids, _ = text_ids(self.engine, _text(text, "text", "branch"), None)
+        pos = position + len(ids) if isinstance(position, int) and position < 0 else position
+        if isinstance(position, bool) or not isinstance(position, int) or not 1 <= pos <= len(ids):
+            raise ExplorerError(
+                f"`position` {position!r} is outside the text: it has {len(ids)} tokens, so a branch goes at 1.."
+                f"{len(ids)} (or -1..-{len(ids) - 1} from the end; {len(ids)}: after the text).",
+                param="position",
+            )
+        alts = [alternatives] if isinstance(alternatives, (str, int)) else list(alternatives)
+        tokens = [self._alternative(a) for a in alts]
+        s = SamplerSettings(max_tokens=max_tokens, temperature=temperature, seed=seed, logprobs=k)
+        forced = SamplerSettings(max_tokens=0, temperature=0.0, seed=seed, logprobs=k)
+        prefixes = Prefixes(self.engine.name)
+        tree = plant(self.engine, prefixes, ids, n_prompt=len(ids), sampler=s.to_dict(), k=k)
+        for toks in tokens:
+            after = pos - 1
+            for j, t in enumerate(toks):  # a continuation of several tokens: each put in, the model goes on after
+                tree, after = grow(self.engine, prefixes, tree, after, t, s if j == len(toks) - 1 else forced)
+        return tree
+
+    def _alternative(self, value: str | int) -> list[int]:
+        """The token ids an alternative of `branch` names: an id, or the tokens of a text."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return self._ids([value])
+        ids = self.engine.tokenize(_text(value, "alternatives", "branch with"), add_special_tokens=False)
+        if not ids:
+            raise ExplorerError(
+                f"The alternative {value!r} has no tokens: give a text or a token id.", param="alternatives"
+            )
+        return list(ids)
+
+    def batch(self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0) -> Batch:
+        """`score_many` under the Batch tab's name: many texts, one row per text."""
+        return self.score_many(texts, context_start, min_k_percent)
 
 
 __all__ = ["LM", "load"]

@@ -157,14 +157,58 @@ def dark_rules(css: str) -> str:
     return "\n".join(out)
 
 
+SCOPE = ".lx-view"  # every view's root element (a notebook output, a saved page's body): its CSS applies under it only
+CARD = "#lx-card"  # the hover card the page's script puts on <body>: its rules keep their own id
+
+
+def _scoped(selector: str, scope: str) -> list[str]:
+    """`selector` under `scope`: `:root`, `html` and `body` become the scope (and the card, which needs the same
+    variables), a rule already under the scope or the card stays, a `.dark` rule goes (dark_rules places it)."""
+    p = selector.strip()
+    if p in (":root", "html", "body"):
+        return [scope, CARD]
+    if p == ".dark" or p.startswith(".dark ") or not p:
+        return []
+    if p == scope or p.startswith((scope + " ", scope + ".", scope + ":", scope + ">", CARD)):
+        return [p]
+    return [f"{scope} {p}"]
+
+
+def scope_css(css: str, scope: str = SCOPE) -> str:
+    """`css` with every rule under `scope`, so that a view in a notebook touches nothing outside itself: no `:root`
+    variables, no global `.c0` (nbconvert's Pygments classes) or `.dark` (notebook themes). @media and @supports
+    blocks are scoped inside; other at-rules are kept as they are."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    out, i = [], 0
+    while (brace := css.find("{", i)) >= 0:
+        head = css[i:brace].strip()
+        depth, j = 1, brace + 1
+        while depth and j < len(css):
+            depth += {"{": 1, "}": -1}.get(css[j], 0)
+            j += 1
+        body = css[brace + 1 : j - 1]
+        if head.startswith(("@media", "@supports")):
+            out.append(f"{head} {{{scope_css(body, scope)}}}")
+        elif head.startswith("@"):
+            out.append(f"{head} {{{body}}}")
+        else:
+            parts = [q for sel in head.split(",") for q in _scoped(sel, scope)]
+            if parts:
+                out.append(f"{', '.join(parts)} {{{body}}}")
+        i = j
+    return "\n".join(out)
+
+
 @cache
-def view_css() -> str:
+def view_css(scoped: bool = True) -> str:
     """The view's CSS: the page's palette and CSS, Gradio's colours (light), the host's layout; the page's dark theme
-    under prefers-color-scheme: dark."""
+    under prefers-color-scheme: dark. `scoped` (a notebook output): every rule of the page's under `.lx-view`
+    (scope_css); else (a saved page, the view its whole document) the page's CSS as it is."""
     page = PALETTE_CSS + static("page.css")
     light = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['light'])} }}"
     dark = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['dark'])} }}\n.lx-view {{ color-scheme: dark; }}\n"
-    return f"{page}{light}{HOST_CSS}@media (prefers-color-scheme: dark) {{\n{dark}{dark_rules(page)}\n}}\n"
+    own = scope_css(page) + "\n" if scoped else page
+    return f"{own}{light}{HOST_CSS}@media (prefers-color-scheme: dark) {{\n{dark}{dark_rules(page)}\n}}\n"
 
 
 def page_css() -> str:
@@ -201,13 +245,14 @@ def summary_text(r: TokenScores) -> str:
     )
 
 
-def view_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
-    """The interactive view of `r` as one HTML fragment (a notebook output): its CSS, data and script inline."""
+def view_html(r: TokenScores, metric: str = DEFAULT_METRIC, scoped: bool = True) -> str:
+    """The interactive view of `r` as one HTML fragment (a notebook output): its CSS (`scoped` under the view: see
+    view_css), data and script inline."""
     check_metric(metric)
     script = HOST_JS.replace("HEATMAP_JS", static("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
     return (
         f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
-        f"<style>{view_css()}</style>"
+        f"<style>{view_css(scoped)}</style>"
         f'<p class="lx-summary">{html.escape(summary_text(r))}</p>{legend_html(metric)}'
         '<div class="lx-cols"><div id="heatmap"><div class="lx-span" hidden></div>'
         f"{heatmap_html(r, metric)}{data_html(page_data(r))}</div>"
@@ -224,7 +269,7 @@ def page_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">'
-        f"<title>{title}</title><style>{page_css()}</style></head><body>{view_html(r, metric)}</body></html>\n"
+        f"<title>{title}</title><style>{page_css()}</style></head><body>{view_html(r, metric, scoped=False)}</body></html>\n"
     )
 
 

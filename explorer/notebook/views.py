@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from explorer.export.words import to_dict as words_dict
-from explorer.notebook.frames import attribution_frame, comparison_frame
-from explorer.notebook.page import json_script
+from explorer.notebook.frames import attribution_frame, comparison_frame, lookup_frame
+from explorer.notebook.page import dark_rules, json_script, scope_css
 from explorer.render import branch, compare, lens, why
 from explorer.render import words as words_render
 from explorer.render.answers import answers_markdown, variants_table
@@ -36,6 +36,7 @@ from explorer.results.batch import Batch
 from explorer.results.branch import BranchTree
 from explorer.results.compare import Comparison
 from explorer.results.lens import LensGrid
+from explorer.results.lookup import Lookups
 from explorer.results.scores import TokenScores
 from explorer.results.words import Words
 
@@ -190,8 +191,28 @@ def document(title: str, model: str, body: str, css: str, data: dict) -> str:
     )
 
 
+def fragment(title: str, model: str, body: str, css: str, data: dict) -> str:
+    """One view as a notebook output (`_repr_html_`): what `document` holds, in a `<div class="lx-view">` whose CSS
+    applies under it only (page.scope_css: no `:root`, no global class), light and dark."""
+    t = html.escape(title)
+    dark = dark_rules(css)
+    style = scope_css(BASE_CSS + css) + (f"@media (prefers-color-scheme: dark) {{{dark}}}" if dark else "")
+    return (
+        f'<div class="lx-view lx-tool" data-lx-view="{html.escape(title.split(":")[0].lower())}"><style>{style}</style>'
+        f'<p class="lx-meta"><strong>{t}</strong> · {html.escape(model)}</p>{body}'
+        f"{json_script(data, 'logprob-data')}</div>"
+    )
+
+
+def _out(inline: bool):
+    """The wrapper of a view: a notebook fragment, or a whole file."""
+    return fragment if inline else document
+
+
 # ---- the views -------------------------------------------------------------------------------------------------
-def words_page(r: TokenScores, w: Words, lead: int | None = None, metric: str = "probability") -> str:
+def words_page(
+    r: TokenScores, w: Words, lead: int | None = None, metric: str = "probability", inline: bool = False
+) -> str:
     """The Words view: chips coloured by `metric`, the summary, surprisal per word, the words table."""
     metric = metric if metric in words_render.METRICS else "probability"
     table = words_render.words_table(r, w, lead)
@@ -204,10 +225,10 @@ def words_page(r: TokenScores, w: Words, lead: int | None = None, metric: str = 
         + md_html(words_render.file_note(w, r))
         + table_html(table, "Words: summed and corrected surprisal")
     )
-    return document("Words", r.model, body, words_render.CSS, words_dict(r, w, lead))
+    return _out(inline)("Words", r.model, body, words_render.CSS, words_dict(r, w, lead))
 
 
-def compare_page(c: Comparison, metric: str = "delta") -> str:
+def compare_page(c: Comparison, metric: str = "delta", inline: bool = False) -> str:
     """The Compare view: chips coloured by Δ logprob or JS, the summary, the curves, every pair's numbers."""
     _, la, lb, js = compare.units(c)
     body = (
@@ -219,10 +240,10 @@ def compare_page(c: Comparison, metric: str = "delta") -> str:
         + (line_svg(js.tolist(), "Jensen-Shannon divergence (nats)", "position") if c.paired else "")
         + table_html(comparison_frame(c), "Every compared token (nats)" if c.paired else "Every aligned span (nats)")
     )
-    return document(f"Compare: {c.a.model} and {c.b.model}", c.a.model, body, compare.CSS, c.to_dict())
+    return _out(inline)(f"Compare: {c.a.model} and {c.b.model}", c.a.model, body, compare.CSS, c.to_dict())
 
 
-def answers_page(res: Answers) -> str:
+def answers_page(res: Answers, inline: bool = False) -> str:
     """The Answers view: which answer the model prefers, the bars of the set, every variant's numbers."""
     names = [visible(a.name) for a in res.answers]
     body = (
@@ -232,10 +253,10 @@ def answers_page(res: Answers) -> str:
         + bars_svg(names, [float(x) for x in res.logprobs], "Logprob of each answer (nats)")
         + table_html(variants_table(res), "Variants: tokens and logprobs")
     )
-    return document("Answers", res.model, body, "", res.to_dict())
+    return _out(inline)("Answers", res.model, body, "", res.to_dict())
 
 
-def why_page(a: Attribution) -> str:
+def why_page(a: Attribution, inline: bool = False) -> str:
     """The Why view: the text's units coloured by their share of f, the summary, the strongest, every unit."""
     top = a.ranked(15)
     body = (
@@ -250,10 +271,10 @@ def why_page(a: Attribution) -> str:
         + table_html(attribution_frame(a), "Every unit before the target")
     )
     colours = f"svg.lx-chart .bar{{fill:{why.RAISES[2]}}}svg.lx-chart .bar.neg{{fill:{why.LOWERS[2]}}}"
-    return document("Why this token?", a.model, body, why.CSS + colours, a.to_dict())
+    return _out(inline)("Why this token?", a.model, body, why.CSS + colours, a.to_dict())
 
 
-def lens_page(g: LensGrid, metric: str = "rank") -> str:
+def lens_page(g: LensGrid, metric: str = "rank", inline: bool = False) -> str:
     """The Logit lens: the grid coloured by `metric` and the actual token's rank at every layer and position."""
     metric = metric if metric in lens.METRICS else "rank"
     ranks = pd.DataFrame(
@@ -272,10 +293,10 @@ def lens_page(g: LensGrid, metric: str = "rank") -> str:
         + lens.lens_html(g, metric)
         + table_html(ranks, "The actual token's rank at each layer (1 = the layer's first choice)")
     )
-    return document("Logit lens", g.model, body, lens.CSS, g.to_dict())
+    return _out(inline)("Logit lens", g.model, body, lens.CSS, g.to_dict())
 
 
-def branch_page(tree: BranchTree) -> str:
+def branch_page(tree: BranchTree, inline: bool = False) -> str:
     """The Branch view: the tree with each token's logprob and rank in its title, and every node's numbers."""
     frame = pd.DataFrame(
         [
@@ -287,13 +308,13 @@ def branch_page(tree: BranchTree) -> str:
     for col in ("parent", "rank"):  # whole numbers, blank where there is none (the root has no parent, no rank)
         frame[col] = frame[col].where(frame[col] >= 0).astype("Int64")
     body = branch.tree_html(tree) + table_html(frame, "Every node of the tree")
-    return document("Branches", tree.model, body, branch.CSS, tree.to_dict())
+    return _out(inline)("Branches", tree.model, body, branch.CSS, tree.to_dict())
 
 
 BATCH_BARS = 60  # texts drawn as bars at most (the table holds every one)
 
 
-def batch_page(b: Batch) -> str:
+def batch_page(b: Batch, inline: bool = False) -> str:
     """The Batch view: the summary, each text's mean surprisal as a bar (the first BATCH_BARS texts), the table of
     every text."""
     scored = [r for r in b.rows if not r.error and r.mean_logprob is not None][:BATCH_BARS]
@@ -306,4 +327,21 @@ def batch_page(b: Batch) -> str:
         + (f'<p class="lx-meta">The chart shows the first {BATCH_BARS} texts; the table, all.</p>' if more > 0 else "")
         + table_html(batch_table(b), "Texts")
     )
-    return document("Batch", b.model, body, "", b.to_dict())
+    return _out(inline)("Batch", b.model, body, "", b.to_dict())
+
+
+def lookup_page(res: Lookups, inline: bool = False) -> str:
+    """The Lookup view: each query's logprob at every position of the text, what each curve is, every number."""
+    curves = "".join(
+        line_svg(x.logprobs.tolist(), f"logprob of {visible(x.query)!r}" + (" (first token)" if x.multi_token else ""),
+                 "position")
+        for x in res.lookups
+    )  # fmt: skip
+    frame = lookup_frame(res)
+    frame["token"] = frame["token"].map(visible)
+    body = (
+        f"<p>Text: <code>{html.escape(visible(res.scores.text))}</code></p>"
+        + curves
+        + table_html(frame, "Each query at every position (nats; rank 1 = the model's first choice)")
+    )
+    return _out(inline)("Lookup", res.model, body, "", res.to_dict())

@@ -23,6 +23,7 @@ import numpy as np
 from explorer.errors import ExplorerError
 from explorer.floats import list_to_json, value_from_json
 from explorer.floats import to_json as _num
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,11 +148,17 @@ class Answers:
             ],
         }
 
+    def to_html(self) -> str:
+        """The Answers view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Answers view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per answer: logprob (nats), probability, normalised probability, best, variants (explorer.notebook.frames.answers_frame)."""
-        from explorer.notebook.frames import answers_frame
-
-        return answers_frame(self)
+        return show(self, "to_pandas")
 
     @classmethod
     def from_dict(cls, d: dict) -> Answers:

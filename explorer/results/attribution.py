@@ -19,6 +19,7 @@ import numpy as np
 
 from explorer.floats import to_json as _num
 from explorer.floats import value_from_json
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,7 +126,7 @@ class Attribution:
                 }
                 for u, (a, b) in enumerate(self.spans.tolist())
             ],
-        }
+        } | ({"note": self.note} if self.note else {})  # which engine computed it, where another serves the model
 
     @classmethod
     def from_dict(cls, d: dict) -> Attribution:
@@ -147,13 +148,20 @@ class Attribution:
             special=np.array([bool(s.get("special")) for s in src], bool),
             target_text=d["target"].get("text", ""),
             contrast_text="" if c is None else c.get("text", ""),
+            note=d.get("note", ""),
         )
+
+    def to_html(self) -> str:
+        """The Why view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Why view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per source unit: token range, text, value, rank by strength, special (explorer.notebook.frames.attribution_frame)."""
-        from explorer.notebook.frames import attribution_frame
-
-        return attribution_frame(self)
+        return show(self, "to_pandas")
 
     def to_csv(self) -> str:
         """One row per source unit: rank (by strength), span, text, value, special."""

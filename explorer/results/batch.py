@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from explorer.errors import ExplorerError
 from explorer.floats import to_json
 from explorer.results.answers import json_lines, quiz_item, quiz_text
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,11 +133,17 @@ class Batch:
             writer.writerow({k: "" if v is None else _cell(v) for k, v in r.to_dict().items()})
         return out.getvalue()
 
+    def to_html(self) -> str:
+        """The Batch view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Batch view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per text (COLUMNS, as the CSV), NaN where a figure is unknown (explorer.notebook.frames.batch_frame)."""
-        from explorer.notebook.frames import batch_frame
-
-        return batch_frame(self)
+        return show(self, "to_pandas")
 
     def to_jsonl(self) -> str:
         """One JSON object per text (BatchRow.to_dict), one a line."""

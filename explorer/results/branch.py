@@ -12,10 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.floats import from_json, list_to_json, to_json
+from explorer.results.shown import show
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "logprob-explorer/branch-tree"
 FORMAT_VERSION = 1
@@ -158,6 +163,18 @@ class BranchTree:
         return [(int(i), float(lp)) for i, lp in zip(self.top_ids[node], self.top_logprobs[node]) if i >= 0]
 
     # ---- JSON round trip ----------------------------------------------------------------
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per node: parent, token, logprob (nats), rank, entropy, branch (explorer.notebook.frames.branch_frame)."""
+        return show(self, "to_pandas")
+
+    def to_html(self) -> str:
+        """The tree of branches as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the tree of branches, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_dict(self) -> dict:
         """Nodes (id, parent, token_id, bytes, logprob, rank, entropy, top-k, branch), branches, and each leaf's path numbers."""
         nodes = [

@@ -21,6 +21,7 @@ import numpy as np
 
 from explorer.floats import from_json, list_to_json
 from explorer.results.scores import TokenScores
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -203,11 +204,17 @@ class Comparison:
             "note": SPANS_NOTE,
         }
 
+    def to_html(self) -> str:
+        """The Compare view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Compare view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per paired token (or aligned span): both logprobs and ranks, their difference, KL and JS (nats) (explorer.notebook.frames.comparison_frame)."""
-        from explorer.notebook.frames import comparison_frame
-
-        return comparison_frame(self)
+        return show(self, "to_pandas")
 
     @classmethod
     def from_dict(cls, d: dict) -> Comparison:

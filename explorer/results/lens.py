@@ -11,10 +11,15 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.floats import from_json, list_to_json
+from explorer.results.shown import show
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "logprob-explorer/logit-lens"
 FORMAT_VERSION = 1
@@ -59,6 +64,18 @@ class LensGrid:
         return [(int(i), float(lp)) for i, lp in zip(ids, lps) if i >= 0]
 
     # ---- JSON round trip ----------------------------------------------------------------
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per layer and position: the token, its logprob (nats), rank and entropy at that layer, the layer's top guess (explorer.notebook.frames.lens_frame)."""
+        return show(self, "to_pandas")
+
+    def to_html(self) -> str:
+        """The logit lens grid as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the logit lens grid, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
+
     def to_dict(self) -> dict:
         """The CLI's JSON: model, token_ids, n_layers and one object per layer 0..L (null at position 0)."""
 
@@ -88,7 +105,7 @@ class LensGrid:
             "k": self.k,
             "layers": layers,
             "pieces": {str(i): b.hex() for i, b in sorted(self.pieces.items())},
-        }
+        } | ({"note": self.note} if self.note else {})  # which engine computed it, where another serves the model
 
     @classmethod
     def from_dict(cls, d: dict) -> LensGrid:
@@ -109,4 +126,5 @@ class LensGrid:
             top_ids=top_ids,
             top_logprobs=top_lp,
             pieces={int(i): bytes.fromhex(h) for i, h in d["pieces"].items()},
+            note=d.get("note", ""),
         )

@@ -9,11 +9,17 @@ actually continues with them. Units: natural log.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.floats import from_json, list_to_json
+from explorer.results.scores import TokenScores
+from explorer.results.shown import show
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_LOOKUPS = 16  # queries at once (a compare each, or one sort, per position)
 MAX_QUERY_CHARS = 200
@@ -113,3 +119,35 @@ class Lookup:
             np.array([0 if r is None else r for r in d["ranks"]], np.int64),
             from_json(d["joint_logprobs"], np.float64),
         )
+
+
+@dataclass(eq=False)
+class Lookups:
+    """A text and the queries looked up along it (the Lookup view; `LM.lookup`)."""
+
+    scores: TokenScores  # the text, scored
+    lookups: list[Lookup]  # one per query, in the order asked
+
+    @property
+    def model(self) -> str:
+        return self.scores.model
+
+    def to_dict(self) -> dict:
+        """`{"model", "text", "token_ids", "lookups": [Lookup.to_dict(), ...]}`."""
+        return {
+            "model": self.model,
+            "text": self.scores.text,
+            "token_ids": self.scores.token_ids.tolist(),
+            "lookups": [x.to_dict() for x in self.lookups],
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per position: the actual token, then each query's logprob and rank (explorer.notebook.frames)."""
+        return show(self, "to_pandas")
+
+    def to_html(self) -> str:
+        """The view as one self-contained HTML file."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        return show(self, "_repr_html_")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.floats import from_json, list_to_json
+from explorer.results.shown import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -368,43 +369,31 @@ class TokenScores:
             varentropy=from_json(d["varentropy"], np.float32) if "varentropy" in d else None,
         )
 
-    # ---- in Python and notebooks: one-line calls of the pure presenters (explorer/notebook, explorer/export) -----
+    # ---- in Python and notebooks: one-line calls of the presenters registered in explorer/results/shown.py ------
     def to_pandas(self) -> pd.DataFrame:
         """One row per token (index `pos`): token, token_id, logprob (nats), prob, rank, entropy (nats),
         surprisal_bits, part and top_k (a list of {token_id, token, logprob}); explorer.notebook.frames.token_frame."""
-        from explorer.notebook.frames import token_frame
-
-        return token_frame(self)
+        return show(self, "to_pandas")
 
     def to_json(self, shape: str = "native") -> str:
         """The JSON text of one export shape, as the page's download: "native", "vllm", "openai-completion",
         "vllm-offline" and, for a generation, "openai-chat" (explorer.export.FORMATS); an unknown name is an
         ExplorerError naming these."""
-        from explorer.notebook.files import json_text
-
-        return json_text(self, shape)
+        return show(self, "to_json", shape)
 
     def to_csv(self) -> str:
         """The per-token table as the page's CSV download."""
-        from explorer.notebook.files import csv_text
-
-        return csv_text(self)
+        return show(self, "to_csv")
 
     def to_html(self, metric: str = "logprob") -> str:
         """The heatmap view (hover card, click detail) as one self-contained HTML page: CSS, script and data inline,
         no network request; `metric` colours it (logprob, rank, probability, entropy, surprisal)."""
-        from explorer.notebook.page import page_html
-
-        return page_html(self, metric)
+        return show(self, "to_html", metric)
 
     def save_html(self, path: str | os.PathLike[str], metric: str = "logprob") -> str:
         """Write `to_html(metric)` to `path`; the path written."""
-        from explorer.notebook.files import save_html
-
-        return save_html(self, path, metric)
+        return show(self, "save_html", path, metric)
 
     def _repr_html_(self) -> str:
         """Jupyter's view of the result: the interactive heatmap (explorer.notebook.page.view_html)."""
-        from explorer.notebook.page import view_html
-
-        return view_html(self)
+        return show(self, "_repr_html_")

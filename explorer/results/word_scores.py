@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from explorer.results.scores import TokenScores
+from explorer.results.shown import show
 from explorer.results.words import Words, word_rows
 
 if TYPE_CHECKING:
@@ -25,18 +26,20 @@ class WordScores:
 
     def to_dict(self) -> dict:
         """The Words JSON, as `logprob-explorer words --format json` writes it (explorer.export.words.to_dict)."""
-        from explorer.export.words import to_dict
-
-        return to_dict(self.scores, self.words, self.lead)
+        return show(self, "to_dict")
 
     def to_csv(self) -> str:
         """The Words table as CSV, as `logprob-explorer words --format csv` writes it."""
-        from explorer.export.words import to_csv
+        return show(self, "to_csv")
 
-        return to_csv(self.scores, self.words, self.lead)
+    def to_html(self) -> str:
+        """The Words view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the Words view, drawn (explorer.notebook.views), its CSS scoped to it."""
+        return show(self, "_repr_html_")
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per word (WORD_COLUMNS), NaN where a number is unknown (explorer.notebook.frames.word_frame)."""
-        from explorer.notebook.frames import word_frame
-
-        return word_frame(self.scores, self.words, self.lead)
+        return show(self, "to_pandas")

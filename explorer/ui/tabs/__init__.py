@@ -6,16 +6,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from explorer.engine.select import twin_note as twin_note  # the tabs' note on a twin's numbers
 from explorer.serving.models import Models
 from explorer.ui.inspector import Inspector
-
-
-def twin_note(served_by: str | None) -> str:
-    """What a view computed by a served model's torch twin (Models.use_for) says of its numbers."""
-    return (
-        f"Computed by the torch engine on the same weights: {served_by}, which serves this model, does not expose "
-        "the hidden states and gradients this view needs. Its numbers can differ a little from the heatmap's."
-    )
 
 
 @dataclass(frozen=True)
