@@ -89,7 +89,8 @@ def load(
     from explorer.engine import select
 
     path = os.path.expanduser(model) if model is not None else None
-    spec = select.EngineSpec(path, choice, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    shown = select.display_name(path)  # the default model's id, not its copy's site-packages path
+    spec = select.EngineSpec(path, choice, device=device, dtype=dtype, trust_remote_code=trust_remote_code, name=shown)
     return LM(select.load(spec))
 
 
