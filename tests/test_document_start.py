@@ -238,3 +238,13 @@ def test_the_ig_gap_says_its_unit():
     assert a.to_dict()["completeness_gap_share"] == pytest.approx(0.2)
     text = why_summary(a)
     assert "gap -0.2000 nats, 20.0% of that difference" in text and "= 1.0000 nats" in text
+
+
+def test_the_notebook_words_view_names_the_document_start(gpt2):
+    from explorer.notebook.lm import LM
+    from explorer.notebook.views import words_page
+
+    ws = LM(gpt2).words("The cat sat.")
+    assert "scored after the document start &lt;|endoftext|&gt;" in words_page(ws.scores, ws.words, ws.lead)
+    plain = LM(gpt2).words("The cat sat.", context_start=False)
+    assert "no document start (the first word is unscored)" in words_page(plain.scores, plain.words, plain.lead)
