@@ -1,6 +1,7 @@
 # `make run`: set up and start the web app + API on the default model.  `make test`: set up and run the tests.
 # `make test-vllm`: against a real vLLM server (installs it once).  `make test-lmeval`: EleutherAI's lm-evaluation-harness
-# on our API and in process, the same scores both ways (installs it once).
+# on our API and in process, the same scores both ways (installs it once).  `make test-minicons`: word surprisal
+# against minicons (installs it once).
 # `make test-fast`: the tier that needs no real model and no browser (a few minutes). `make lint`: ruff and mypy, as CI runs them.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast test-vllm test-lmeval lint format bench gpu-check llama-server setup clean
+.PHONY: run test test-fast test-vllm test-lmeval test-minicons lint format bench gpu-check llama-server setup clean
 
 # The llama.cpp engine: pip builds llama-cpp-python from source once and keeps the wheel. That build is the long part
 # of a cold set-up, so it starts first, in the background, while pip installs the rest. It builds only the libraries
@@ -55,6 +56,11 @@ test-vllm: setup
 # local tasks against our server and in process (about 2 min on 2 cores; CI runs it)
 test-lmeval: setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -s -m lmeval
+
+# minicons 0.3.39 on the tiny GPT-2: token, word and corrected word numbers against ours (installs it once into
+# .minicons-venv, torch 2.13.0 first so pip takes the local CPU wheel; about a minute to run)
+test-minicons: setup
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -s -m minicons
 
 lint: setup
 	$(VENV)/bin/ruff check explorer tests bench docs app.py assets

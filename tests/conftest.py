@@ -101,11 +101,11 @@ def smollm():
     return TorchEngine.load(None, device="cpu")
 
 
-PEER_TIERS = {"vllm": "make test-vllm", "lmeval": "make test-lmeval"}  # tiers that run only when asked by marker
+PEER_TIERS = {"vllm": "make test-vllm", "lmeval": "make test-lmeval", "minicons": "make test-minicons"}  # tiers that run only when asked by marker
 
 
 def pytest_collection_modifyitems(config, items):
-    """The peer tiers (a real vLLM server, lm-eval) run only when `-m` names them: they install into venvs of
+    """The peer tiers (a real vLLM server, lm-eval, minicons) run only when `-m` names them: they install into venvs of
     their own and take minutes to start, so a plain `pytest` or `make test` leaves them out (deselected)."""
     asked = config.getoption("markexpr") or ""
     skipped = [m for m in PEER_TIERS if not re.search(rf"(?<!not )\b{m}\b", asked)]

@@ -187,3 +187,17 @@ def test_the_site_opens_offline_with_no_request(browser, inputs, tmp_path):
         assert page.refused == [], page.refused
     finally:
         page.context.close()
+
+
+def test_the_site_is_readable_by_a_web_server(inputs, tmp_path, capsys):
+    """Folder 0755 and files 0644 whatever the umask (mkdtemp alone makes the folder 0700, #54)."""
+    import stat
+
+    out = tmp_path / "site"
+    old = os.umask(0o077)
+    try:
+        assert main(["site", str(out), *map(str, inputs.values())]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    assert {stat.S_IMODE(f.stat().st_mode) for f in out.iterdir()} == {0o644}

@@ -31,8 +31,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--context-start",
         default="none",
-        metavar="none|bos|eos|TOKEN",
-        help="put this document-start token before each text so its first token is scored too (default: none)",
+        metavar="none|document|TOKEN|ID",
+        help="put this before each text so its first token is scored too: document (bos and eos mean the same): "
+        "the token the model was trained to see at a document's start; or a special token by its text or id "
+        "(default: none)",
     )
     p.add_argument(
         "--min-k", type=float, default=20.0, metavar="PERCENT", help="k of Min-K%% and Min-K%%++ (default 20)"

@@ -37,10 +37,10 @@ def add_parser(sub) -> None:
     sc.add_argument(
         "--context-start",
         default="none",
-        metavar="none|bos|eos|TOKEN",
-        help="put this document-start token before the text so its first token is scored too "
-        "(bos, eos or one of the model's special tokens, e.g. '<|endoftext|>'); nothing changes where the "
-        "tokenizer adds a BOS itself (default: none)",
+        metavar="none|document|TOKEN|ID",
+        help="put this before the text so its first token is scored too: document (bos and eos mean the same): "
+        "the token the model was trained to see at a document's start (SmolLM2's <|endoftext|>); or a special "
+        "token by its text or id; nothing changes where the tokenizer adds a BOS itself (default: none)",
     )
     sc.add_argument(
         "--lookup",

@@ -44,11 +44,12 @@ def add_parser(sub) -> None:
     p.add_argument("--regions-out", help="with --file: write the region table here (default: beside --out)")
     p.add_argument(
         "--context-start",
-        default="none",
-        metavar="none|bos|eos|TOKEN",
-        help="put this document-start token before the text so its first word is scored too (bos, eos or one of "
-        "the model's special tokens); nothing changes where the tokenizer adds a BOS itself (default: none: the "
-        "first word has no score)",
+        default="document",
+        metavar="document|none|TOKEN|ID",
+        help="what to put before each text so its first word is scored too: document (the default; bos and eos "
+        "mean the same): the token the model was trained to see at a document's start (SmolLM2's <|endoftext|>; "
+        "nothing where the tokenizer adds a BOS itself); none: nothing, the first word has no score; or a special "
+        "token by its text or id (a chat turn token only so)",
     )
     p.add_argument(
         "--format", choices=FORMATS, help="json (default; with --file: --out's ending, else csv), csv, jsonl"

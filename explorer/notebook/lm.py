@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from explorer.results.word_table import WordTable
 
 ENGINES = ("auto", "torch", "llama.cpp")  # explorer.engine.select.ENGINES, said here so that no torch loads to check
-ContextStart = bool | str  # True: the model's document-start token (as the page); a str: "bos", "eos" or a token
+ContextStart = bool | str | int  # True / "document" / "bos" / "eos": the model's document start; a token or id
 
 
 def _is_url(value: str | None) -> bool:
@@ -94,7 +94,8 @@ def load(
     from explorer.engine import select
 
     path = os.path.expanduser(model) if model is not None else None
-    spec = select.EngineSpec(path, choice, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    shown = select.display_name(path)  # the default model's id, not its copy's site-packages path
+    spec = select.EngineSpec(path, choice, device=device, dtype=dtype, trust_remote_code=trust_remote_code, name=shown)
     try:
         return LM(select.load(spec), spec=spec)
     except ExplorerError as e:
@@ -177,17 +178,18 @@ class LM:
 
     # ---- shared checks --------------------------------------------------------------------------------------
     def _start(self, context_start: ContextStart) -> str | None:
-        """The engine's `start` for `context_start`: None (no start), the page's default document token for True
-        (the model's end-of-text / document separator, else "eos"), or the named token."""
+        """The engine's `start` for `context_start`: None (no start), "document" for True (the token the model was
+        trained to see at a document's start: explorer/engine/text/context_start.py), or the named token or id."""
         if context_start is False or context_start is None:
             return None
         if context_start is True:
-            specials = self.engine.special_tokens()
-            return specials[0] if specials else "eos"
+            return "document"
         if isinstance(context_start, str):
             return context_start
+        if isinstance(context_start, int):
+            return str(context_start) if context_start >= 0 else f"-{-context_start}"
         raise ExplorerError(
-            f"`context_start` must be True, False, 'bos', 'eos' or one of the model's special tokens, got "
+            f"`context_start` must be True, False, 'document', one of the model's special tokens or a token id, got "
             f"{context_start!r}.",
             param="context_start",
         )
@@ -222,7 +224,9 @@ class LM:
         and top-`k` alternatives (0..20, -1: the full vocabulary), as `logprob-explorer score` gives it.
 
         `context_start`: True puts the model's document-start token before the text (the page's *Score from the
-        start of a document*) so its first token is scored too; "bos", "eos" or a special token's text name one.
+        start of a document*) so its first token is scored too: the token the model was trained to see there (SmolLM2's
+        `<|endoftext|>`; nothing where the tokenizer adds a BOS itself), as "document", "bos" and "eos" do; any
+        other special token (a chat turn's `<|im_start|>`) only by its text or id; False: none.
         """
         k = self._k(k)
         from explorer.engine import score_ids, score_text
@@ -322,9 +326,10 @@ class LM:
             ids = self._ids(text)
         return read_states(engine, ids, None if layers is None else list(layers), positions)
 
-    def words(self, text: str, context_start: ContextStart = False) -> WordScores:
+    def words(self, text: str, context_start: ContextStart = True) -> WordScores:
         """Per-word surprisal of `text`: each word's summed logprob and the corrected one (Pimentel & Meister 2024:
-        including that the word ends there), as `logprob-explorer words` gives it. Needs a model loaded here."""
+        including that the word ends there), as `logprob-explorer words` gives it. Needs a model loaded here.
+        `context_start` as in `score`, True (the document start) by default, so the first word is scored too."""
         from explorer.engine.passes.word_ends import score_text_words
         from explorer.results.word_scores import WordScores
         from explorer.results.words import leading, with_ends, words
@@ -332,7 +337,7 @@ class LM:
         r, ends = score_text_words(self.engine, _text(text, "text", "split into words"), 1, self._start(context_start))
         return WordScores(r, with_ends(words(r), ends), leading(ends.special))
 
-    def word_table(self, stimuli: object, context_start: ContextStart = False, text_column: str = "text") -> WordTable:
+    def word_table(self, stimuli: object, context_start: ContextStart = True, text_column: str = "text") -> WordTable:
         """The per-word table of a stimulus list (a CSV or JSONL path, a pandas DataFrame, a list of records or
         texts; explorer/results/stimuli.py says the columns and regions): each text scored alone exactly as `words`
         scores it, its rows carrying the input's own columns. Every row is checked before the first is scored."""
@@ -346,7 +351,7 @@ class LM:
         return table
 
     def words_many(
-        self, stimuli: object, context_start: ContextStart = False, text_column: str = "text"
+        self, stimuli: object, context_start: ContextStart = True, text_column: str = "text"
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(words, regions): `word_table(...)` as two DataFrames, one row per word of every text (the input's own
         columns, row, word_index, word_text, region, then the Words view's columns) and one row per region (its

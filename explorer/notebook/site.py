@@ -80,6 +80,7 @@ def build_site(out_dir: str, paths: list[str], title: str = TITLE, overwrite: bo
         )
     views = _views(paths)  # 1. every input opened before anything is written
     work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.partial-", dir=parent)
+    os.chmod(work, 0o755)  # mkdtemp makes it 0700: a web server serving the site must read it
     try:  # 2. the site, in a hidden folder beside the target
         for v in views:
             _write(os.path.join(work, v.page), page_html(v.scores))
@@ -110,8 +111,10 @@ def _views(paths: list[str]) -> list[View]:
 
 
 def _write(path: str, text: str) -> None:
+    """`text` written to `path`, readable by everyone (0644: the site is for a web server to serve)."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+    os.chmod(path, 0o644)
 
 
 def _replace(work: str, target: str) -> None:

@@ -223,9 +223,15 @@ def words_page(
         + "<h2>Surprisal per word</h2>"
         + line_svg(w.surprisal_bits.tolist(), "Surprisal per word (bits, summed over its tokens)", "word")
         + md_html(words_render.file_note(w, r))
-        + table_html(table, "Words: summed and corrected surprisal")
+        + table_html(table, "Words: summed and corrected surprisal" + _after_start(r, lead))
     )
     return _out(inline)("Words", r.model, body, words_render.CSS, words_dict(r, w, lead))
+
+
+def _after_start(r: TokenScores, lead: int | None) -> str:
+    """The words table's caption end: which document start the text was scored after (#54)."""
+    start = "".join(r.token_text[: r.context_start if lead is None else lead])
+    return f", scored after the document start {start}" if start else ", no document start (the first word is unscored)"
 
 
 def compare_page(c: Comparison, metric: str = "delta", inline: bool = False) -> str:

@@ -107,10 +107,9 @@ def why_summary(a: Attribution) -> str:
         f"**Why {_what(a)}** at position {a.pos}: f = {f_name} = **{a.f:.4f}** nats.",
         f"**{NAMES[a.method]}**: {MEANING[a.method]}. *{CAVEAT[a.method]}*",
     ]
-    gap = a.completeness_gap
-    if gap is not None and a.f_baseline is not None:
+    gap, rel = a.completeness_gap, a.completeness_share
+    if gap is not None and rel is not None and a.f_baseline is not None:
         total = a.f - a.f_baseline
-        rel = abs(gap) / abs(total) if total else math.inf
         verdict = (
             "good"
             if rel <= 0.05
@@ -118,8 +117,8 @@ def why_summary(a: Attribution) -> str:
             "from the baseline can be too uneven at any step count (occlusion is exact)"
         )
         lines.append(
-            f"Completeness: the values sum to {float(np.nansum(a.values)):.4f}; f(text) − f(baseline) = "
-            f"{total:.4f}; gap {gap:+.4f} ({rel:.1%}: {verdict})."
+            f"Completeness: the values sum to {float(np.nansum(a.values)):.4f} nats; f(text) − f(baseline) = "
+            f"{total:.4f} nats; gap {gap:+.4f} nats, {rel:.1%} of that difference ({verdict})."
         )
     if a.method == "attention" and a.contrast_id is not None:
         lines.append("Attention weights do not depend on *rather than*: the same with or without it.")

@@ -88,6 +88,16 @@ class Attribution:
             return None
         return float(np.sum(self.values)) - (self.f - self.f_baseline)
 
+    @property
+    def completeness_share(self) -> float | None:
+        """ig: |completeness_gap| as a share of |f - f_baseline| (0.012: the values miss the difference by 1.2% of
+        it; inf where the difference is 0); None for the other methods."""
+        gap = self.completeness_gap
+        if gap is None or self.f_baseline is None:
+            return None
+        total = abs(self.f - self.f_baseline)
+        return abs(gap) / total if total else math.inf
+
     def ranked(self, n: int = 10, with_special: bool = False) -> list[int]:
         """Indices of the n units with the largest |value| (attention: value), strongest first; NaN last, never."""
         key = np.abs(self.values) if self.signed else np.asarray(self.values, np.float64)
@@ -115,6 +125,8 @@ class Attribution:
             "f": _num(self.f),
             "f_baseline": None if self.f_baseline is None else _num(self.f_baseline),
             "completeness_gap": None if self.completeness_gap is None else _num(self.completeness_gap),
+            # the gap's unit: a share of f(text) - f(baseline), not of f (0.05 = 5% of that difference)
+            "completeness_gap_share": None if self.completeness_share is None else _num(self.completeness_share),
             "token_ids": self.token_ids.tolist(),
             "token_text": list(self.token_text),
             "sources": [

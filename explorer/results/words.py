@@ -295,6 +295,7 @@ WORD_COLUMNS = (
     "logprob_corrected",
     "surprisal_corrected_bits",
     "surprisal_corrected_nats",
+    "document_start",  # the token(s) the text was scored after (`<|endoftext|>`, a Llama's `<s>`); None: none
 )
 
 
@@ -305,12 +306,13 @@ def leading(special: np.ndarray) -> int:
 
 def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
     """One dict per word of the text (WORD_COLUMNS): its text, character span in the text after the `lead` leading
-    tokens (default r.context_start), tokens, and its summed and corrected numbers in nats and bits (None where NaN,
-    not computed, or not every token scored).
+    tokens (default r.context_start), tokens, its summed and corrected numbers in nats and bits (None where NaN,
+    not computed, or not every token scored), and the document start the text was scored after (None: none).
     The leading tokens (a document start: BOS, `--context-start`) are not words of the text: a word made of them
     alone gets no row, so rows start at `word` 1 after one (`word` stays the word's index in `w`, the Words tab's
     word number); a word that begins inside them, were there one, starts at character 0."""
     lead = r.context_start if lead is None else lead
+    start = "".join(r.token_text[:lead]) or None  # the document start the text was scored after
     base = int(r.offsets[lead]) if lead < r.n else len(r.text)
     off = np.maximum(r.offsets - base, 0)  # (n,) character offsets in the text after the leading tokens
     total = len(r.text) - base
@@ -340,6 +342,7 @@ def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
                 "logprob_corrected": cl,
                 "surprisal_corrected_bits": None if cl is None else -cl / math.log(2),
                 "surprisal_corrected_nats": None if cl is None else -cl,
+                "document_start": start,
             }
         )
     return rows

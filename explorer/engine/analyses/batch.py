@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from explorer.engine.analyses.answers import score_answers
 from explorer.engine.interface import ModelEngine
 from explorer.engine.passes import bounds
-from explorer.engine.passes.scoring import score_progress, text_ids
+from explorer.engine.passes.scoring import score_progress, start_token, text_ids
 from explorer.engine.passes.word_ends import score_text_words
 from explorer.errors import ExplorerError
 from explorer.results.batch import Batch, BatchItem, BatchRow
@@ -131,12 +131,13 @@ def run_batch(
         stopped = e.message
     except KeyboardInterrupt:  # the CLI's Ctrl-C: the texts done so far are written
         stopped = f"Interrupted after {len(rows)} of {len(items)} texts."
-    return Batch(engine.name, rows, len(items), settings(start, k_percent), stopped)
+    doc = start_token(engine, start)
+    return Batch(engine.name, rows, len(items), settings(start, k_percent, doc), stopped)
 
 
-def settings(start: str | None, k_percent: float) -> dict:
-    """The batch's settings as its JSON records them."""
-    return {"context_start": start or "none", "k_percent": k_percent}
+def settings(start: str | None, k_percent: float, document_start: str | None = None) -> dict:
+    """The batch's settings as its JSON records them (`document_start`: the token each text was scored after)."""
+    return {"context_start": start or "none", "document_start": document_start, "k_percent": k_percent}
 
 
 def fill_word_table(engine: ModelEngine, items: list[Stimulus], start: str | None, table: WordTable) -> Iterator[int]:

@@ -204,6 +204,18 @@ def text_ids(engine: ModelEngine, text: str, start: str | None = None) -> tuple[
     return prefix + engine.encode(text), len(prefix)
 
 
+def start_token(engine: ModelEngine, start: str | None) -> str | None:
+    """The token a text is scored after under `start` (as text_ids puts it, or the BOS the tokenizer adds itself);
+    None: none (a served model without its tokenizer here says nothing)."""
+    tokenizer = getattr(engine, "tokenizer", None)
+    if tokenizer is None:
+        return None
+    ids = engine.context_start_ids(start) if start is not None else []
+    if ids:
+        return engine.detokenize(ids)
+    return str(tokenizer.bos_token) if engine.adds_bos else None
+
+
 def score_text(
     engine: ModelEngine,
     text: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.engine.text.context_start import adds_bos, context_start_ids, special_tokens
+from explorer.engine.text.context_start import adds_bos, context_start_ids, document_start, special_tokens
 from explorer.engine.text.encoding import chat_ids, check_ids, check_text
 
 
@@ -74,7 +74,13 @@ class TokenizerText:
         """The model's special tokens as text, its document separator (end-of-text) first."""
         return special_tokens(self.tokenizer, self.vocab_size)
 
+    def document_start(self) -> str | None:
+        """The token a text of this model starts after: the BOS its tokenizer adds, else its document start
+        (end-of-text; never a chat turn token); None where it has none."""
+        return document_start(self.tokenizer, self.vocab_size)
+
     def context_start_ids(self, mode: str | None) -> list[int]:
-        """Ids to put before a text so its first token is scored: "none", "bos", "eos" or a special token's text
-        ([] where the tokenizer adds a BOS itself); ExplorerError for a token this model does not have."""
+        """Ids to put before a text so its first token is scored: "none"; "document" (= "bos" = "eos"): the
+        document start; or a special token's text or an id ([] where the tokenizer adds a BOS itself);
+        ExplorerError for a token this model does not have."""
         return context_start_ids(self.tokenizer, self.vocab_size, self.name, mode)

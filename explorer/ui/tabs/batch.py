@@ -65,7 +65,7 @@ class BatchTab:
             with gr.Row():
                 self.from_start = gr.Checkbox(
                     False,
-                    label="Score each text from the start of a document (the end-of-text token first)",
+                    label="Score each text from the start of a document (the end-of-text token first; the word table always is)",
                     scale=3,
                     min_width=240,
                 )
@@ -177,11 +177,11 @@ class BatchTab:
     def word_table(self, name: str, path, from_start: bool, progress=gr.Progress()) -> Iterator[dict]:
         """Every text of the file scored alone for its words (engine.batch.fill_word_table, as `words --file`): the
         state after each text, then the word table's CSV (and the region table's when the texts mark regions); a
-        stop keeps the texts done."""
+        stop keeps the texts done. Every text is scored from the model's document start, as `words --file` and
+        `lm.word_table` do by default, whatever `from_start` (the score table's choice) says."""
         items = _stimuli(path)
         with user_errors(), self.models.use(name) as engine:
-            start = start_menu(engine)["value"] if from_start else None
-            start = None if start == "none" else start
+            start = "document"
             table, done, stopped, last = WordTable(engine.name), 0, "", time.monotonic()
             try:
                 for done in fill_word_table(engine, items, start, table):

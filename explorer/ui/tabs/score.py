@@ -53,7 +53,7 @@ def start_menu(engine: ModelEngine | None) -> dict:
     """The document-start menu for `engine`: its special tokens, the end-of-text one first (the default)."""
     if engine is None:
         return {
-            "choices": [("end of text (eos)", "eos"), ("beginning of text (bos)", "bos")],
+            "choices": [("document start (end of text, eos)", "eos"), ("document start (bos: the same)", "bos")],
             "value": "eos",
             "interactive": True,
             "info": "The model loads on the first action; its own special tokens are offered then.",
@@ -73,6 +73,14 @@ def start_menu(engine: ModelEngine | None) -> dict:
             "value": "none",
             "interactive": False,
             "info": "",
+        }
+    doc = getattr(engine, "document_start", lambda: specials[0])()  # a served model: its list as given
+    if doc != specials[0]:  # only chat turn tokens and the like: none is a document start
+        return {
+            "choices": [("none", "none"), *((t, t) for t in specials)],
+            "value": "none",
+            "interactive": True,
+            "info": "This model has no document-start token: the first token has no context and no score.",
         }
     return {
         "choices": [(f"{t} (document start, recommended)" if i == 0 else t, t) for i, t in enumerate(specials)],
