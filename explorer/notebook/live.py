@@ -17,8 +17,10 @@ matter sets the two headers that let the page run on several threads (`live_fron
 from __future__ import annotations
 
 import html
+import io
 import json
 import os
+import re
 import shutil
 import urllib.parse
 from dataclasses import dataclass
@@ -245,6 +247,20 @@ def serve(folder: str, port: int, isolate: bool = True, host: str = "127.0.0.1")
                 for name, value in ISOLATION_HEADERS.items():
                     self.send_header(name, value)
             super().end_headers()
+
+        def send_head(self):  # the first bytes only, for a `Range: bytes=0-N` (the page's GGUF check asks 4)
+            want = re.fullmatch(r"bytes=0-(\d+)", self.headers.get("Range", ""))
+            path = self.translate_path(self.path)
+            if not want or not os.path.isfile(path):
+                return super().send_head()
+            with open(path, "rb") as f:
+                body = f.read(int(want[1]) + 1)
+            self.send_response(206)
+            self.send_header("Content-Type", self.guess_type(path))
+            self.send_header("Content-Range", f"bytes 0-{len(body) - 1}/{os.path.getsize(path)}")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
 
         def log_message(self, format, *args) -> None:  # quiet: a page's every file would be a line
             pass

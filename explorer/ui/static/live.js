@@ -53,10 +53,12 @@ async function load() {
   const base = new URL('./wllama/', location.href).href;
   st.wl = new Wllama({ 'single-thread/wllama.wasm': base + 'single-thread/wllama.wasm', 'multi-thread/wllama.wasm': base + 'multi-thread/wllama.wasm' },
     { suppressNativeLog: true, logger: { debug() {}, log() {}, warn() {}, error: console.warn } });
-  const url = new URL(CFG.model_url, location.href).href;
+  const url = new URL(new URLSearchParams(location.search).get('model') || CFG.model_url, location.href).href; // ?model=URL: another GGUF
   const t0 = performance.now();
   let tLoaded = 0;
   say('Downloading the model… 0%');
+  const bad = await probe(url);
+  if (bad) return refuse(bad);
   try {
     await st.wl.loadModelFromUrl(url, {
       n_ctx: CFG.n_ctx, n_batch: 512, n_threads: st.threads, flash_attn: true, seed: 0, useCache: true,
@@ -79,6 +81,22 @@ async function load() {
   say(`Ready: ${CFG.model_name}, ${WHERE}, ${mt}. Model loaded in ${(st.timings.download_s + st.timings.load_s).toFixed(1)} s.`);
   document.querySelectorAll('#live-form button').forEach((b) => { b.disabled = false; });
   st.ready = true;
+}
+
+async function probe(url) { // a message when `url` cannot be fetched or is not a GGUF (its first bytes), else null
+  let r;
+  try {
+    r = await fetch(url, { headers: { Range: 'bytes=0-3' } });
+  } catch (e) {
+    return null; // offline or blocked: wllama's cache may still hold it (its own error follows if not)
+  }
+  if (!r.ok) return `The model could not be downloaded from ${url} (HTTP ${r.status}${r.statusText ? ' ' + r.statusText : ''}). Check the address (a Hugging Face file's "resolve" URL), then reload.`;
+  const reader = r.body.getReader();
+  let head = new Uint8Array();
+  while (head.length < 4) { const { done, value } = await reader.read(); if (done) break; head = new Uint8Array([...head, ...value.slice(0, 4)]); }
+  reader.cancel().catch(() => {});
+  const magic = String.fromCharCode(...head.slice(0, 4));
+  return magic === 'GGUF' ? null : `The file at ${url} is not a GGUF model (it does not start with "GGUF"). Give the URL of a .gguf file.`;
 }
 
 function loadError(e, url) { // wllama's errors in words that say what to do
