@@ -26,6 +26,10 @@ TEXTS = (
     "def add(a, b):\n    return a + b\n\nprint(add(2, 3))  # prints 5",
 )
 PROMPT = "The three primary colours are"
+SERVER = "https://example.org/logprob-explorer"  # the server's page, linked where the browser cannot run the model
+NO_MEMORY64 = """(() => { const M = WebAssembly.Memory;
+  WebAssembly.Memory = function (d) { if (d && d.address === 'i64') throw new TypeError('no memory64'); return new M(d); };
+})();"""  # a browser without WebAssembly Memory64 (Safari's today)
 WIDE, PHONE = {"width": 1366, "height": 768}, {"width": 390, "height": 844}
 
 
@@ -36,7 +40,8 @@ def site(smollm_gguf, tmp_path_factory):
     view = root / "fox.json"
     view.write_text(json.dumps(score_text(smollm_gguf, TEXTS[0], k=5).to_dict()))
     out = root / "site"
-    build_site(str(out), [str(view)], "Live test", live=LiveOptions("SmolLM2-135M-Instruct", smollm_gguf.path))
+    live = LiveOptions("SmolLM2-135M-Instruct", smollm_gguf.path, server_url=SERVER)
+    build_site(str(out), [str(view)], "Live test", live=live)
     (out / "not-a-model.gguf").write_text("this is text, not a model\n")
     return str(out)
 
@@ -128,4 +133,26 @@ def test_fixed_view_links_to_the_live_page(browser, site):
         page.get_by_role("link", name="Try your own sentence").click()
         page.wait_for_url("**/live.html?text=*")
         assert page.locator("#live-text").input_value() == TEXTS[0]
+        page.close()
+
+
+def test_too_long_text_says_so(browser, site):
+    with served(site, False) as base:
+        page = browser.new_page(viewport=WIDE)
+        open_live(page, base)
+        got = run(page, "word " * 2100)
+        assert got["error"].startswith("Too long: the text is 2,1") or got["error"].startswith(
+            "Too long: the text is 21"
+        )
+        assert "holds 2048: shorten it" in got["error"], got
+        page.close()
+
+
+def test_no_memory64_says_so(browser, site):
+    with served(site, False) as base:
+        page = browser.new_page(viewport=WIDE)
+        page.add_init_script(NO_MEMORY64)
+        status = open_live(page, base, timeout_s=30)
+        assert "no WebAssembly Memory64" in status and SERVER in status, status
+        assert page.get_by_role("link", name=SERVER).count() == 1
         page.close()

@@ -17,6 +17,7 @@ const F32_TINY = 1.401298464324817e-45; // the smallest float32 above 0: an unde
 const UNDERFLOW_LP = Math.log(F32_TINY); // about -103.28 nats: the bound an underflowed token's logprob is shown with
 const K = CFG.k; // alternatives kept per position
 const WHERE = 'computed in your browser (llama.cpp, WebAssembly)';
+const SHOW_MS = 250; // a long text's heatmap is redrawn at most this often while it scores
 const st = { wl: null, vocab: null, busy: false, threads: 1, info: null, timings: {}, last: null };
 window.lxLiveState = st; // for the browser test and the bench
 
@@ -209,7 +210,7 @@ async function scoreIds(R, from) { // positions from..n-1 get their numbers; eac
     await st.wl.decode([R.ids[i - 1]], {});
     const dist = await st.wl.getLogits(-1);
     R.rows[i] = stats(dist, R.ids[i]);
-    if (i % 4 === 0 || i === R.ids.length - 1) show(R);
+    if (performance.now() - (R.shown || 0) > SHOW_MS) { show(R); R.shown = performance.now(); } // the heatmap fills in
   }
 }
 
