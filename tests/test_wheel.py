@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 TEXT = "The capital of France is Paris"
 
 
-DATA = {".html", ".js", ".css", ".yaml"}  # the package's files besides its modules
+DATA = {".html", ".js", ".css", ".yaml", ".wasm"}  # the package's files besides its modules (.wasm: the live page's wllama)
 
 
 def _run(*cmd: str, cwd: Path) -> str:

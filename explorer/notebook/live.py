@@ -25,7 +25,6 @@ import shutil
 import urllib.parse
 from dataclasses import dataclass
 from importlib import resources
-from typing import ClassVar
 
 from explorer.errors import ExplorerError
 from explorer.notebook.page import DETAIL_JS, page_css, static, view_css
@@ -236,11 +235,8 @@ def serve(folder: str, port: int, isolate: bool = True, host: str = "127.0.0.1")
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(SimpleHTTPRequestHandler):
-        extensions_map: ClassVar[dict[str, str]] = {
-            **SimpleHTTPRequestHandler.extensions_map,
-            ".wasm": "application/wasm",
-            ".js": "text/javascript",
-        }
+        def guess_type(self, path) -> str:  # WebAssembly compiles while it streams only when typed as such
+            return "application/wasm" if str(path).endswith(".wasm") else super().guess_type(path)
 
         def end_headers(self) -> None:
             if isolate:
