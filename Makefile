@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 export GRADIO_ANALYTICS_ENABLED ?= False
 
-.PHONY: run test test-fast test-vllm test-lmeval test-minicons lint format bench gpu-check llama-server setup clean
+.PHONY: run test test-fast test-vllm test-lmeval test-minicons lint format bench gpu-check llama-server setup clean wllama
 
 # The llama.cpp engine: pip builds llama-cpp-python from source once and keeps the wheel. That build is the long part
 # of a cold set-up, so it starts first, in the background, while pip installs the rest. It builds only the libraries
@@ -82,6 +82,11 @@ gpu-check: setup
 # llama.cpp's own server for the bench's gguf group, built from the source llama-cpp-python vendors (minutes)
 llama-server: setup
 	$(PY) bench/llama_server.py
+
+# the live page's llama.cpp in WebAssembly (@wllama/wllama, pinned in the script): refresh the files kept in
+# explorer/ui/static/wllama/ from npm (needs npm; nothing else does: `make run` and `make test` use the kept files)
+wllama:
+	sh scripts/wllama.sh
 
 clean:
 	rm -rf $(VENV)

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.slow
 TEXT = "The capital of France is Paris"
 
 
-DATA = {".html", ".js", ".css", ".yaml"}  # the package's files besides its modules
+# the package's files besides its modules (.wasm: the live page's wllama)
+DATA = {".html", ".js", ".css", ".yaml", ".wasm"}
 
 
 def _run(*cmd: str, cwd: Path) -> str:

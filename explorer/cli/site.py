@@ -22,14 +22,18 @@ def add_parser(sub) -> None:
         "model runs there: the views are fixed.",
     )
     p.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (new or empty; see --overwrite)")
-    p.add_argument("files", metavar="FILE", nargs="+", help="session files, native JSON or HTML views")
+    p.add_argument("files", metavar="FILE", nargs="*", help="session files, native JSON or HTML views")
     p.add_argument("--title", default=TITLE, help=f"the site's title (default: {TITLE})")
     p.add_argument("--overwrite", action="store_true", help="replace OUT_DIR when it holds files already")
+    from explorer.cli.site_live import add_live_args
+
+    add_live_args(p)
 
 
 def run(a: argparse.Namespace) -> int:
+    from explorer.cli.site_live import live_options, serve_site
     from explorer.notebook.site import build_site
 
-    views = build_site(a.out_dir, a.files, a.title, a.overwrite)
+    views = build_site(a.out_dir, a.files, a.title, a.overwrite, live_options(a))
     print(f"site: wrote {a.out_dir}: index.html, README.md and {len(views)} view(s)", file=sys.stderr)
-    return 0
+    return serve_site(a)

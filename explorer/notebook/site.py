@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from explorer.errors import ExplorerError
 from explorer.notebook.files import open_file
+from explorer.notebook.live import PAGE as LIVE_PAGE
+from explorer.notebook.live import LiveOptions, live_front_matter, live_link, write_live
 from explorer.notebook.page import CSP, page_html
 from explorer.results.scores import TokenScores
 
@@ -64,10 +66,17 @@ class View:
         words = text.split()
         return " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
 
+    @property
+    def full_text(self) -> str:
+        return "".join(self.scores.token_text[self.scores.context_start :])
 
-def build_site(out_dir: str, paths: list[str], title: str = TITLE, overwrite: bool = False) -> list[View]:
-    """Write the site of `paths` to `out_dir` (see the module); the views, in the order given."""
-    if not paths:
+
+def build_site(
+    out_dir: str, paths: list[str], title: str = TITLE, overwrite: bool = False, live: LiveOptions | None = None
+) -> list[View]:
+    """Write the site of `paths` to `out_dir` (see the module); the views, in the order given. `live`: a live page
+    too (explorer/notebook/live.py), linked from every view."""
+    if not paths and live is None:
         raise ExplorerError("Give at least one file to put on the site.", param="files")
     target = os.path.abspath(out_dir)
     parent = os.path.dirname(target)
@@ -83,9 +92,12 @@ def build_site(out_dir: str, paths: list[str], title: str = TITLE, overwrite: bo
     os.chmod(work, 0o755)  # mkdtemp makes it 0700: a web server serving the site must read it
     try:  # 2. the site, in a hidden folder beside the target
         for v in views:
-            _write(os.path.join(work, v.page), page_html(v.scores))
-        _write(os.path.join(work, "index.html"), index_html(views, title))
-        _write(os.path.join(work, "README.md"), readme(views, title))
+            page = page_html(v.scores)
+            _write(os.path.join(work, v.page), page if live is None else live_link(page, v.full_text))
+        _write(os.path.join(work, "index.html"), index_html(views, title, live is not None))
+        _write(os.path.join(work, "README.md"), readme(views, title, live is not None))
+        if live is not None:
+            write_live(work, live, title)
         _replace(work, target)  # 3. one rename
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -134,9 +146,10 @@ def _replace(work: str, target: str) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def index_html(views: list[View], title: str = TITLE) -> str:
+def index_html(views: list[View], title: str = TITLE, live: bool = False) -> str:
     """The site's front page: one table row per view (a link to it, its model, first words, tokens, date)."""
     e = html.escape
+    try_it = f'<a href="{LIVE_PAGE}">Try your own sentence</a>: the model runs in your browser.'
     rows = "".join(
         f'<tr><th scope="row"><a href="{e(v.page)}">{e(v.title)}</a></th><td>{e(v.scores.model)}</td>'
         f'<td>{e(v.first_words)}</td><td class="num">{v.scores.n:,}</td><td>{e(v.date)}</td></tr>\n'
@@ -150,16 +163,16 @@ def index_html(views: list[View], title: str = TITLE) -> str:
         f"<h1>{e(title)}</h1>"
         f"<p>{len(views)} fixed view{'s' if len(views) != 1 else ''} made with logprob-explorer: each shows every "
         "token of a text coloured by how likely the model found it; hover or click a token for its alternatives. "
-        "No model runs here.</p>"
+        f"{try_it if live else 'No model runs here.'}</p>"
         '<table><caption>The views</caption><thead><tr><th scope="col">Title</th><th scope="col">Model</th>'
         '<th scope="col">First words</th><th scope="col">Tokens</th><th scope="col">Date</th></tr></thead>'
         f"<tbody>\n{rows}</tbody></table></main></body></html>\n"
     )
 
 
-def readme(views: list[View], title: str = TITLE) -> str:
+def readme(views: list[View], title: str = TITLE, live: bool = False) -> str:
     """README.md with a Hugging Face static Space's front matter (YAML; each value a JSON string, which YAML
-    reads as it is)."""
+    reads as it is); with `live`, the headers the live page's threads need."""
     front = {
         "title": title[:60],
         "emoji": "📊",
@@ -170,9 +183,15 @@ def readme(views: list[View], title: str = TITLE) -> str:
         "pinned": False,
     }
     lines = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items())
+    lines += "\n" + live_front_matter().rstrip("\n") if live else ""
     listed = "\n".join(f"- [{v.title}]({v.page}): {v.scores.model}, {v.scores.n:,} tokens" for v in views)
     return (
         f"---\n{lines}\n---\n\n# {title}\n\nFixed views made with logprob-explorer (`logprob-explorer site`): open "
         f"[index.html](index.html). Each page holds its data and script inline and makes no network request; no "
         f"model runs here.\n\n{listed}\n"
+        + (
+            f"\n[{LIVE_PAGE}]({LIVE_PAGE}): try your own sentence; the model runs in the visitor's browser.\n"
+            if live
+            else ""
+        )
     )
