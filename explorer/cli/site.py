@@ -25,11 +25,18 @@ def add_parser(sub) -> None:
     p.add_argument("files", metavar="FILE", nargs="+", help="session files, native JSON or HTML views")
     p.add_argument("--title", default=TITLE, help=f"the site's title (default: {TITLE})")
     p.add_argument("--overwrite", action="store_true", help="replace OUT_DIR when it holds files already")
+    p.add_argument(
+        "--view",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="also a page of this registered view of each file (explorer/notebook/registry.py; repeat it, or 'all')",
+    )
 
 
 def run(a: argparse.Namespace) -> int:
     from explorer.notebook.site import build_site
 
-    views = build_site(a.out_dir, a.files, a.title, a.overwrite)
+    views = build_site(a.out_dir, a.files, a.title, a.overwrite, a.view)
     print(f"site: wrote {a.out_dir}: index.html, README.md and {len(views)} view(s)", file=sys.stderr)
     return 0
