@@ -8,9 +8,10 @@ explorer/ui/tabs/registered.py), `LM` its method (explorer/notebook/lm.py), the 
 
 from __future__ import annotations
 
+from explorer.notebook import surprisal
 from explorer.notebook.view import View
 
-VIEWS: tuple[View, ...] = ()
+VIEWS: tuple[View, ...] = (surprisal.VIEW,)
 
 
 def by_id() -> dict[str, View]:
