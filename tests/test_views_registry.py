@@ -160,7 +160,8 @@ def test_the_tab_draws_the_view_and_its_download(built, gpt2):
     result = _result(p)
     out = tab.run(result, 3)
     s = surprisal(result[0], 3)
-    assert out[tab.table].equals(s.to_pandas())
+    assert out[tab.table].equals(by_id()["surprisal"].shown_table(s))
+    assert out[tab.table]["bits"].tolist()[1:] == pytest.approx(s.bits[1:].tolist(), abs=1e-4)
     assert "<svg" in out[tab.body] and "Moving mean over 3 tokens" in out[tab.body]
     path = path_of(out[tab.dl_html])
     assert path.endswith("-surprisal.view.html")
@@ -184,7 +185,7 @@ def test_its_link_round_trips_and_restores_the_view(built, gpt2):
     outs = restore(built, encode(v))
     assert shown_tab(p, outs) == "surprisal" and calls == []
     assert last(outs, tab.controls["window"]) == 6
-    assert last(outs, tab.table).equals(surprisal(result[0], 6).to_pandas())
+    assert last(outs, tab.table).equals(by_id()["surprisal"].shown_table(surprisal(result[0], 6)))
 
 
 def test_a_bad_window_in_a_link_is_a_damaged_link():

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 GROUPS = ("read", "many")  # the page's groups (explorer/ui/layout.py): "Read a result", "Compare and many"
 # a registered view's chart on the page (no BASE_CSS there): the saved file's chart rules with the colours inline
 PAGE_CSS = """
+.lx-registered { overflow-x: auto; }
+.lx-registered svg.lx-chart { min-width: 560px; }
 .lx-registered svg.lx-chart { width: 100%; max-width: 900px; height: auto; color: var(--body-text-color, #111827); }
 .lx-registered svg.lx-chart text { fill: currentColor; font-size: 11px; }
 .lx-registered svg.lx-chart .axis { stroke: var(--border-color-primary, #d1d5db); }
@@ -138,6 +140,16 @@ class View:
     def html(self, result: Any) -> str:
         """The view's body as the page shows it: its chart and CSS (no table: the tab's own table holds it)."""
         return f'<div class="lx-registered lx-{self.id}"><style>{PAGE_CSS}{self.css}</style>{self.body(result)}</div>'
+
+    def shown_table(self, result: Any) -> pd.DataFrame:
+        """The table as the tab shows it: floats to 4 decimals, token text made visible (`·` a space, `↵` a new
+        line), as the saved file's table writes them."""
+        from explorer.notebook.views import TEXT_COLUMNS
+        from explorer.render.text import visible
+
+        frame = self.table(result)
+        shown = {c: frame[c].map(lambda t: visible(str(t))) for c in TEXT_COLUMNS if c in frame.columns}
+        return frame.assign(**shown).round(4)
 
     def page(self, result: Any) -> str:
         """The view as one self-contained HTML file (its download, its static-site page): body, table, JSON."""

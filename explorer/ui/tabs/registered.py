@@ -61,7 +61,7 @@ class RegisteredTab:
             result = self.view.run(state[0], **dict(zip(self.controls, values)))
         return {
             self.body: self.view.html(result),
-            self.table: self.view.table(result),
+            self.table: self.view.shown_table(result),
             self.dl_html: view_file(result.model, self.view.id, self.view.page(result)),
         }
 
