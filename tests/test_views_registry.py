@@ -158,19 +158,21 @@ def test_the_tab_draws_the_view_and_its_download(built, gpt2):
     tab = p.tabs["surprisal"]
     assert isinstance(tab, RegisteredTab) and p.share.bar.home["surprisal"] == "read"
     result = _result(p)
-    out = tab.run(result, 3)
+    out = tab.run(result, window=3)
     s = surprisal(result[0], 3)
     assert out[tab.table].equals(by_id()["surprisal"].shown_table(s))
     assert out[tab.table]["bits"].tolist()[1:] == pytest.approx(s.bits[1:].tolist(), abs=1e-4)
+    info = p.demo.get_api_info()["named_endpoints"]["/surprisal"]["parameters"]
+    assert [x["parameter_name"] for x in info] == ["window"]  # the option by its name, for gradio_client
     assert "<svg" in out[tab.body] and "Moving mean over 3 tokens" in out[tab.body]
     path = path_of(out[tab.dl_html])
     assert path.endswith("-surprisal.view.html")
     with open(path, encoding="utf-8") as f:
         assert data_of(f.read()) == s.to_dict()
     with pytest.raises(Exception, match="Score a text or generate first"):
-        tab.run([], 3)
+        tab.run([], window=3)
     with pytest.raises(Exception, match="must be from 1 to 64"):
-        tab.run(result, 99)
+        tab.run(result, window=99)
 
 
 def test_its_link_round_trips_and_restores_the_view(built, gpt2):

@@ -1,7 +1,7 @@
 """A registered view's tab and link, made from its record (explorer/notebook/view.py): no module of its own.
 
 The tab: the view's Markdown, one control per option (a slider, a menu or a checkbox), a button that computes the
-view of the inspector's result (`api_name`: the view's id), its body, its table and its *Download view (HTML)*. The
+view of the inspector's result (`api_name`: the view's id, its options by their names), its body, its table and its *Download view (HTML)*. The
 link: a `TabLink` class made per view (`link_class`), one field per option named `<view id>_<option>`, checked by the
 option's own rule, over the result's base.
 """
@@ -47,18 +47,19 @@ class RegisteredTab:
             self.body = gr.HTML("", elem_id=f"{view.id}-body", js_on_load=None)
             self.table = gr.Dataframe(label=view.caption, interactive=False, max_height=400, elem_id=f"{view.id}-table")
             self.dl_html = view_button(f"{view.id}-dl-html")
-        self.inputs = [self.inspector.result, *self.controls.values()]
         self.outputs = [self.body, self.table, self.dl_html]
-        self.button.click(
-            lambda: cleared(self.outputs), None, self.outputs, api_visibility="private", queue=False
-        ).then(self.run, self.inputs, self.outputs, api_name=view.id, show_progress_on=[self.body])
+        self.button.click(lambda: cleared(self.outputs), None, self.outputs, api_visibility="private", queue=False).then(
+            self.run, [self.inspector.result], self.outputs, inputs_kwargs=self.controls, api_name=view.id,
+            show_progress_on=[self.body],
+        )  # fmt: skip
 
-    def run(self, state: list, *values: Any) -> dict:
-        """The view of the inspector's result with the controls' values: its body, table and file."""
+    def run(self, state: list, **options: Any) -> dict:
+        """The view of the inspector's result with the controls' values (by the options' names): its body, table
+        and file."""
         if not state:
             raise error(f"Score a text or generate first; the {self.view.title.lower()} is drawn from that result.")
         with user_errors():
-            result = self.view.run(state[0], **dict(zip(self.controls, values)))
+            result = self.view.run(state[0], **options)
         return {
             self.body: self.view.html(result),
             self.table: self.view.shown_table(result),
@@ -102,7 +103,7 @@ def link_class(view: View) -> type[TabLink]:
         return {c: getattr(self, keys[name]) for name, c in tab.controls.items()}
 
     def rerun(self, tab: RegisteredTab, v: ViewState, run: Rerun) -> Iterator[dict]:
-        yield tab.run(run.result, *(getattr(self, keys[name]) for name in tab.controls))
+        yield tab.run(run.result, **{name: getattr(self, keys[name]) for name in tab.controls})
 
     def outputs(cls, tab: RegisteredTab) -> list:
         return [*tab.controls.values(), *tab.outputs]
