@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from explorer.engine import score_text
 from explorer.notebook.page import data_of
 from explorer.notebook.surprisal import surprisal
-from tests.helpers.browser import open_page, pick_tab, require_chromium, score
+from tests.helpers.browser import open_page, pick_tab, require_chromium, score, serious
 
 require_chromium()
 pytestmark = pytest.mark.browser
@@ -48,6 +49,8 @@ def test_the_tab_draws_the_numbers_downloads_and_shares_them(browser, server, gp
     assert summary(gpt2, TEXT) in body
     assert pg.locator("#surprisal-table").get_by_role("row").count() > 10
     pg.screenshot(path=str(shots / "surprisal-wide.png"), full_page=False)
+    if importlib.util.find_spec("axe_playwright_python"):  # the drawn view: no serious or critical axe violation
+        assert serious(pg) == []
     with pg.expect_download() as dl:
         pg.locator("#surprisal-dl-html").click()
     path = dl.value.path()
