@@ -88,6 +88,8 @@ def test_options_say_what_they_take():
     for bad in (0, 65, 2.5, "3", True, None):
         with pytest.raises(ExplorerError, match="window"):
             o.check(bad)
+    with pytest.raises(ExplorerError, match="from 0 to inf"):
+        Option("alpha", "a", 0.5, low=0).check(-1.0)
     c = Option("unit", "u", "bits", choices=("bits", "nats"))
     assert c.kind == "choice" and c.check("nats") == "nats"
     with pytest.raises(ExplorerError, match="bits, nats"):

@@ -87,10 +87,9 @@ class Option:
                 f"`{self.name}` must be a {'whole ' if whole else ''}number, got {value!r}.", param=self.name
             )
         assert isinstance(value, (int, float))
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            raise ExplorerError(
-                f"`{self.name}` (={value}) must be from {self.low:g} to {self.high:g}.", param=self.name
-            )
+        lo, hi = -math.inf if self.low is None else self.low, math.inf if self.high is None else self.high
+        if not lo <= value <= hi:
+            raise ExplorerError(f"`{self.name}` (={value}) must be from {lo:g} to {hi:g}.", param=self.name)
         return value
 
 
