@@ -8,7 +8,6 @@ option's own rule, over the result's base.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import field, make_dataclass
 from typing import Any
@@ -86,6 +85,7 @@ def link_class(view: View) -> type[TabLink]:
     """The view's TabLink (registered in LINKS by being made): one field per option, over the result's base."""
     keys = {o.name: link_field(view, o) for o in view.options}
     by_key = {k: o for o, k in zip(view.options, keys.values())}
+    view_option = {o.name: o for o in view.options}.__getitem__
 
     def read(cls, d: dict) -> TabLink:
         return cls(**{k: _read(o, d, k) for k, o in by_key.items()})
@@ -94,10 +94,8 @@ def link_class(view: View) -> type[TabLink]:
         return list(tab.controls.values())
 
     def to_link(cls, tab: RegisteredTab, values: Mapping[Any, Any], base: Base, model: str):
-        got = {keys[name]: values.get(c) for name, c in tab.controls.items()}
-        with_whole = {k: (int(v) if by_key[k].kind == "whole" and isinstance(v, float) and math.isfinite(v) else v)
-                      for k, v in got.items()}  # fmt: skip
-        return base, cls(**{k: by_key[k].check(v) for k, v in with_whole.items()})
+        # a slider's 3.0 is the whole number 3 (Option.check); a value out of range makes no link, saying why
+        return base, cls(**{keys[name]: view_option(name).check(values.get(c)) for name, c in tab.controls.items()})
 
     def apply(self, tab: RegisteredTab, v: ViewState) -> dict:
         return {c: getattr(self, keys[name]) for name, c in tab.controls.items()}
