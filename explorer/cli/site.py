@@ -25,6 +25,13 @@ def add_parser(sub) -> None:
     p.add_argument("files", metavar="FILE", nargs="*", help="session files, native JSON or HTML views")
     p.add_argument("--title", default=TITLE, help=f"the site's title (default: {TITLE})")
     p.add_argument("--overwrite", action="store_true", help="replace OUT_DIR when it holds files already")
+    p.add_argument(
+        "--view",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="also a page of this registered view of each file (explorer/notebook/registry.py; repeat it, or 'all')",
+    )
     from explorer.cli.site_live import add_live_args
 
     add_live_args(p)
@@ -34,6 +41,6 @@ def run(a: argparse.Namespace) -> int:
     from explorer.cli.site_live import live_options, serve_site
     from explorer.notebook.site import build_site
 
-    views = build_site(a.out_dir, a.files, a.title, a.overwrite, live_options(a))
+    views = build_site(a.out_dir, a.files, a.title, a.overwrite, live=live_options(a), with_views=a.view)
     print(f"site: wrote {a.out_dir}: index.html, README.md and {len(views)} view(s)", file=sys.stderr)
     return serve_site(a)

@@ -588,4 +588,17 @@ class LM:
         return self.score_many(texts, context_start, min_k_percent)
 
 
+def _view_methods() -> None:
+    """Each registered view's method on LM (explorer/notebook/registry.py): `lm.<view>(text, **options)`."""
+    from explorer.notebook.registry import VIEWS
+    from explorer.notebook.view import lm_method
+
+    for v in VIEWS:
+        if hasattr(LM, v.method):
+            raise RuntimeError(f"the registered view {v.id!r} would hide LM.{v.method}: give it another `method`")
+        setattr(LM, v.method, lm_method(v))
+
+
+_view_methods()
+
 __all__ = ["LM", "load"]

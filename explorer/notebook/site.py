@@ -6,7 +6,8 @@ Steps:
    made by save_html / to_html); the first bad one stops it with an error naming the file, before anything is
    written;
 2. write, into a fresh hidden folder beside OUT_DIR: one self-contained page per input (page.page_html: inline CSS,
-   script and data, a CSP that allows no request), `index.html` (a plain table of them: title, model, first words,
+   script and data, a CSP that allows no request) and, when asked (`--view ID`, `--view all`), one per registered
+   view of it (`<page>.<view id>.html`, explorer/notebook/registry.py, linked under its title in the index), `index.html` (a plain table of them: title, model, first words,
    tokens, date; light and dark by prefers-color-scheme; no script) and `README.md` (the front matter of a Hugging
    Face static Space: `sdk: static`, `app_file: index.html`);
 3. move that folder to OUT_DIR in one rename (an existing OUT_DIR is replaced only when asked), so a failure leaves
@@ -22,6 +23,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.errors import ExplorerError
@@ -29,6 +31,8 @@ from explorer.notebook.files import open_file
 from explorer.notebook.live import PAGE as LIVE_PAGE
 from explorer.notebook.live import LiveOptions, live_front_matter, live_link, write_live
 from explorer.notebook.page import CSP, page_html
+from explorer.notebook.registry import by_id
+from explorer.notebook.view import View as ViewRecord
 from explorer.results.scores import TokenScores
 
 TITLE = "logprob-explorer views"
@@ -72,10 +76,17 @@ class View:
 
 
 def build_site(
-    out_dir: str, paths: list[str], title: str = TITLE, overwrite: bool = False, live: LiveOptions | None = None
+    out_dir: str,
+    paths: list[str],
+    title: str = TITLE,
+    overwrite: bool = False,
+    live: LiveOptions | None = None,
+    with_views: Sequence[str] = (),
 ) -> list[View]:
-    """Write the site of `paths` to `out_dir` (see the module); the views, in the order given. `live`: a live page
-    too (explorer/notebook/live.py), linked from every view."""
+    """Write the site of `paths` to `out_dir` (see the module), with the pages of the registered views named in
+    `with_views` (their ids; "all": every one); the inputs, in the order given. `live`: a live page too
+    (explorer/notebook/live.py), linked from every view."""
+    chosen = registered(with_views)
     if not paths and live is None:
         raise ExplorerError("Give at least one file to put on the site.", param="files")
     target = os.path.abspath(out_dir)
@@ -94,7 +105,9 @@ def build_site(
         for v in views:
             page = page_html(v.scores)
             _write(os.path.join(work, v.page), page if live is None else live_link(page, v.full_text))
-        _write(os.path.join(work, "index.html"), index_html(views, title, live is not None))
+            for name, text in view_pages(v, chosen).items():  # each registered view asked (--view)
+                _write(os.path.join(work, name), text)
+        _write(os.path.join(work, "index.html"), index_html(views, title, chosen, live is not None))
         _write(os.path.join(work, "README.md"), readme(views, title, live is not None))
         if live is not None:
             write_live(work, live, title)
@@ -122,6 +135,32 @@ def _views(paths: list[str]) -> list[View]:
     return views
 
 
+def view_page(v: View, view_id: str) -> str:
+    """The file name of registered view `view_id`'s page of input `v`: `<page>.<view id>.html` (an input's page name
+    has no dot before `.html`, so no two names meet)."""
+    return f"{v.page.removesuffix('.html')}.{view_id}.html"
+
+
+def registered(ids: Sequence[str]) -> tuple[ViewRecord, ...]:
+    """The registered views named by `ids` ("all": every one), in the registry's order; an unknown id is an
+    ExplorerError naming the known ones."""
+    known = by_id()
+    if "all" in ids:
+        return tuple(known.values())
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise ExplorerError(
+            f"There is no view {unknown[0]!r} to add to the site: use one of {', '.join([*known, 'all'])}.",
+            param="view",
+        )
+    return tuple(v for v in known.values() if v.id in ids)
+
+
+def view_pages(v: View, chosen: Sequence[ViewRecord]) -> dict[str, str]:
+    """file name -> page, for each view of `chosen` of input `v` (at its default options)."""
+    return {view_page(v, view.id): view.page(view.run(v.scores)) for view in chosen}
+
+
 def _write(path: str, text: str) -> None:
     """`text` written to `path`, readable by everyone (0644: the site is for a web server to serve)."""
     with open(path, "w", encoding="utf-8") as f:
@@ -146,12 +185,12 @@ def _replace(work: str, target: str) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def index_html(views: list[View], title: str = TITLE, live: bool = False) -> str:
+def index_html(views: list[View], title: str = TITLE, chosen: Sequence[ViewRecord] = (), live: bool = False) -> str:
     """The site's front page: one table row per view (a link to it, its model, first words, tokens, date)."""
     e = html.escape
     try_it = f'<a href="{LIVE_PAGE}">Try your own sentence</a>: the model runs in your browser.'
     rows = "".join(
-        f'<tr><th scope="row"><a href="{e(v.page)}">{e(v.title)}</a></th><td>{e(v.scores.model)}</td>'
+        f'<tr><th scope="row"><a href="{e(v.page)}">{e(v.title)}</a>{_view_links(v, chosen)}</th><td>{e(v.scores.model)}</td>'
         f'<td>{e(v.first_words)}</td><td class="num">{v.scores.n:,}</td><td>{e(v.date)}</td></tr>\n'
         for v in views
     )
@@ -168,6 +207,12 @@ def index_html(views: list[View], title: str = TITLE, live: bool = False) -> str
         '<th scope="col">First words</th><th scope="col">Tokens</th><th scope="col">Date</th></tr></thead>'
         f"<tbody>\n{rows}</tbody></table></main></body></html>\n"
     )
+
+
+def _view_links(v: View, chosen: Sequence[ViewRecord]) -> str:
+    """The links to input `v`'s pages of the `chosen` views, under its title in the index."""
+    links = " · ".join(f'<a href="{html.escape(view_page(v, x.id))}">{html.escape(x.title)}</a>' for x in chosen)
+    return f'<br><small class="lx-views">{links}</small>' if links else ""
 
 
 def readme(views: list[View], title: str = TITLE, live: bool = False) -> str:

@@ -1,16 +1,22 @@
 """The Gradio page, top to bottom: intro and model status, the tabs, the model picker, then the token inspector
 they all fill.
 
-A new tab is a module in explorer/ui/tabs/ plus one line in LAYOUT (in a group, or in the top row).
+A view of a result is one module plus its line in explorer/notebook/registry.py: `placed` puts its tab in its group
+(or the top row) after the hand-made tabs. A hand-made tab (its own interactions) is a module in explorer/ui/tabs/ plus
+one line in HAND_MADE.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import gradio as gr
 
+from explorer.notebook.registry import VIEWS
+from explorer.notebook.view import View
 from explorer.serving.models import Models
 from explorer.ui.errors import error
 from explorer.ui.inspector import Inspector
@@ -27,6 +33,7 @@ from explorer.ui.tabs.compare import CompareTab
 from explorer.ui.tabs.generate import GenerateTab
 from explorer.ui.tabs.lens import LensTab
 from explorer.ui.tabs.lookup import LookupTab
+from explorer.ui.tabs.registered import RegisteredTab
 from explorer.ui.tabs.score import ScoreTab
 from explorer.ui.tabs.whatif import WhatIfTab
 from explorer.ui.tabs.why import WhyTab
@@ -45,7 +52,7 @@ weighed there. In the text, **·** is a space and **↵** a new line."""
 
 CACHE_S = 3600  # Gradio's cache: files older than this go, checked as often
 
-LAYOUT = (  # each: Shared -> its tab, laid out and wired; the expert views grouped under the first three
+HAND_MADE = (  # each: Shared -> its tab, laid out and wired; the expert views grouped under the first three
     ScoreTab,
     GenerateTab,
     ChatTab,
@@ -53,6 +60,19 @@ LAYOUT = (  # each: Shared -> its tab, laid out and wired; the expert views grou
     Group("many", "Compare and many", (CompareTab, AnswersTab, BatchTab)),
     LookupTab,
 )
+
+
+def placed(layout: tuple[Any, ...], views: tuple[View, ...]) -> tuple[Any, ...]:
+    """`layout` with each registered view's tab at the end of its group (`View.group`), or of the top row."""
+    rows = {g.id: list(g.tabs) for g in layout if isinstance(g, Group)}
+    top: list[Callable[[Any], Any]] = []
+    for v in views:
+        (rows[v.group] if v.group is not None else top).append(partial(RegisteredTab, view=v))
+    grouped = tuple(replace(g, tabs=tuple(rows[g.id])) if isinstance(g, Group) else g for g in layout)
+    return (*grouped, *top)
+
+
+LAYOUT = placed(HAND_MADE, VIEWS)  # the page's tabs: the hand-made ones and every registered view
 
 
 @dataclass(frozen=True)
