@@ -12,6 +12,7 @@ SKIP_DIRS = {
     ".venv",
     ".vllm-venv",  # the peer tiers' own venvs (tests/helpers/vllm_peer.py, tests/helpers/lmeval_peer.py)
     ".lmeval-venv",
+    ".minicons-venv",  # bench/many_texts.py's minicons
     "__pycache__",
     ".pytest_cache",
     ".hypothesis",
