@@ -15,6 +15,7 @@ Stimulus lists (`fill_word_table`) go the same way, with each position's word-en
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -34,7 +35,7 @@ from explorer.results.word_scores import WordScores
 from explorer.results.word_table import WordTable
 from explorer.results.words import WordEnds, leading, with_ends, words
 
-WINDOW = 512  # texts tokenised, sorted by length and scored together (bounded memory, rows in the file's order)
+WINDOW = 2048  # texts tokenised, sorted by length and scored together (bounded memory, rows in the file's order)
 STOP_CODES = frozenset({"cancelled", "timeout", "request_timeout", "request_cancelled", "server_busy"})
 Progress = Callable[[int, int], None]  # (texts done, texts in all)
 
@@ -90,6 +91,14 @@ def _row(item: BatchItem, index: int, r: TokenScores, lead: int, k_percent: floa
         stats=_stats(r, k_percent) if stats else {},
         quiz=quiz,
     )
+
+
+def _sums_row(item: BatchItem, index: int, tokens: int, logprobs: np.ndarray) -> BatchRow:
+    """A row of the sums alone from the text's logprobs (m,): TokenScores' total, mean and perplexity, computed the
+    same way (a float64 sum), with no TokenScores built."""
+    total = float(logprobs.sum(dtype=np.float64))
+    mean = total / len(logprobs)
+    return BatchRow(index, item.id, item.text, item.line, tokens, len(logprobs), total, mean, math.exp(-mean))
 
 
 def score_item(
@@ -194,6 +203,8 @@ def _window(
         bounds.check()
         if j in failed:
             yield failed[j]
+        elif j in nums and not stats:
+            yield _sums_row(item, first + j, len(seqs[j]) - len(prefix), nums[j].logprobs)
         elif j in nums:
             yield _row(item, first + j, _scores(engine, seqs[j], nums[j], len(prefix)), len(prefix), k_percent, stats)
         else:

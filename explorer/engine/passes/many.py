@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.engine.interface import Forward
+from explorer.engine.interface import HEAD_MIN_ROWS, Forward
 from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.word_ends import end_ids, end_mass
 
@@ -92,7 +92,7 @@ def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: b
     """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy`, with `ends` `ends` (N, K); numpy."""
     sets = end_ids(engine) if ends else None
     parts: dict[str, list[torch.Tensor]] = {}
-    step = engine.chunk_size(rows.shape[0])
+    step = max(HEAD_MIN_ROWS, min(rows.shape[0], (1 << 24) // max(engine.vocab_size, 1)))  # 64 MB of logits a chunk
     for a in range(0, rows.shape[0], step):
         logits = blocks.logits(engine, rows[a : a + step])  # (c, V)
         t = targets[a : a + step]
