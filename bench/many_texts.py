@@ -163,6 +163,8 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--big", type=int, default=100_000, help="texts through `batch` (0: skip)")
     ap.add_argument("--skip-smollm", action="store_true")
+    ap.add_argument("--skip-tiny", action="store_true")
+    ap.add_argument("--tasks", default="seq,seq_full,words", help="comma-separated: seq, seq_full, words")
     ap.add_argument("--out", help="write the figures here as JSON")
     a = ap.parse_args()
     if a.worker:
@@ -180,13 +182,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         tok = byte_level_tokenizer()
         tiny = save(tiny_gpt2(tok, seed=0, scale=20), tok, Path(folder) / "tiny-gpt2")
-        result["tiny_gpt2"] = compare("tiny-gpt2", tiny, tiny, ["seq", "seq_full", "words"], a)
+        tasks = a.tasks.split(",")
+        if not a.skip_tiny:
+            result["tiny_gpt2"] = compare("tiny-gpt2", tiny, tiny, tasks, a)
         if not a.skip_smollm:
             from explorer.config import engine_options
             from explorer.engine.local.loading import converted_default_dir
 
             folder_hf = str(converted_default_dir(engine_options().cache))
-            result["smollm2_135m"] = compare("SmolLM2-135M", "default", folder_hf, ["seq", "seq_full", "words"], a)
+            result["smollm2_135m"] = compare("SmolLM2-135M", "default", folder_hf, tasks, a)
         if a.big:
             result["big"] = big(tiny, a.big, a.threads, folder)
     result["load_after"] = os.getloadavg()
