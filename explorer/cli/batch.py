@@ -1,9 +1,11 @@
 """`logprob-explorer batch FILE`: many texts scored, one row per text (explorer.results.batch.Batch).
 
 FILE is a CSV with a `text` column (and optionally `id`) or JSONL (one JSON string, `{"text": ...}` or quiz line a
-line). Each row: tokens, total and mean logprob, perplexity, the text statistics, and for quiz lines the answer
-set's result. `--format json` is the whole batch (`Batch.to_dict`), `csv` and `jsonl` its table. Progress goes to
-stderr; Ctrl-C stops between texts, writes the rows done so far and exits with status 130.
+line). Each row: tokens, total and mean logprob, perplexity, the text statistics (`--sums-only`: none, the sums
+alone, which is all minicons' sequence_score gives), and for quiz lines the answer set's result. `--format json` is
+the whole batch (`Batch.to_dict`, at most MAX_TEXTS texts), `csv` and `jsonl` its table, each row written as it
+comes (any number of texts in bounded memory). A progress bar goes to stderr; Ctrl-C stops between texts, keeps the
+rows done so far and exits with status 130.
 """
 
 from __future__ import annotations
@@ -39,16 +41,23 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--min-k", type=float, default=20.0, metavar="PERCENT", help="k of Min-K%% and Min-K%%++ (default 20)"
     )
+    p.add_argument(
+        "--sums-only",
+        action="store_true",
+        help="only each text's summed and mean logprob and perplexity (what minicons' sequence_score gives): no "
+        "ranks, entropy or text statistics, faster",
+    )
     p.add_argument("--format", choices=FORMATS, default="json")
     p.add_argument("--out", help="write the result here instead of stdout")
 
 
 class _Progress:
-    """`batch: 37/200 texts` on stderr, at most once a second (and the last): on one line on a terminal, a line each
-    otherwise."""
+    """`batch: 37/200 texts [###.................] 41 texts/s` on stderr, at most once a second (and the last): on one line on
+    a terminal, a line each otherwise."""
 
     def __init__(self) -> None:
         self.last, self.open = 0.0, False
+        self.started = time.monotonic()
         self.tty = sys.stderr.isatty()
 
     def __call__(self, done: int, total: int) -> None:
@@ -57,7 +66,9 @@ class _Progress:
             self.last = now
             self.open = self.tty and done < total
             lead, end = ("\r", "" if self.open else "\n") if self.tty else ("", "\n")
-            print(f"{lead}batch: {done}/{total} texts", end=end, file=sys.stderr, flush=True)
+            bar = "#" * (20 * done // max(total, 1))
+            rate = f" {done / (now - self.started):.0f} texts/s" if done and now > self.started else ""
+            print(f"{lead}batch: {done}/{total} texts [{bar:.<20}]{rate}", end=end, file=sys.stderr, flush=True)
 
     def end(self) -> None:
         """Close an open progress line (before another message)."""
@@ -69,7 +80,7 @@ class _Progress:
 def run(a: argparse.Namespace) -> dict | str | int:
     from explorer.cli.args import check_out
     from explorer.errors import ExplorerError
-    from explorer.results.batch import read_batch
+    from explorer.results.batch import MAX_TEXTS, read_batch
     from explorer.results.stats import check_k_percent
 
     # 1. every check that needs no model: the output, k, the file and its texts
@@ -80,22 +91,66 @@ def run(a: argparse.Namespace) -> dict | str | int:
             raw = f.read()
     except OSError as e:
         raise ExplorerError(f"{a.file!r}: {e.strerror}; give a CSV or JSONL file that exists.") from None
-    items = read_batch(raw, a.file)
+    if a.format == "json":
+        try:
+            items = read_batch(raw, a.file)
+        except ExplorerError as e:
+            if f"At most {MAX_TEXTS}" not in e.message:
+                raise
+            more = "Or write --format csv or jsonl, whose rows are written as they come (any number of texts)."
+            raise ExplorerError(f"{e.message} {more}", param="file", code=e.code) from None
+    else:
+        items = read_batch(raw, a.file, limit=None)
+    del raw
     # 2. load the model and score every text
     from explorer.cli.args import load_engine
-    from explorer.engine.analyses.batch import run_batch
 
     engine = load_engine(a, a.model)
     start = None if a.context_start.lower() == "none" else a.context_start
+    if a.format != "json":
+        return _stream(a, engine, items, start)
+    from explorer.engine.analyses.batch import run_batch
+
     progress = _Progress()
-    b = run_batch(engine, items, start, a.min_k, progress=progress)
+    b = run_batch(engine, items, start, a.min_k, progress=progress, stats=not a.sums_only)
     progress.end()
-    body = b.to_csv() if a.format == "csv" else b.to_jsonl() if a.format == "jsonl" else b.to_dict()
     if not b.stopped:
-        return body
+        return b.to_dict()
     # 3. stopped (Ctrl-C): the rows done are written, and the exit status says the output is partial
     from explorer.cli.args import write
 
-    write(body, a.out)
+    write(b.to_dict(), a.out)
     print(f"batch: {b.stopped} The {len(b.rows)} rows done are written; exit status 130.", file=sys.stderr)
     return 130
+
+
+def _stream(a: argparse.Namespace, engine, items: list, start: str | None) -> int:
+    """--format csv / jsonl: each row written to --out (or stdout) as it comes; Ctrl-C keeps the rows done (130)."""
+    from explorer.engine.analyses.batch import score_batch
+    from explorer.results.batch import csv_header, csv_line, jsonl_line
+
+    line = csv_line if a.format == "csv" else jsonl_line
+    progress = _Progress()
+    done = 0
+    out = open(a.out, "w", encoding="utf-8", newline="") if a.out else sys.stdout  # noqa: SIM115 - closed below
+    try:
+        if a.format == "csv":
+            out.write(csv_header())
+        progress(0, len(items))
+        try:
+            for row in score_batch(engine, items, start, a.min_k, stats=not a.sums_only):
+                out.write(line(row))
+                done += 1
+                progress(done, len(items))
+        except KeyboardInterrupt:
+            progress.end()
+            print(f"batch: Interrupted after {done} of {len(items)} texts. The {done} rows done are written; exit "
+                  "status 130.", file=sys.stderr)  # fmt: skip
+            return 130
+    finally:
+        if a.out:
+            out.close()
+    progress.end()
+    if a.out:
+        print(f"wrote {a.out}", file=sys.stderr)
+    return 0

@@ -360,26 +360,26 @@ class LM:
         return table.to_pandas(), table.regions_pandas()
 
     def score_many(
-        self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0
+        self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0, stats: bool = True
     ) -> Batch:
-        """Many texts, each scored exactly as `score` scores it alone, one row per text (tokens, total and mean
-        logprob, perplexity, the text statistics), as the Batch tab and `logprob-explorer batch` give them. A text
-        that cannot be scored (empty, too long) gets its reason in its row's `error`."""
+        """Many texts, one row per text (tokens, total and mean logprob, perplexity, the text statistics), each with
+        the numbers `score` gives it alone, several texts a forward pass on the torch engine, as the Batch tab and
+        `logprob-explorer batch` give them. `stats` False: the sums only (no ranks, entropy or text statistics:
+        what minicons' sequence_score gives, faster). A text that cannot be scored (empty, too long) gets its
+        reason in its row's `error`."""
         from explorer.engine.analyses.batch import run_batch
-        from explorer.results.batch import MAX_TEXTS, BatchItem
+        from explorer.results.batch import BatchItem
 
         if isinstance(texts, str):
             raise ExplorerError("`texts` is one text: pass a list of texts (or use score).", param="texts")
         items = list(texts)
         if not items:
             raise ExplorerError("`texts` is empty: give a list of texts to score.", param="texts", code="empty_text")
-        if len(items) > MAX_TEXTS:
-            raise ExplorerError(f"At most {MAX_TEXTS} texts at once, got {len(items)}: split them.", param="texts")
         bad = next((i for i, t in enumerate(items) if not isinstance(t, str)), None)
         if bad is not None:
             raise ExplorerError(f"`texts[{bad}]` is not a text: {items[bad]!r}.", param="texts")
         batch = [BatchItem(line=i + 1, text=t, id=str(i)) for i, t in enumerate(items)]
-        return run_batch(self.engine, batch, self._start(context_start), min_k_percent)
+        return run_batch(self.engine, batch, self._start(context_start), min_k_percent, stats=stats)
 
     def compare(self, other: LM, text: str, k: int = 5) -> Comparison:
         """This model (a) and `other` (b) on `text`: per token both logprobs and ranks, KL both ways and

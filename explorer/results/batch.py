@@ -126,12 +126,7 @@ class Batch:
         """One line per text, COLUMNS as the header; unknown numbers empty; a text cell that a spreadsheet would
         run as a formula (starting with = + - @, a tab or a carriage return) starts with a `'` (the JSONL keeps
         every text exactly)."""
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
-        writer.writeheader()
-        for r in self.rows:
-            writer.writerow({k: "" if v is None else _cell(v) for k, v in r.to_dict().items()})
-        return out.getvalue()
+        return csv_header() + "".join(csv_line(r) for r in self.rows)
 
     def to_html(self) -> str:
         """The Batch view as one self-contained HTML file (the tab's *Download view*): no script, no request."""
@@ -147,7 +142,25 @@ class Batch:
 
     def to_jsonl(self) -> str:
         """One JSON object per text (BatchRow.to_dict), one a line."""
-        return "".join(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n" for r in self.rows)
+        return "".join(jsonl_line(r) for r in self.rows)
+
+
+def csv_header() -> str:
+    """The CSV's first line: COLUMNS."""
+    return ",".join(COLUMNS) + "\n"
+
+
+def csv_line(row: BatchRow) -> str:
+    """One row's CSV line (Batch.to_csv's; a file written a row at a time is the same file)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writerow({k: "" if v is None else _cell(v) for k, v in row.to_dict().items()})
+    return out.getvalue()
+
+
+def jsonl_line(row: BatchRow) -> str:
+    """One row's JSONL line (Batch.to_jsonl's)."""
+    return json.dumps(row.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _cell(v: object) -> object:
@@ -242,10 +255,10 @@ def _read_lines(text: str) -> list[BatchItem]:
     return [BatchItem(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
-def read_batch(raw: bytes, name: str) -> list[BatchItem]:
+def read_batch(raw: bytes, name: str, limit: int | None = MAX_TEXTS) -> list[BatchItem]:
     """The texts of a CSV (commas, semicolons or tabs), JSONL or .txt (one text a line) file (`name`: its file name,
     whose ending decides; JSON lines are recognised otherwise by their first character), checked: UTF-8, at least
-    one text, at most MAX_TEXTS."""
+    one text, at most `limit` (None: any number, for a face that writes rows as they come)."""
     text = quiz_text(raw, "The file").removeprefix("\ufeff")  # a spreadsheet's byte-order mark
     lower = name.lower()
     first = text.lstrip()[:1]
@@ -260,6 +273,6 @@ def read_batch(raw: bytes, name: str) -> list[BatchItem]:
         items = _read_csv(text)
     if not items:
         raise _bad("The file has no texts: a CSV with a `text` column, JSONL or a .txt file with one text a line.")
-    if len(items) > MAX_TEXTS:
-        raise _bad(f"At most {MAX_TEXTS} texts a file, got {len(items)}: split the file.")
+    if limit is not None and len(items) > limit:
+        raise _bad(f"At most {limit} texts a file, got {len(items)}: split the file.")
     return items

@@ -12,7 +12,7 @@ SKIP_DIRS = {
     ".venv",
     ".vllm-venv",  # the peer tiers' own venvs (tests/helpers/vllm_peer.py, tests/helpers/lmeval_peer.py)
     ".lmeval-venv",
-    ".minicons-venv",  # tests/helpers/minicons_peer.py
+    ".minicons-venv",  # tests/helpers/minicons_peer.py and bench/many_texts.py
     "__pycache__",
     ".pytest_cache",
     ".hypothesis",

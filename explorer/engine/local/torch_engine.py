@@ -48,6 +48,8 @@ def _head_is_separable(model: Any, device: torch.device, vocab_size: int) -> boo
 
 
 class TorchEngine(ForwardEngine):
+    batches_texts = True  # several texts right-padded in one forward pass (explorer/engine/passes/many.py)
+
     def __init__(self, loaded: Loaded, compile: bool | None = None, options: EngineOptions | None = None):
         options = in_force(options)
         model, tokenizer = loaded.model, loaded.tokenizer

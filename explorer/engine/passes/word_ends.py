@@ -50,7 +50,7 @@ def end_ids(engine: Forward) -> list[torch.Tensor]:
     return sets
 
 
-def _end_mass(logits: torch.Tensor, sets: list[torch.Tensor]) -> torch.Tensor:
+def end_mass(logits: torch.Tensor, sets: list[torch.Tensor]) -> torch.Tensor:
     """logits (c, V) -> (c, K) float64: log of the probability summed over each set."""
     lp = logits.float().log_softmax(-1)  # (c, V)
     cols = [torch.logsumexp(lp.index_select(1, ids), -1) for ids in sets]  # K x (c,); an empty set gives -inf
@@ -79,7 +79,7 @@ def _chunk_rows(
     logits = blocks.logits(engine, hidden)  # (c, V)
     m = targets.shape[0]  # rows with a target: the first m
     row = engine.stats(logits[:m], targets, k, k == -1).to_rows() if m else None
-    return row, _end_mass(logits, sets)
+    return row, end_mass(logits, sets)
 
 
 @torch.inference_mode()

@@ -31,6 +31,15 @@ class TokenizerText:
         check_text(text)
         return self.tokenize(text)
 
+    def encode_many(self, texts: list[str]) -> list[list[int]]:
+        """`encode` of each of `texts` (each non-empty), in one call of the tokenizer (one `encode` each where no
+        tokenizer loads here)."""
+        if self.tokenizer is None:
+            return [self.encode(text) for text in texts]
+        for text in texts:
+            check_text(text)
+        return [list(ids) for ids in self.tokenizer(texts, add_special_tokens=True)["input_ids"]] if texts else []
+
     def tokenize(self, text: str, add_special_tokens: bool = True) -> list[int]:
         """Token ids of `text`, with the tokenizer's own special tokens (a BOS where expected) when asked."""
         return list(self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"])

@@ -1,0 +1,141 @@
+"""Many texts' ids -> each text's numbers, several texts a forward pass (the batch's and stimulus lists' speed).
+
+Steps, per group of texts (`groups`: sorted by length within a window, so that rows of one pass pad little):
+1. the body on the group's rows right-padded to one length (B, L): causal attention keeps a row's real positions
+   blind to the padding after them, so a row's numbers are its own (to float rounding, tests/test_many.py);
+2. the real positions only, packed one text after another (N, H): positions with a next token, and with `ends`
+   every text's last position too (the distribution after the text ends its last word);
+3. per chunk of packed positions, the output layer once, then only what was asked: the logprob of the actual
+   token ((x - m) - log sum exp(x - m), as metrics.row_stats writes it); with `full` the statistics of row_stats
+   (rank, entropy, varentropy); with `ends` each end set's log mass (word_ends.end_mass).
+All of a group runs as one piece of the engine's `compute` (one hand-over to the team thread, one host copy), so a
+text costs its tokens and nothing more. An engine that does not batch texts (`batches_texts` False: llama.cpp, a
+served model) scores each text alone as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.engine.interface import HEAD_MIN_ROWS, Forward
+from explorer.engine.passes import blocks, bounds
+from explorer.engine.passes.word_ends import end_ids, end_mass
+
+__all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "groups", "score_group"]
+
+TOKENS = 4096  # padded positions per forward pass (rows x the longest row): bounded memory
+ROWS = 128  # most texts per forward pass
+
+
+@dataclass
+class TextNumbers:
+    """One text's numbers: positions 1.. of its ids (position 0 has no logprob)."""
+
+    logprobs: np.ndarray  # (n-1,) float32
+    ranks: np.ndarray | None = None  # (n-1,) int64, with `full`
+    entropy: np.ndarray | None = None  # (n-1,) float32 nats, with `full`
+    varentropy: np.ndarray | None = None  # (n-1,) float32 nats^2, with `full`
+    ends: np.ndarray | None = None  # (n, K) float64 log mass of each end set after each position, with `ends`
+
+
+def batches_texts(engine: object) -> bool:
+    """Whether `engine` scores several texts in one forward pass (the torch engine)."""
+    return bool(getattr(engine, "batches_texts", False))
+
+
+def groups(lengths: list[int], tokens: int = TOKENS, rows: int = ROWS) -> Iterator[list[int]]:
+    """Indices of `lengths` in groups for one forward pass each: texts of one length together (shortest first), at
+    most `rows` texts and `tokens` positions a group."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    group: list[int] = []
+    for i in order:
+        n = lengths[i]
+        if group and (n != lengths[group[0]] or len(group) + 1 > rows or (len(group) + 1) * n > tokens):
+            yield group
+            group = []
+        group.append(i)
+    if group:
+        yield group
+
+
+@torch.inference_mode()
+def score_group(engine: Forward, seqs: list[list[int]], *, full: bool = False, ends: bool = False) -> list[TextNumbers]:
+    """Each of `seqs` (lists of ids, checked by the caller) scored in one forward pass (the steps above)."""
+    bounds.check()
+    return engine.compute(_group, engine, seqs, full, ends)
+
+
+def _group(engine: Forward, seqs: list[list[int]], full: bool, ends: bool) -> list[TextNumbers]:
+    """score_group on the engine's compute thread."""
+    dev = engine.device
+    n = torch.tensor([len(s) for s in seqs], device=dev)  # (B,)
+    reach = n if ends else n - 1  # (B,) positions read per text: with a next token, and the last one with `ends`
+    width = int(reach.max())
+    x = torch.zeros((len(seqs), width + 1), dtype=torch.long, device=dev)  # (B, L + 1), right-padded with id 0
+    for b, s in enumerate(seqs):
+        x[b, : len(s)] = torch.tensor(s, device=dev)
+    # 1. the body on exactly the positions a text alone reads (scoring.py: all but the last; word_ends.py: all)
+    hidden = engine.continue_rows(x[:, :width])  # (B, L, H) hidden states, or (B, L, V) logits
+    # 2. real positions, text after text
+    pos = torch.arange(width, device=dev)[None, :]  # (1, L)
+    keep = pos < reach[:, None]  # (B, L)
+    cols = _columns(engine, hidden[keep], x[:, 1:][keep], full, ends)  # targets: the next id (0 after the last)
+    has_next = (pos < (n - 1)[:, None])[keep]  # (N,)
+    return _split(cols, has_next, reach.tolist(), full, ends)
+
+
+def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: bool, ends: bool) -> dict:
+    """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy`, with `ends` `ends` (N, K); numpy."""
+    sets = end_ids(engine) if ends else None
+    parts: dict[str, list[torch.Tensor]] = {}
+    step = max(HEAD_MIN_ROWS, min(rows.shape[0], (1 << 24) // max(engine.vocab_size, 1)))  # 64 MB of logits a chunk
+    for a in range(0, rows.shape[0], step):
+        logits = blocks.logits(engine, rows[a : a + step])  # (c, V)
+        t = targets[a : a + step]
+        if full:
+            s = engine.stats(logits, t, 0)
+            got = {"lp": s.logprob, "rank": s.rank, "entropy": s.entropy, "varentropy": s.varentropy}
+        else:
+            got = {"lp": _logprob(logits, t)}
+        if sets is not None:
+            got["ends"] = end_mass(logits, sets)
+        for key, v in got.items():
+            parts.setdefault(key, []).append(v)
+    return {key: torch.cat(v).cpu().numpy() for key, v in parts.items()}
+
+
+def _logprob(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """(c,) float32 logprob of `targets` (c,) under rows `logits` (c, V): (x - m) - log sum exp(x - m), row_stats'
+    formula, and nothing else."""
+    x = logits.float()
+    m = x.amax(-1, keepdim=True)  # (c, 1)
+    ls = (x - m).exp().sum(-1, keepdim=True).log()  # (c, 1)
+    return ((x.gather(-1, targets[:, None]) - m) - ls)[:, 0]
+
+
+def _split(cols: dict, has_next: torch.Tensor, reach: list[int], full: bool, ends: bool) -> list[TextNumbers]:
+    """The packed columns cut back into one TextNumbers per text."""
+    cuts = np.cumsum(reach)[:-1]
+    nxt = np.split(has_next.cpu().numpy(), cuts)
+    per = {key: np.split(v, cuts) for key, v in cols.items()}
+    out = []
+    for b in range(len(reach)):
+        sel = nxt[b]
+
+        def col(key: str, b: int = b, sel: np.ndarray = sel) -> np.ndarray:
+            return per[key][b][sel]
+
+        out.append(
+            TextNumbers(
+                col("lp"),
+                col("rank") if full else None,
+                col("entropy") if full else None,
+                col("varentropy") if full else None,
+                per["ends"][b] if ends else None,
+            )
+        )
+    return out

@@ -1,0 +1,153 @@
+"""Many texts a forward pass (explorer/engine/passes/many.py): every number equal to a plain log_softmax + gather on
+the model's logits and to the text scored alone, whatever else is in the call (texts of very different lengths, the
+same text twice, one-token texts); the sums alone equal the full run's sums; stimulus lists equal `lm.words`; the
+CLI writes rows as they come, past the in-memory cap."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.cli import main
+from explorer.engine import score_text
+from explorer.engine.analyses import batch as batch_mod
+from explorer.engine.analyses.batch import fill_word_table, run_batch
+from explorer.engine.passes import many
+from explorer.notebook.lm import LM
+from explorer.results.batch import MAX_TEXTS, BatchItem
+from explorer.results.stimuli import from_records
+from explorer.results.word_table import WordTable
+from tests.helpers.reference import ref_logprobs
+
+TEXTS = [
+    "Hi",
+    "The quick brown fox jumps over the lazy dog.",
+    "a " * 40,
+    "The quick brown fox jumps over the lazy dog.",  # the same text twice: one group
+    "Bonjour le monde! 東京は大きい。 👋🙂",
+    "def f(n):\n    return n + 1\n",
+    "The cat sat.",
+    "The dog ran.",
+]
+
+
+def items(texts=TEXTS) -> list[BatchItem]:
+    return [BatchItem(i + 1, t, str(i)) for i, t in enumerate(texts)]
+
+
+def test_groups_keep_one_length_a_pass_within_the_caps():
+    lengths = [5, 3, 5, 9, 3, 5, 5, 5]
+    got = list(many.groups(lengths, tokens=15, rows=4))
+    assert sorted(i for g in got for i in g) == list(range(len(lengths)))
+    for g in got:
+        assert len({lengths[i] for i in g}) == 1 and len(g) <= 4 and len(g) * lengths[g[0]] <= 15
+    assert [lengths[g[0]] for g in got] == sorted(lengths[g[0]] for g in got)  # shortest first
+    assert list(many.groups([])) == [] and list(many.groups([7])) == [[0]]
+
+
+@pytest.mark.parametrize("fixture", ["gpt2", "llama"])
+@pytest.mark.parametrize("full", [False, True])
+def test_a_padded_pass_equals_log_softmax_and_gather(request, fixture, full):
+    """Texts of very different lengths right-padded into one pass: each text's numbers are its own (the reference's
+    to float rounding), the last position's word-end masses too."""
+    engine = request.getfixturevalue(fixture)
+    seqs = [engine.encode(t) for t in TEXTS]
+    nums = many.score_group(engine, seqs, full=full, ends=True)
+    for ids, num in zip(seqs, nums):
+        lp = ref_logprobs(engine.model, ids)  # (T-1, V)
+        want = lp.gather(1, torch.tensor(ids[1:])[:, None])[:, 0].numpy()
+        np.testing.assert_allclose(num.logprobs, want, atol=1e-5)
+        assert num.ends is not None and num.ends.shape[0] == len(ids)
+        if full:
+            assert num.ranks is not None and num.entropy is not None
+            np.testing.assert_array_equal(num.ranks, (lp >= torch.from_numpy(want)[:, None]).sum(1).numpy())
+            np.testing.assert_allclose(num.entropy, -(lp.exp() * lp).nan_to_num(0.0).sum(1).numpy(), atol=1e-4)
+        else:
+            assert num.ranks is None and num.entropy is None
+
+
+@pytest.mark.parametrize("fixture", ["gpt2", "llama"])
+@pytest.mark.parametrize("start", [None, "eos"])
+def test_every_row_equals_the_text_alone_exactly_whatever_shares_its_call(request, fixture, start):
+    """The batch puts texts of one length in a pass (no padding), so mixing lengths changes no number at all."""
+    engine = request.getfixturevalue(fixture)
+    full = run_batch(engine, items(), start)
+    sums = run_batch(engine, items(), start, stats=False)
+    for row, quick, text in zip(full.rows, sums.rows, TEXTS):
+        alone = score_text(engine, text, 0, start=start)
+        if not alone.scored.any():  # "Hi" without a start token on a tokenizer that makes it one token
+            assert "one token" in row.error and "one token" in quick.error
+            continue
+        assert not row.error and row.total_logprob == alone.total_logprob and row.scored == int(alone.scored.sum())
+        assert (quick.total_logprob, quick.mean_logprob, quick.perplexity, quick.tokens) == (
+            row.total_logprob,
+            row.mean_logprob,
+            row.perplexity,
+            row.tokens,
+        )
+        assert row.stats["min_k_plus"] is not None and quick.stats == {}
+        assert all(quick.to_dict()[c] is None for c in ("min_k", "gltr_1_10", "fast_detectgpt"))
+
+
+def test_an_engine_that_does_not_batch_gives_the_same_rows(gpt2, monkeypatch):
+    batched = run_batch(gpt2, items())
+    monkeypatch.setattr(type(gpt2), "batches_texts", False)
+    alone = run_batch(gpt2, items())
+    assert [r.to_dict() for r in batched.rows] == [r.to_dict() for r in alone.rows]
+
+
+@pytest.mark.parametrize("start", [None, "eos"])
+def test_stimulus_lists_equal_lm_words_text_by_text(gpt2, monkeypatch, start):
+    texts = [t for t in TEXTS if t.strip()]
+    stimuli = from_records([{"text": t, "item": i} for i, t in enumerate(texts)], "text")
+    batched = WordTable(gpt2.name)
+    assert list(fill_word_table(gpt2, stimuli, start, batched)) == list(range(1, len(texts) + 1))
+    monkeypatch.setattr(type(gpt2), "batches_texts", False)
+    alone = WordTable(gpt2.name)
+    list(fill_word_table(gpt2, stimuli, start, alone))
+    assert batched.to_csv() == alone.to_csv()
+    lm = LM(gpt2)
+    w = lm.words(texts[1], context_start=start or False)
+    frame = batched.to_pandas()
+    mine = frame[frame["item"] == 1]
+    np.testing.assert_allclose(mine["surprisal_corrected_bits"].to_numpy(), w.to_pandas()["surprisal_corrected_bits"])
+
+
+def test_a_window_scores_its_groups_as_rows_are_asked_for(gpt2, monkeypatch):
+    """Rows come in the file's order, each group scored when its first text's row is due: a stop or Ctrl-C between
+    rows leaves no group scored for nothing beyond the one in hand."""
+    calls = []
+    real = many.score_group
+    monkeypatch.setattr(many, "score_group", lambda e, seqs, **kw: calls.append(len(seqs)) or real(e, seqs, **kw))
+    rows = batch_mod.score_batch(gpt2, items(["The cat sat.", "The cat sat.", "a " * 30]), stats=False)
+    next(rows)
+    assert calls == [2]  # the two texts of one length, together
+    list(rows)
+    assert calls == [2, 1]
+
+
+def test_cli_streams_more_texts_than_the_in_memory_cap(gpt2_dir, tmp_path, capsys):
+    n = MAX_TEXTS + 3
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(f"The cat number {i % 50} sat." for i in range(n)), encoding="utf-8")
+    out = tmp_path / "rows.csv"
+    argv = ["batch", str(path), "--model", str(gpt2_dir), "--device", "cpu", "--sums-only", "--format", "csv"]
+    assert main([*argv, "--out", str(out)]) == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert [int(r["row"]) for r in rows] == list(range(1, n + 1)) and rows[0]["min_k"] == ""
+    err = capsys.readouterr().err
+    assert f"batch: {n}/{n} texts [" in err and "texts/s" in err
+    # the same ten texts as JSON: a whole batch, equal to the streamed rows
+    small = tmp_path / "small.txt"
+    small.write_text("\n".join(f"The cat number {i % 50} sat." for i in range(10)), encoding="utf-8")
+    assert main(["batch", str(small), "--model", str(gpt2_dir), "--device", "cpu", "--sums-only"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert [r["total_logprob"] for r in body["rows"]] == [pytest.approx(float(r["total_logprob"])) for r in rows[:10]]
+    # JSON keeps the cap, and says how to go past it
+    assert main(["batch", str(path), "--model", str(gpt2_dir), "--device", "cpu"]) == 2
+    assert "--format csv or jsonl" in capsys.readouterr().err
