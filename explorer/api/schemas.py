@@ -7,14 +7,14 @@ field this server cannot honour (beam search, tools, logit_bias, ...) is a 400 n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from explorer.api import hidden
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
-from explorer.rules.sampler import SamplerSettings, check_k
+from explorer.rules.sampler import SamplerSettings, check_k, default, wire_fields
 
 # fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
 UNSUPPORTED = {
@@ -59,25 +59,26 @@ HARMLESS = {
 }
 
 
-class _Base(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
+STRICT = ConfigDict(extra="allow", strict=True)
+_TYPES = get_type_hints(SamplerSettings)
+if TYPE_CHECKING:
+
+    class _Wire(BaseModel):
+        def __getattr__(self, name: str) -> Any: ...
+else:  # SamplerSettings' wire fields (explorer/rules/sampler.py `rule`), by their names, types and defaults
+    _Wire = create_model("_Wire", __config__=STRICT, **{name: (_TYPES[name], default(name)) for name in wire_fields()})
+
+
+class _Base(_Wire):
+    """The fields both routes read. The sampler's own (temperature, top_p, top_k, min_p, the penalties, seed, n,
+    ...) are `_Wire`'s, made from SamplerSettings; the ones below are read their own way (a stop string or a list)
+    or are the API's alone."""
+
+    model_config = STRICT
 
     model: str | None = None
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0  # extension (vLLM): 0 or -1 = off
-    min_p: float = 0.0
-    repetition_penalty: float = 1.0
-    frequency_penalty: float = 0.0
-    presence_penalty: float = 0.0
-    seed: int | None = None
     stop: str | list[str] | None = None
     stop_token_ids: list[int] | None = None
-    include_stop_str_in_output: bool = False
-    ignore_eos: bool = False
-    min_tokens: int = 0
-    skip_special_tokens: bool = True
-    n: int = 1
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     prompt_logprobs: int | None = None  # extension (vLLM): 0..20, or -1 for the full vocabulary
@@ -134,25 +135,13 @@ class _Base(BaseModel):
         """The one settings type (validates every sampler field), with a concrete seed."""
         return with_seed(
             SamplerSettings(
+                **{name: getattr(self, name) for name in wire_fields()},
                 max_tokens=max_tokens,
-                temperature=self.temperature,
-                top_p=self.top_p,
-                top_k=self.top_k,
-                min_p=self.min_p,
-                repetition_penalty=self.repetition_penalty,
-                frequency_penalty=self.frequency_penalty,
-                presence_penalty=self.presence_penalty,
-                seed=self.seed,
                 stop=self.stops(),
                 stop_token_ids=tuple(self.stop_token_ids or ()),
-                include_stop_str_in_output=self.include_stop_str_in_output,
-                min_tokens=self.min_tokens,
-                ignore_eos=self.ignore_eos,
-                skip_special_tokens=self.skip_special_tokens,
                 logprob_ids=tuple(self.logprob_token_ids or ()),
                 logprobs=logprobs,
                 prompt_logprobs=prompt_logprobs,
-                n=self.n,
             )
         )
 

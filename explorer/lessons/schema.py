@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from explorer.errors import ExplorerError
+from explorer.rules.sampler import LESSON_TEMPERATURE, default
 
 KINDS = ("guess", "sample", "choose")
 FIELDS = {
@@ -47,7 +48,7 @@ MAX_CHOICE = 40  # characters of a choice
 MAX_NOTE = 200  # characters of a step's note for the teacher
 MAX_BYTES = 64_000  # a lesson file
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where built (a tenth of the time; nests 1,000 deep)
-TEMPERATURE = (0.05, 5.0)  # what a step's temperature may be
+TEMPERATURE = LESSON_TEMPERATURE  # what a step's temperature may be (explorer/rules/sampler.py owns it)
 BUILTIN = ("guess-next-word", "temperature", "bias")
 
 
@@ -59,7 +60,7 @@ class Step:
     context: str  # the text the students see before the blank
     actual: str | None = None  # guess: the word that really comes next
     choices: tuple[str, ...] = ()  # choose: the words offered
-    temperature: float = 1.0  # sample: the temperature the draws start at
+    temperature: float = default("temperature")  # sample: the temperature the draws start at (the model's own)
     reveal: str = "teacher"  # "teacher": hidden until the teacher reveals it; "at-once": each answer's result at once
     note: str = ""  # for the teacher only: what the model does at this step that they should know
 
@@ -265,7 +266,7 @@ def _entry(doc: _Doc, obj: Any, path: str) -> list[Step]:
         return _guess_steps(doc, obj, path)
     prompt = _text(doc, obj, "prompt", path)
     if kind == "sample":
-        t = obj.get("temperature", 1.0)
+        t = obj.get("temperature", default("temperature"))
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not TEMPERATURE[0] <= t <= TEMPERATURE[1]:
             raise doc.bad(
                 f"{path}.temperature", f"must be a number from {TEMPERATURE[0]} to {TEMPERATURE[1]}, got {shown(t)}."
