@@ -156,7 +156,9 @@ class SamplerSettings:
     temperature: float = rule(1.0, 0.0, 100.0, knob=Knob(0.0, 2.0, 0.05, 0.7, "Temperature (0 = greedy)"), page=True)
     top_p: float = rule(1.0, 0.0, 1.0, lo_open=True, knob=Knob(0.01, 1.0, 0.01, 1.0, "Top-p (1 = off)"), page=True)
     top_k: int = rule(0, -1, 1_000_000, integer=True, knob=Knob(0, 200, 1, 0, "Top-k (0 = off)"), page=True)  # -1: 0
-    min_p: float = rule(0.0, 0.0, 1.0, knob=Knob(0.0, 1.0, 0.01, 0.0, "Min-p (0 = off)"))  # p >= min_p * p(top)
+    min_p: float = rule(
+        0.0, 0.0, 1.0, knob=Knob(0.0, 1.0, 0.01, 0.0, "Min-p (0 = off)"), page=True
+    )  # p >= min_p * p(top)
     # > 1 discourages any token already in the prompt or output; 1 = off
     repetition_penalty: float = rule(
         1.0, 0.0, 10.0, lo_open=True, knob=Knob(0.5, 3.0, 0.05, 1.0, "Repetition penalty (1 = off)")
