@@ -155,8 +155,7 @@ class CompletionRequest(_Base):
     text_stats: bool = False  # extension (this project): each choice's text statistics, when scoring a prompt
 
     def check(self) -> None:
-        self.check_common()
-        check_k(self.logprobs, "logprobs", allow_full=False)
+        self.check_common()  # `logprobs` is SamplerSettings' own field: checked there, once (`to_settings`)
         if self.max_tokens == 0 and not self.echo:
             raise ExplorerError(
                 "`max_tokens: 0` generates nothing: set `echo: true` to score the prompt.",
@@ -215,8 +214,7 @@ class ChatRequest(_Base):
     chat_template_kwargs: dict[str, Any] | None = None
 
     def check(self) -> None:
-        self.check_common()
-        check_k(self.top_logprobs, "top_logprobs", allow_full=False)
+        self.check_common()  # `top_logprobs` is checked once, as SamplerSettings' `logprobs` (`to_settings`)
         if self.top_logprobs and not self.logprobs:
             raise ExplorerError("`top_logprobs` needs `logprobs: true`.", param="top_logprobs", code="invalid_value")
         if self.logprob_token_ids is not None and not self.logprobs:
@@ -237,9 +235,11 @@ class ChatRequest(_Base):
                 return v
         return room
 
-    def top(self) -> int | None:
-        """k of each content entry's `top_logprobs` (None: no logprobs)."""
-        return (self.top_logprobs or 0) if self.logprobs else None
+    def top(self) -> int:
+        """k of each content entry's `top_logprobs`: SamplerSettings' `logprobs` (the one rename on the way, named
+        back in its errors by `to_settings`); 0 where `logprobs` is not asked (its absence in the body is
+        `Options.logprobs`, and `top_logprobs` null)."""
+        return self.top_logprobs if self.logprobs and self.top_logprobs is not None else 0
 
     def prompt_k(self) -> int | None:
         """The prompt's k: `prompt_logprobs`; else, with `echo`, `top_logprobs` (0 when unset), as vLLM fills
@@ -250,13 +250,12 @@ class ChatRequest(_Base):
 
     def to_settings(self, room: int) -> SamplerSettings:
         try:
-            return self.settings(self.limit(room), self.top() or 0, self.prompt_k())
-        except ExplorerError as err:  # name the field the client sent
-            if err.param == "max_tokens" and self.limit_param() != "max_tokens":
+            return self.settings(self.limit(room), self.top(), self.prompt_k())
+        except ExplorerError as err:  # name the field the client sent (the wire's name for SamplerSettings' own)
+            sent = {"max_tokens": self.limit_param(), "logprobs": "top_logprobs"}.get(err.param or "", err.param)
+            if sent != err.param:
                 raise ExplorerError(
-                    err.message.replace("`max_tokens`", f"`{self.limit_param()}`"),
-                    param=self.limit_param(),
-                    code=err.code,
+                    err.message.replace(f"`{err.param}`", f"`{sent}`"), param=sent, code=err.code
                 ) from None
             raise
 
