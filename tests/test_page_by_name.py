@@ -91,14 +91,16 @@ def test_the_endpoints_keep_their_parameters_in_order(built):
     names = {e: [p["parameter_name"] for p in info[e]["parameters"]] for e in ("/generate", "/chat", "/why")}
     old = ["max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode", "score_prompt", "metric",
            "thresholds_text", "k"]  # fmt: skip
-    assert names["/generate"] == ["prompt", *old, "presence_penalty"]
-    assert names["/chat"][-len(old) - 1 :] == [*old, "presence_penalty"]
+    assert names["/generate"] == ["prompt", *old, "presence_penalty", "min_p"]
+    assert names["/chat"][-len(old) - 2 :] == [*old, "presence_penalty", "min_p"]
     assert names["/why"] == ["selected", "contrast", "method", "units", "detail", "mode", "steps", "baseline",
                              "with_special"]  # fmt: skip
     names |= {e: [p["parameter_name"] for p in info[e]["parameters"]] for e in ("/whatif", "/compare", "/branch")}
     assert names["/whatif"] == ["selected", "temperature", "top_k", "top_p", "min_p", "repetition_penalty", "top_n"]
     assert names["/compare"] == ["mode", "name_a", "name_b", "text", "prompt_a", "prompt_b", "colour"]
-    assert names["/branch"] == ["at", "alts", "source", *old[: old.index("metric")], "presence_penalty"]  # no look
+    assert names["/branch"] == [  # no look
+        "at", "alts", "source", *old[: old.index("metric")], "presence_penalty", "min_p"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("stops", [("a\r\nb",), ("x\\ny", "\n\n"), ("\u2028", "c:\\path\\"), ()])

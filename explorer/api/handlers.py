@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
+from typing import Any
 
 from explorer.api import hidden
 from explorer.api.runner import HERE, Runner, Work
@@ -17,7 +19,7 @@ from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
 from explorer.results.hidden import Capture, HiddenStates
 from explorer.results.scores import TokenScores
-from explorer.rules.sampler import Limits, max_logprobs
+from explorer.rules.sampler import Limits, SamplerSettings, max_logprobs
 from explorer.serving.models import Models
 
 
@@ -85,17 +87,30 @@ def prompts_of(engine, prompt) -> list[list[int]]:
     )
 
 
-def completion_setup(engine, req: CompletionRequest, limits: Limits):
-    """Validated prompts and settings of a completions request (everything checked before any work)."""
+@dataclass(frozen=True)
+class Plan:
+    """A `/v1` request as the engine runs it and the exporter writes it, made in one call at the edge
+    (`completion_plan`, `chat_plan`) before any work: every value checked once, None kept as "not asked"."""
+
+    prompts: list[list[int]]  # each prompt's token ids (chat: the one templated conversation)
+    settings: SamplerSettings  # the one validated sampler, with its seed
+    options: Any  # the exporter's Options: openai_completion.Options or openai_chat.Options
+    hidden: hidden.Ask | None = None  # `return_hidden_states`; None: not asked
+    listed: Any = None  # completions' `prompt_logprob_token_ids` (None: not asked)
+
+
+def completion_plan(engine, req: CompletionRequest, limits: Limits) -> Plan:
+    """A completions request's plan: prompts, settings and export options, every rule checked before any work."""
     req.check()
     s = req.to_settings()
     prompts = prompts_of(engine, req.prompt)
     check_size(req, prompts, limits, engine)
     limits.check_new_tokens(s.max_tokens, "max_tokens", engine.context)
-    return prompts, s
+    ask = req.hidden_ask()
+    return Plan(prompts, s, completion_options(req, s, ask), ask, req.prompt_logprob_token_ids)
 
 
-def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
+def completion_options(req: CompletionRequest, s, ask: hidden.Ask | None = None) -> openai_completion.Options:
     listed = req.prompt_logprob_token_ids
     width = listed_width(listed) if listed else None
     echo_k = req.logprobs if req.echo else None
@@ -109,6 +124,7 @@ def completion_options(req: CompletionRequest, s) -> openai_completion.Options:
         tokens_as_ids=bool(req.return_tokens_as_token_ids),
         n=s.n,
         text_stats=req.text_stats,
+        hidden_states=ask.shape if ask is not None else None,
     )
 
 
@@ -119,8 +135,8 @@ def asked(prompts: list[list[int]], s) -> dict[str, int]:
 
 
 def completion_body(engine, req: CompletionRequest, limits: Limits, run: Runner = HERE) -> dict:
-    prompts, s = completion_setup(engine, req, limits)
-    ask = req.hidden_ask()
+    p = completion_plan(engine, req, limits)
+    prompts, s, ask = p.prompts, p.settings, p.hidden
     if ask is not None and hidden.forwarded(engine):  # a backend that computes them: the request goes there whole
         hidden.check_forwarded(prompts, s.n, limits)
         return engine.forward("/v1/completions", req.model_dump(exclude_unset=True, by_alias=True))
@@ -128,12 +144,8 @@ def completion_body(engine, req: CompletionRequest, limits: Limits, run: Runner 
     if ask is not None:
         new = [min(s.max_tokens, max(engine.context - len(ids), 0)) for ids in prompts]
         captures = hidden.plan(ask, engine, prompts, new, s.n, limits)
-    work = Work(completions, (prompts, s, req.prompt_logprob_token_ids, captures), **asked(prompts, s))
-    results, states = run.call(engine, work)
-    body = openai_completion.export(results, options=completion_options(req, s))
-    if ask is not None:
-        hidden.attach(body, ask, states)
-    return body
+    results, states = run.call(engine, Work(completions, (prompts, s, p.listed, captures), **asked(prompts, s)))
+    return openai_completion.export(results, options=p.options, hidden=states)
 
 
 def completions(
@@ -186,17 +198,18 @@ def full_vocab_npy_body(engine, req, limits: Limits, run: Runner = HERE) -> byte
             code="invalid_value",
         )
     if isinstance(req, ChatRequest):
-        ids, _, _ = chat_setup(engine, req, limits)
+        (ids,) = chat_plan(engine, req, limits).prompts
     else:
-        prompts, _ = completion_setup(engine, req, limits)
+        prompts = completion_plan(engine, req, limits).prompts
         if len(prompts) != 1:
             raise ExplorerError("`Accept: application/x-npy` takes one prompt.", param="prompt", code="invalid_value")
         ids = prompts[0]
     return full_vocab_npy(run.call(engine, Work(full_vocab_scores, (ids,), tokens_in=len(ids))))
 
 
-def chat_setup(engine, req: ChatRequest, limits: Limits):
-    """Validated prompt ids, settings and messages of a chat request."""
+def chat_plan(engine, req: ChatRequest, limits: Limits) -> Plan:
+    """A chat request's plan: the templated conversation's ids, settings and export options, checked before any
+    work."""
     req.check()
     messages = req.chat_messages()
     ids = engine.encode_chat(
@@ -209,10 +222,11 @@ def chat_setup(engine, req: ChatRequest, limits: Limits):
     s = req.to_settings(limits.max_new_tokens(engine.context, len(ids)))
     if req.limit_given():
         limits.check_new_tokens(s.max_tokens, req.limit_param(), engine.context)
-    return ids, s, messages
+    ask = req.hidden_ask()
+    return Plan([ids], s, chat_options(req, s, messages, ask), ask)
 
 
-def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Options:
+def chat_options(req: ChatRequest, s, messages: list[dict], ask: hidden.Ask | None = None) -> openai_chat.Options:
     return openai_chat.Options(
         logprobs=bool(req.logprobs),
         top_logprobs=s.output_k,
@@ -220,12 +234,13 @@ def chat_options(req: ChatRequest, s, messages: list[dict]) -> openai_chat.Optio
         return_token_ids=bool(req.return_token_ids),
         tokens_as_ids=bool(req.return_tokens_as_token_ids),
         echo_text=req.echo_text(messages),
+        hidden_states=ask.shape if ask is not None else None,
     )
 
 
 def chat_body(engine, req: ChatRequest, limits: Limits, run: Runner = HERE) -> dict:
-    ids, s, messages = chat_setup(engine, req, limits)
-    ask = req.hidden_ask()
+    p = chat_plan(engine, req, limits)
+    (ids,), s, ask = p.prompts, p.settings, p.hidden
     capture = None
     if ask is not None:
         if hidden.forwarded(engine):  # as completion_body
@@ -234,10 +249,7 @@ def chat_body(engine, req: ChatRequest, limits: Limits, run: Runner = HERE) -> d
         new = min(s.max_tokens, max(engine.context - len(ids), 0))
         (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)
     results, states = run.call(engine, Work(generated, (ids, s, capture), **asked([ids], s)))
-    body = openai_chat.export(results, options=chat_options(req, s, messages))
-    if ask is not None:
-        hidden.attach(body, ask, states)
-    return body
+    return openai_chat.export(results, options=p.options, hidden=states)
 
 
 def card(models: Models, limits: Limits, name: str) -> dict:

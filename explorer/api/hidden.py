@@ -8,7 +8,8 @@ Steps, for a request that asks:
    prompt tokens x n counted against `hidden_states_max_tokens` (16 by default, as the seed API), and all the
    positions kept (generated ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
    `hidden_states_max_bytes` (32 MiB); off on a public server unless its operator turns it on;
-3. the engine computes (explorer/engine/analyses/hidden.py) and `attach` puts each choice's value under `hidden_states`.
+3. the engine computes (explorer/engine/analyses/hidden.py) and the exporter writes each choice's `hidden_states`
+   (explorer/export/hidden_states.py `written`, as `Ask.shape` says), like every other field of the body.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from explorer.engine.analyses.hidden import local_engine
 from explorer.errors import ExplorerError
 from explorer.export import hidden_states as export
-from explorer.results.hidden import FINAL_NORM, Capture, HiddenStates, capture_of, read_positions, resolve_layers
+from explorer.results.hidden import FINAL_NORM, Capture, capture_of, read_positions, resolve_layers
 from explorer.rules.sampler import Limits
 
 PARAM = "return_hidden_states"
@@ -35,6 +36,11 @@ class Ask:
     positions: str | tuple[int, int] = "all"
     dtype: str = "float32"
     encoding_format: str = "base64"
+
+    @property
+    def shape(self) -> export.Shape:
+        """How the exporter writes each choice's states."""
+        return export.Shape(self.form, self.dtype, self.encoding_format)
 
 
 def _bad(message: str, key: str = "", code: str = "invalid_value") -> ExplorerError:
@@ -199,16 +205,3 @@ def caps(engine, limits: Limits) -> dict:
         "hidden_states_max_tokens": limits.hidden_states_max_tokens,
         "hidden_states_max_bytes": limits.hidden_states_max_bytes,
     }
-
-
-def value(ask: Ask, h: HiddenStates) -> dict | list:
-    """A choice's `hidden_states`: our object, or SGLang's nested floats."""
-    if ask.form == "object":
-        return export.states(h, ask.dtype, ask.encoding_format)
-    return export.sglang(h, last=ask.form == "sglang_last")
-
-
-def attach(body: dict, ask: Ask, states: list[HiddenStates]) -> None:
-    """Each choice's `hidden_states`, after its other keys (where SGLang puts them)."""
-    for choice, h in zip(body["choices"], states, strict=True):
-        choice["hidden_states"] = value(ask, h)

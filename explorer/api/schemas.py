@@ -7,14 +7,14 @@ field this server cannot honour (beam search, tools, logit_bias, ...) is a 400 n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from explorer.api import hidden
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
-from explorer.rules.sampler import SamplerSettings, check_k
+from explorer.rules.sampler import SamplerSettings, check_k, default, wire_fields
 
 # fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
 UNSUPPORTED = {
@@ -59,25 +59,26 @@ HARMLESS = {
 }
 
 
-class _Base(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
+STRICT = ConfigDict(extra="allow", strict=True)
+_TYPES = get_type_hints(SamplerSettings)
+if TYPE_CHECKING:
+
+    class _Wire(BaseModel):
+        def __getattr__(self, name: str) -> Any: ...
+else:  # SamplerSettings' wire fields (explorer/rules/sampler.py `rule`), by their names, types and defaults
+    _Wire = create_model("_Wire", __config__=STRICT, **{name: (_TYPES[name], default(name)) for name in wire_fields()})
+
+
+class _Base(_Wire):
+    """The fields both routes read. The sampler's own (temperature, top_p, top_k, min_p, the penalties, seed, n,
+    ...) are `_Wire`'s, made from SamplerSettings; the ones below are read their own way (a stop string or a list)
+    or are the API's alone."""
+
+    model_config = STRICT
 
     model: str | None = None
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0  # extension (vLLM): 0 or -1 = off
-    min_p: float = 0.0
-    repetition_penalty: float = 1.0
-    frequency_penalty: float = 0.0
-    presence_penalty: float = 0.0
-    seed: int | None = None
     stop: str | list[str] | None = None
     stop_token_ids: list[int] | None = None
-    include_stop_str_in_output: bool = False
-    ignore_eos: bool = False
-    min_tokens: int = 0
-    skip_special_tokens: bool = True
-    n: int = 1
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     prompt_logprobs: int | None = None  # extension (vLLM): 0..20, or -1 for the full vocabulary
@@ -134,25 +135,13 @@ class _Base(BaseModel):
         """The one settings type (validates every sampler field), with a concrete seed."""
         return with_seed(
             SamplerSettings(
+                **{name: getattr(self, name) for name in wire_fields()},
                 max_tokens=max_tokens,
-                temperature=self.temperature,
-                top_p=self.top_p,
-                top_k=self.top_k,
-                min_p=self.min_p,
-                repetition_penalty=self.repetition_penalty,
-                frequency_penalty=self.frequency_penalty,
-                presence_penalty=self.presence_penalty,
-                seed=self.seed,
                 stop=self.stops(),
                 stop_token_ids=tuple(self.stop_token_ids or ()),
-                include_stop_str_in_output=self.include_stop_str_in_output,
-                min_tokens=self.min_tokens,
-                ignore_eos=self.ignore_eos,
-                skip_special_tokens=self.skip_special_tokens,
                 logprob_ids=tuple(self.logprob_token_ids or ()),
                 logprobs=logprobs,
                 prompt_logprobs=prompt_logprobs,
-                n=self.n,
             )
         )
 
@@ -166,8 +155,7 @@ class CompletionRequest(_Base):
     text_stats: bool = False  # extension (this project): each choice's text statistics, when scoring a prompt
 
     def check(self) -> None:
-        self.check_common()
-        check_k(self.logprobs, "logprobs", allow_full=False)
+        self.check_common()  # `logprobs` is SamplerSettings' own field: checked there, once (`to_settings`)
         if self.max_tokens == 0 and not self.echo:
             raise ExplorerError(
                 "`max_tokens: 0` generates nothing: set `echo: true` to score the prompt.",
@@ -226,8 +214,7 @@ class ChatRequest(_Base):
     chat_template_kwargs: dict[str, Any] | None = None
 
     def check(self) -> None:
-        self.check_common()
-        check_k(self.top_logprobs, "top_logprobs", allow_full=False)
+        self.check_common()  # `top_logprobs` is checked once, as SamplerSettings' `logprobs` (`to_settings`)
         if self.top_logprobs and not self.logprobs:
             raise ExplorerError("`top_logprobs` needs `logprobs: true`.", param="top_logprobs", code="invalid_value")
         if self.logprob_token_ids is not None and not self.logprobs:
@@ -248,9 +235,11 @@ class ChatRequest(_Base):
                 return v
         return room
 
-    def top(self) -> int | None:
-        """k of each content entry's `top_logprobs` (None: no logprobs)."""
-        return (self.top_logprobs or 0) if self.logprobs else None
+    def top(self) -> int:
+        """k of each content entry's `top_logprobs`: SamplerSettings' `logprobs` (the one rename on the way, named
+        back in its errors by `to_settings`); 0 where `logprobs` is not asked (its absence in the body is
+        `Options.logprobs`, and `top_logprobs` null)."""
+        return self.top_logprobs if self.logprobs and self.top_logprobs is not None else 0
 
     def prompt_k(self) -> int | None:
         """The prompt's k: `prompt_logprobs`; else, with `echo`, `top_logprobs` (0 when unset), as vLLM fills
@@ -261,13 +250,12 @@ class ChatRequest(_Base):
 
     def to_settings(self, room: int) -> SamplerSettings:
         try:
-            return self.settings(self.limit(room), self.top() or 0, self.prompt_k())
-        except ExplorerError as err:  # name the field the client sent
-            if err.param == "max_tokens" and self.limit_param() != "max_tokens":
+            return self.settings(self.limit(room), self.top(), self.prompt_k())
+        except ExplorerError as err:  # name the field the client sent (the wire's name for SamplerSettings' own)
+            sent = {"max_tokens": self.limit_param(), "logprobs": "top_logprobs"}.get(err.param or "", err.param)
+            if sent != err.param:
                 raise ExplorerError(
-                    err.message.replace("`max_tokens`", f"`{self.limit_param()}`"),
-                    param=self.limit_param(),
-                    code=err.code,
+                    err.message.replace(f"`{err.param}`", f"`{sent}`"), param=sent, code=err.code
                 ) from None
             raise
 

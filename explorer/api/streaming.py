@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from explorer.api.framing import sse
-from explorer.api.handlers import asked, chat_options, chat_setup, completion_options, completion_setup
+from explorer.api.handlers import asked, chat_plan, completion_plan
 from explorer.api.runner import HERE, Runner, Work
 from explorer.engine import Done, score_ids
 from explorer.engine.passes.generation import collect, samples, step_scores
@@ -73,16 +73,15 @@ def _echoed(engine, ids, s, step, done, prompt: TokenScores):
 
 def completion_events(engine, req, limits, run: Runner = HERE) -> Iterator[bytes]:
     """Completions chunks for every prompt x n sample (validated now, computed as they are read, by `run`)."""
-    prompts, s = completion_setup(engine, req, limits)
-    tokens = asked(prompts, s)
+    p = completion_plan(engine, req, limits)
+    tokens = asked(p.prompts, p.settings)
     if req.echo:  # each prompt is scored for its echo, then read again for its generation
         tokens["tokens_in"] *= 2
-    return run.steps(engine, Work(completion_chunks, (req, prompts, s), **tokens))
+    return run.steps(engine, Work(completion_chunks, (req, p.prompts, p.settings, p.options), **tokens))
 
 
-def completion_chunks(engine, req, prompts: list[list[int]], s) -> Iterator[bytes]:
+def completion_chunks(engine, req, prompts: list[list[int]], s, o: openai_completion.Options) -> Iterator[bytes]:
     """The chunks of `completion_events`; with `echo`, each choice's first chunk leads with its prompt."""
-    o = completion_options(req, s)
     head = envelope("text_completion", engine.name, None, None, "cmpl")
     pk = o.prompt_logprobs if o.prompt_logprobs is not None else (o.logprobs or 0)
 
@@ -129,8 +128,10 @@ def completion_chunks(engine, req, prompts: list[list[int]], s) -> Iterator[byte
 
 def chat_events(engine, req, limits, run: Runner = HERE) -> Iterator[bytes]:
     """Chat chunks (validated now, computed as they are read, by `run`)."""
-    ids, s, messages = chat_setup(engine, req, limits)
-    return run.steps(engine, Work(chat_chunks, (req, ids, s, chat_options(req, s, messages)), **asked([ids], s)))
+    p = chat_plan(engine, req, limits)
+    return run.steps(
+        engine, Work(chat_chunks, (req, *p.prompts, p.settings, p.options), **asked(p.prompts, p.settings))
+    )
 
 
 def chat_chunks(engine, req, ids: list[int], s, o: openai_chat.Options) -> Iterator[bytes]:

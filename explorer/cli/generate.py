@@ -8,6 +8,7 @@ import argparse
 from explorer.cli.args import check_out, check_text, html_arg, k_arg, load_engine, model_args, write_html
 from explorer.errors import ExplorerError
 from explorer.export import names as export_names
+from explorer.rules.sampler import default  # SamplerSettings' defaults, the flags' own
 
 FORMATS = export_names()
 
@@ -18,19 +19,19 @@ def add_parser(sub) -> None:
     g.add_argument("--prompt", required=True)
     g.add_argument("--chat", action="store_true", help="send the prompt as a user message through the chat template")
     g.add_argument("--system", help="system message (with --chat)")
-    g.add_argument("--max-tokens", type=int, default=32)
-    g.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
-    g.add_argument("--top-p", type=float, default=1.0)
-    g.add_argument("--top-k", type=int, default=0, help="0 = off")
+    g.add_argument("--max-tokens", type=int, default=default("max_tokens"))
+    g.add_argument("--temperature", type=float, default=default("temperature"), help="0 = greedy")
+    g.add_argument("--top-p", type=float, default=default("top_p"))
+    g.add_argument("--top-k", type=int, default=default("top_k"), help="0 = off")
     g.add_argument("--seed", type=int)
-    g.add_argument("--n", type=int, default=1, help="independent samples")
+    g.add_argument("--n", type=int, default=default("n"), help="independent samples")
     g.add_argument("--stop", nargs="+", default=[])
-    g.add_argument("--logprobs", type=k_arg, default=5, help="top-k per generated token, 0..20")
+    g.add_argument("--logprobs", type=k_arg, default=default("logprobs"), help="top-k per generated token, 0..20")
     g.add_argument("--prompt-logprobs", type=k_arg, help="also score the prompt: top-k 0..20, or -1")
     g.add_argument(
         "--logprobs-mode",
         choices=("raw", "processed"),
-        default="raw",
+        default=default("mode"),
         help="raw: the model's distribution; processed: after temperature/top-k/top-p",
     )
     g.add_argument(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -94,3 +96,28 @@ def npz(h: HiddenStates) -> bytes:
         positions=h.positions.astype(np.int64),
     )
     return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a request asked its choices' `hidden_states` written (`return_hidden_states`): `form` "object" (ours, in
+    `dtype` and `encoding_format`), "sglang" (`true`) or "sglang_last" (`"last"`)."""
+
+    form: str
+    dtype: str = "float32"
+    encoding_format: str = "base64"
+
+
+def value(shape: Shape, h: HiddenStates) -> dict | list:
+    """A choice's `hidden_states`: our object, or SGLang's nested floats."""
+    if shape.form == "object":
+        return states(h, shape.dtype, shape.encoding_format)
+    return sglang(h, last=shape.form == "sglang_last")
+
+
+def written(choices: list[dict], shape: Shape | None, hidden: Sequence[HiddenStates]) -> list[dict]:
+    """The choices, each with its `hidden_states` after its other keys (where SGLang puts them) when `shape` asks."""
+    if shape is not None:
+        for choice, h in zip(choices, hidden, strict=True):
+            choice["hidden_states"] = value(shape, h)
+    return choices

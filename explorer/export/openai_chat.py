@@ -10,10 +10,13 @@ prompt_token_ids beside `choices` (null unless asked).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
+from explorer.export.hidden_states import Shape, written
 from explorer.export.vllm_stream import prompt_logprobs_value
+from explorer.results.hidden import HiddenStates
 from explorer.results.scores import TokenScores
 
 MESSAGE_NULLS = {"annotations": None, "audio": None, "function_call": None, "reasoning": None}  # vLLM sends these
@@ -27,6 +30,7 @@ class Options:
     return_token_ids: bool = False
     tokens_as_ids: bool = False
     echo_text: str = ""  # `echo`: the last (assistant) message's text, put before the completion
+    hidden_states: Shape | None = None  # `return_hidden_states`: how each choice's states are written; None: not asked
 
 
 def entry(token: bytes, logprob: float, token_id: int | None = None) -> dict:
@@ -74,8 +78,9 @@ def export(
     options: Options | None = None,
     created: int | None = None,
     id_: str | None = None,
+    hidden: Sequence[HiddenStates] = (),
 ) -> dict:
-    """Chat body of n samples of one conversation."""
+    """Chat body of n samples of one conversation (`hidden`: each choice's states, written as `options` asks)."""
     results = as_list(results)
     o = options or Options()
     if o.top_logprobs is None and o.logprobs:
@@ -86,7 +91,7 @@ def export(
     r0 = results[0]
     return response(
         head,
-        [choice(r, i, o) for i, r in enumerate(results)],
+        written([choice(r, i, o) for i, r in enumerate(results)], o.hidden_states, hidden),
         usage(results, len(results)),  # n samples of one conversation: its prompt counts once
         prompt_logprobs=prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
         prompt_token_ids=r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None,

@@ -9,10 +9,13 @@ ended the generation (EOS, a stop id) is written as its token text, as vLLM does
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
+from explorer.export.hidden_states import Shape, written
 from explorer.export.vllm_stream import prompt_logprobs_value
+from explorer.results.hidden import HiddenStates
 from explorer.results.scores import TokenScores
 from explorer.results.stats import stats_block
 
@@ -29,6 +32,7 @@ class Options:
     tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`: "token_id:{id}" for every token string
     n: int = 1  # choices per prompt (usage counts each prompt once)
     text_stats: bool = False  # extension (this project): each choice's text statistics of its scored prompt
+    hidden_states: Shape | None = None  # `return_hidden_states`: how each choice's states are written; None: not asked
 
 
 def token_label(r: TokenScores, pos: int, token_id: int, tokens_as_ids: bool) -> str:
@@ -112,17 +116,20 @@ def export(
     options: Options | None = None,
     created: int | None = None,
     id_: str | None = None,
+    hidden: Sequence[HiddenStates] = (),
 ) -> dict:
     """Completions body of choices grouped `options.n` per prompt; a scoring result (no generated tokens) is the echo form.
 
-    Without `options`: logprobs as asked when the results were made (a download of a result).
+    Without `options`: logprobs as asked when the results were made (a download of a result). `hidden`: each
+    choice's states, written as `options.hidden_states` asks.
     """
     results = as_list(results)
     if options is None:
         echo = results[0].output_k is None if echo is None else echo
         options = Options(echo=echo, logprobs=_k(results[0], logprobs), n=len(results))  # n samples of one prompt
     head = envelope("text_completion", results[0].model, created, id_, "cmpl")
-    return response(head, [choice(r, i, options) for i, r in enumerate(results)], usage(results, options.n))
+    choices = written([choice(r, i, options) for i, r in enumerate(results)], options.hidden_states, hidden)
+    return response(head, choices, usage(results, options.n))
 
 
 def _k(r: TokenScores, logprobs: int | str | None) -> int | None:

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from explorer.errors import ExplorerError
+from explorer.rules.sampler import LESSON_TEMPERATURE, default
 
 KINDS = ("guess", "sample", "choose")
 FIELDS = {
@@ -49,7 +50,7 @@ MAX_BYTES = 64_000  # a lesson file
 MAX_NODES = 5_000  # scalars, lists and mappings in a lesson file: 40 steps of 8 choices and a note are under 700
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where built (a tenth of the time; nests 1,000 deep)
 NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
-TEMPERATURE = (0.05, 5.0)  # what a step's temperature may be
+TEMPERATURE = LESSON_TEMPERATURE  # what a step's temperature may be (explorer/rules/sampler.py owns it)
 BUILTIN = ("guess-next-word", "temperature", "bias")
 
 
@@ -61,7 +62,7 @@ class Step:
     context: str  # the text the students see before the blank
     actual: str | None = None  # guess: the word that really comes next
     choices: tuple[str, ...] = ()  # choose: the words offered
-    temperature: float = 1.0  # sample: the temperature the draws start at
+    temperature: float = default("temperature")  # sample: the temperature the draws start at (the model's own)
     reveal: str = "teacher"  # "teacher": hidden until the teacher reveals it; "at-once": each answer's result at once
     note: str = ""  # for the teacher only: what the model does at this step that they should know
 
@@ -314,7 +315,7 @@ def _entry(doc: _Doc, obj: Any, path: str) -> list[Step]:
         return _guess_steps(doc, obj, path)
     prompt = _text(doc, obj, "prompt", path)
     if kind == "sample":
-        t = obj.get("temperature", 1.0)
+        t = obj.get("temperature", default("temperature"))
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not TEMPERATURE[0] <= t <= TEMPERATURE[1]:
             raise doc.bad(
                 f"{path}.temperature", f"must be a number from {TEMPERATURE[0]} to {TEMPERATURE[1]}, got {shown(t)}."

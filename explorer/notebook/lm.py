@@ -243,46 +243,31 @@ class LM:
     def generate(
         self,
         prompt: str | list[dict],
-        max_tokens: int = 32,
-        temperature: float = 1.0,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
         *,
-        top_p: float = 1.0,
-        top_k: int = 0,
-        seed: int | None = None,
-        logprobs: int = 5,
-        prompt_logprobs: int | None = None,
-        mode: str = "raw",
-        stop: Sequence[str] = (),
+        stop: Sequence[str] | str = (),
         **sampler: Any,
     ) -> TokenScores:
         """Sample from `prompt` (a text, or chat messages [{"role", "content"}, ...] through the chat template),
         every generated token with its logprob, rank, entropy and top-`logprobs` alternatives (0..20), as
-        `logprob-explorer generate` gives it. `temperature` 0 is greedy; `seed` makes sampling repeatable;
-        `prompt_logprobs` also scores the prompt; `mode` "raw" (the model's distribution) or "processed" (after
-        the sampler). More settings of explorer.rules.sampler.SamplerSettings (min_p, repetition_penalty, ...) go in
-        `sampler`."""
+        `logprob-explorer generate` gives it. Every field of explorer.rules.sampler.SamplerSettings is an argument
+        by its name, with its default there (max_tokens 32, temperature 1, top_p, top_k, min_p, the penalties,
+        seed, logprobs 5, prompt_logprobs, mode, ...): `temperature` 0 is greedy; `seed` makes sampling
+        repeatable; `prompt_logprobs` also scores the prompt; `mode` "raw" (the model's distribution) or
+        "processed" (after the sampler). `max_tokens` and `temperature` may come by position (None: the default)."""
         from explorer.rules.sampler import SamplerSettings
 
-        known = {f for f in SamplerSettings.__dataclass_fields__ if f not in ("n",)}
+        known = {f for f in SamplerSettings.__dataclass_fields__ if f != "n"}
         unknown = sorted(set(sampler) - known)
         if unknown:
             raise ExplorerError(
                 f"Unknown sampler setting {unknown[0]!r}: use one of {', '.join(sorted(known))}.", param=unknown[0]
             )
-        if isinstance(stop, str):
-            stop = (stop,)
-        s = SamplerSettings(
-            max_tokens=max_tokens,
-            temperature=temperature,
-            top_p=top_p,
-            top_k=top_k,
-            seed=seed,
-            logprobs=logprobs,
-            prompt_logprobs=prompt_logprobs,
-            mode=mode,
-            stop=tuple(stop),
-            **sampler,
-        )
+        given: dict[str, Any] = {
+            k: v for k, v in (("max_tokens", max_tokens), ("temperature", temperature)) if v is not None
+        }
+        s = SamplerSettings(**given, **sampler, stop=(stop,) if isinstance(stop, str) else tuple(stop))
         from explorer.engine import generate
 
         if isinstance(prompt, list):

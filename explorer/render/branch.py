@@ -15,6 +15,7 @@ import pandas as pd
 from explorer.render.tables import alternatives_table
 from explorer.render.text import escape, visible
 from explorer.results.branch import BranchTree
+from explorer.rules.sampler import is_greedy
 
 RANK_EDGES = (1, 10, 100, 1000)  # GLTR's buckets
 CSS = """
@@ -134,7 +135,7 @@ def node_markdown(tree: BranchTree, node: int) -> str:
 def _sampler_text(s: dict) -> str:
     if not s:
         return "no sampler"
-    if s.get("temperature") == 0:
+    if is_greedy(s.get("temperature")):
         return "greedy"
     return f"temperature {s.get('temperature')}, top-p {s.get('top_p')}, top-k {s.get('top_k')}, seed {s.get('seed')}"
 

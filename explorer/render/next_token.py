@@ -8,6 +8,7 @@ from collections import Counter
 from explorer.render.numbers import plain_pct
 from explorer.render.text import escape, visible
 from explorer.results.next_token import NextToken
+from explorer.rules.sampler import is_greedy
 
 CSS = """
 .nt table { border-collapse: collapse; width: 100%; max-width: 640px; }
@@ -46,7 +47,7 @@ def temperature_html(nt: NextToken | None, t: float, draws: list[int] | None = N
     rest = max(0.0, 1.0 - sum(p for _, p in top))
     how = (
         "temperature 0: the likeliest token, always"
-        if t <= 0
+        if is_greedy(t)
         else f"temperature {t:g}: "
         + ("the likeliest tokens get likelier" if t < 1 else "the model's own odds" if t == 1 else "the odds even out")
     )

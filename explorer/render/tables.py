@@ -11,6 +11,7 @@ import pandas as pd
 from explorer.render.numbers import DASH, fixed, logprob, pct, whole
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
+from explorer.rules.sampler import is_greedy
 
 SURPRISING = 10  # tokens in the "most surprising" list
 
@@ -177,8 +178,8 @@ def _sampler_note(r: TokenScores) -> str:
     s = r.sampler
     how = (
         "greedy"
-        if s.get("temperature") == 0
+        if is_greedy(s.get("temperature"))
         else f"temperature {s.get('temperature')}, top-p {s.get('top_p')}, top-k {s.get('top_k')}"
     )
-    seed = f" · **seed {s.get('seed')}**" if s.get("seed") is not None and s.get("temperature") != 0 else ""
+    seed = f" · **seed {s.get('seed')}**" if s.get("seed") is not None and not is_greedy(s.get("temperature")) else ""
     return f" · {how}{seed} · finish: {r.finish_reason}"

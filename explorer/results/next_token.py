@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.rules.sampler import is_greedy
+
 
 @dataclass(eq=False)
 class NextToken:
@@ -19,7 +21,7 @@ class NextToken:
     def probs(self, t: float) -> np.ndarray:
         """(V,) float64 probabilities at temperature `t`: softmax(logprobs / t); t = 0 puts all on the likeliest."""
         lp = np.where(np.isfinite(self.logprobs), self.logprobs, -np.inf).astype(np.float64)
-        if t <= 0:
+        if is_greedy(t):
             p = np.zeros_like(lp)
             p[int(np.argmax(lp))] = 1.0
             return p

@@ -6,7 +6,7 @@ reject exactly the same things with the same messages.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, overload
 
 from explorer import config
@@ -76,20 +76,58 @@ def check_k(value, param: str, *, allow_full: bool) -> int | None:
     return value
 
 
-# (name, low, high, low open, integer): the numbers SamplerSettings checks, in this order
-NUMBERS = (
-    ("max_tokens", 0, 1_000_000, False, True),
-    ("temperature", 0.0, 100.0, False, False),
-    ("top_p", 0.0, 1.0, True, False),
-    ("top_k", -1, 1_000_000, False, True),
-    ("min_p", 0.0, 1.0, False, False),
-    ("repetition_penalty", 0.0, 10.0, True, False),
-    ("frequency_penalty", -2.0, 2.0, False, False),
-    ("presence_penalty", -2.0, 2.0, False, False),
-    ("n", 1, 16, False, True),
-    ("min_tokens", 0, 1_000_000, False, True),
-)
 SEED_RANGE = ("seed", 0, 2**63 - 1, False, True)  # checked only when a seed is given
+LESSON_TEMPERATURE = (0.05, 5.0)  # what a lesson's sample step may draw at (a class sees no greedy step)
+
+
+def is_greedy(temperature: float | None) -> bool:
+    """Whether `temperature` decodes greedily: below 1e-5, as vLLM's sampler (dividing by it would overflow float32).
+
+    The one test of greedy: the engine, the page, the renderers and the lessons all ask this. None (a result
+    that does not say) is not greedy."""
+    return temperature is not None and temperature < GREEDY_BELOW
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A number field's slider where a person sets it: lo..hi in steps of `step`, starting at `default`, `label`.
+
+    Wider ranges than the engine's are refused at the field (`rule`); a knob is the narrower part a page offers."""
+
+    lo: float
+    hi: float
+    step: float
+    default: float
+    label: str
+
+    def at(self, default: float) -> Knob:
+        """The same slider starting at `default` (the Score and What-if tabs start at the model's own temperature)."""
+        return replace(self, default=default)
+
+
+def rule(
+    default: Any,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+    integer: bool = False,
+    knob: Knob | None = None,
+    page: bool = False,
+    wire: bool = True,
+) -> Any:
+    """A SamplerSettings field and every rule about it, in one place.
+
+    `lo`..`hi` (`lo_open`: lo excluded; `integer`: whole numbers): the range the engine accepts, checked once in
+    `__post_init__`. `knob`: its slider on the page (What-if shows every knob). `page`: Generate, Chat and Branch
+    show it too (their controls, their links, their endpoints' parameters). `wire`: a request body (the HTTP API's,
+    the remote engine's) carries it by this same name and type (False: the API reads it its own way)."""
+    meta: dict[str, Any] = {"page": page, "wire": wire}
+    if lo is not None:
+        meta["range"] = (lo, hi, lo_open, integer)
+    if knob is not None:
+        meta["knob"] = knob
+    return field(default=default, metadata=meta)
 
 
 def _in_range(name: str, v, lo, hi, *, lo_open: bool = False, integer: bool = False) -> None:
@@ -112,26 +150,36 @@ def _in_range(name: str, v, lo, hi, *, lo_open: bool = False, integer: bool = Fa
 class SamplerSettings:
     """How to generate. temperature 0 means greedy; top_k 0 and top_p 1 mean off."""
 
-    max_tokens: int = 32
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0  # -1 is read as 0 (off), as vLLM does
-    min_p: float = 0.0  # keep entries with p >= min_p * p(top); 0 = off
-    repetition_penalty: float = 1.0  # > 1 discourages any token already in the prompt or output; 1 = off
-    frequency_penalty: float = 0.0  # minus this per earlier occurrence in the output
-    presence_penalty: float = 0.0  # minus this once a token occurred in the output
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    stop_token_ids: tuple[int, ...] = ()  # these ids end the generation too (kept in token_ids, not in the text)
-    include_stop_str_in_output: bool = False  # keep a stop string that ended the text
-    min_tokens: int = 0  # EOS and stop ids are masked until this many tokens were generated
-    ignore_eos: bool = False  # EOS does not end the generation
-    skip_special_tokens: bool = True  # special tokens add nothing to the text
-    logprob_ids: tuple[int, ...] = ()  # report these ids (not the top-k) at each generated position
-    logprobs: int | None = 5  # top-k per generated token (0..20); None: do not record top-k
-    prompt_logprobs: int | None = None  # top-k per prompt token; -1: full vocabulary
-    mode: str = "raw"  # "raw" | "processed"
-    n: int = 1
+    max_tokens: int = rule(
+        32, 0, 1_000_000, integer=True, knob=Knob(1, 512, 1, 48, "Max tokens"), page=True, wire=False
+    )
+    temperature: float = rule(1.0, 0.0, 100.0, knob=Knob(0.0, 2.0, 0.05, 0.7, "Temperature (0 = greedy)"), page=True)
+    top_p: float = rule(1.0, 0.0, 1.0, lo_open=True, knob=Knob(0.01, 1.0, 0.01, 1.0, "Top-p (1 = off)"), page=True)
+    top_k: int = rule(0, -1, 1_000_000, integer=True, knob=Knob(0, 200, 1, 0, "Top-k (0 = off)"), page=True)  # -1: 0
+    min_p: float = rule(
+        0.0, 0.0, 1.0, knob=Knob(0.0, 1.0, 0.01, 0.0, "Min-p (0 = off)"), page=True
+    )  # p >= min_p * p(top)
+    # > 1 discourages any token already in the prompt or output; 1 = off
+    repetition_penalty: float = rule(
+        1.0, 0.0, 10.0, lo_open=True, knob=Knob(0.5, 3.0, 0.05, 1.0, "Repetition penalty (1 = off)")
+    )
+    frequency_penalty: float = rule(0.0, -2.0, 2.0)  # minus this per earlier occurrence in the output
+    presence_penalty: float = rule(  # minus this once a token occurred in the output
+        0.0, -2.0, 2.0, knob=Knob(-2.0, 2.0, 0.1, 0.0, "Presence penalty (0 = off, > 0 = fewer repeats)"), page=True
+    )
+    seed: int | None = rule(None, page=True)  # its range: SEED_RANGE, when given
+    stop: tuple[str, ...] = rule((), page=True, wire=False)
+    # these ids end the generation too (kept in token_ids, not in the text)
+    stop_token_ids: tuple[int, ...] = rule((), wire=False)
+    include_stop_str_in_output: bool = rule(False)  # keep a stop string that ended the text
+    min_tokens: int = rule(0, 0, 1_000_000, integer=True)  # EOS and stop ids are masked until this many were generated
+    ignore_eos: bool = rule(False)  # EOS does not end the generation
+    skip_special_tokens: bool = rule(True)  # special tokens add nothing to the text
+    logprob_ids: tuple[int, ...] = rule((), wire=False)  # report these ids (not the top-k) at each generated position
+    logprobs: int | None = rule(5, wire=False)  # top-k per generated token (0..20); None: do not record top-k
+    prompt_logprobs: int | None = rule(None, wire=False)  # top-k per prompt token; -1: full vocabulary
+    mode: str = rule("raw", page=True, wire=False)  # "raw" | "processed"
+    n: int = rule(1, 1, 16, integer=True)
 
     def __post_init__(self):
         self._check_numbers()
@@ -151,7 +199,7 @@ class SamplerSettings:
 
     def _check_numbers(self) -> None:
         """Every number in its range (top_k -1 read as 0)."""
-        for name, lo, hi, lo_open, integer in NUMBERS:
+        for name, lo, hi, lo_open, integer in numbers():
             _in_range(name, getattr(self, name), lo, hi, lo_open=lo_open, integer=integer)
         if self.top_k == -1:
             object.__setattr__(self, "top_k", 0)
@@ -202,7 +250,7 @@ class SamplerSettings:
     @property
     def greedy(self) -> bool:
         """Temperatures below 1e-5 decode greedily, as vLLM does (dividing by them would overflow float32)."""
-        return self.temperature < GREEDY_BELOW
+        return is_greedy(self.temperature)
 
     @property
     def output_k(self) -> int:
@@ -230,3 +278,35 @@ class SamplerSettings:
 
 def _api_name(field_name: str) -> str:
     return {"logprob_ids": "logprob_token_ids"}.get(field_name, field_name)
+
+
+def numbers() -> tuple[tuple[str, float, float, bool, bool], ...]:
+    """(name, low, high, low open, integer) of each number SamplerSettings checks, in field order."""
+    return tuple((f.name, *f.metadata["range"]) for f in fields(SamplerSettings) if "range" in f.metadata)
+
+
+def knobs(page: bool = False) -> dict[str, Knob]:
+    """Each number field's slider by name (`page`: only the fields Generate, Chat and Branch show)."""
+    return {
+        f.name: f.metadata["knob"]
+        for f in fields(SamplerSettings)
+        if "knob" in f.metadata and (f.metadata["page"] or not page)
+    }
+
+
+def page_fields() -> tuple[str, ...]:
+    """The fields Generate, Chat and Branch show, in order (their sliders: `knobs(page=True)`; seed, stop, mode)."""
+    return tuple(f.name for f in fields(SamplerSettings) if f.metadata["page"])
+
+
+def wire_fields() -> tuple[str, ...]:
+    """The fields a request body carries as they are, by the same name (the API's `_Wire`, the remote's body)."""
+    return tuple(f.name for f in fields(SamplerSettings) if f.metadata["wire"])
+
+
+def default(name: str) -> Any:
+    """A field's default (`SamplerSettings().name` without building one)."""
+    return SamplerSettings.__dataclass_fields__[name].default
+
+
+NUMBERS = numbers()  # the ranges as a table (docs/gen_api.py)

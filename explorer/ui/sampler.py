@@ -6,8 +6,8 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gradio as gr
 
@@ -15,7 +15,8 @@ from explorer.engine import Done, ModelEngine, Step, stream, with_seed
 from explorer.engine.passes.generation import collect
 from explorer.errors import ExplorerError
 from explorer.render.heatmap import Marks
-from explorer.rules.sampler import SamplerSettings, page_k
+from explorer.rules.sampler import SamplerSettings, is_greedy, page_fields, page_k
+from explorer.rules.sampler import knobs as knobs_of
 from explorer.serving.models import Models
 from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import Inspector, View, new_rid, parse_thresholds
@@ -38,21 +39,18 @@ def stop_of(line: str) -> str:
     return re.sub(r"\\([\\nr])", lambda m: {"n": "\n", "r": "\r"}.get(m.group(1), "\\"), line)
 
 
-@dataclass(frozen=True)
-class Sampler:
+class _Sampler:
     """The page's sampler, one field per control by the same name (its widget: `sampler_controls`): what Generate,
-    Chat and Branch run with and what their links carry (`sampler`). Names and rules are SamplerSettings'; a
-    slider's Range is its field's (`ranged`). A new control is a field here and its widget there."""
+    Chat and Branch run with and what their links carry (`sampler`). The fields are SamplerSettings' marked `page`
+    (explorer/rules/sampler.py `rule`), each slider's Range its knob: a field marked there is a control here, in
+    the links and in the endpoints, with nothing written in this module."""
 
     LINK_V2: ClassVar[tuple[str, ...]] = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode")
-    max_tokens: int = ranged(Range(1, 512, 1, 48))
-    temperature: float = ranged(Range(0.0, 2.0, 0.05, 0.7))
-    top_p: float = ranged(Range(0.01, 1.0, 0.01, 1.0))
-    top_k: int = ranged(Range(0, 200, 1, 0))
-    presence_penalty: float = ranged(Range(-2.0, 2.0, 0.1, 0.0))
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    mode: str = "raw"
+    if TYPE_CHECKING:  # the fields are made from SamplerSettings' (`Sampler` below)
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -142,6 +140,20 @@ class Sampler:
             return with_seed(SamplerSettings(**values, logprobs=top, prompt_logprobs=top if score_prompt else None))
 
 
+def _page_field(name: str) -> tuple[str, Any, Any]:
+    """A Sampler field for SamplerSettings' field `name`: its slider where it has a knob, else its default."""
+    f = SamplerSettings.__dataclass_fields__[name]
+    knob = f.metadata.get("knob")
+    return (name, f.type, ranged(Range.of(knob)) if knob else field(default=f.default))
+
+
+if TYPE_CHECKING:
+    Sampler = _Sampler
+else:
+    Sampler = make_dataclass("Sampler", [_page_field(n) for n in page_fields()], bases=(_Sampler,), frozen=True)
+    Sampler.__doc__, Sampler.__module__ = _Sampler.__doc__, __name__
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """A generation's options: the sampler, whether the prompt is scored too, and the inspector's look. What
@@ -165,10 +177,10 @@ class RunOptions:
         return self.sampler.settings(self.score_prompt)
 
 
-# the /generate, /chat and /branch endpoints' parameters in the order they have always had: a control added since
-# comes after them all (after the look too), so a client passing values by position keeps working
+# the /generate, /chat and /branch endpoints' parameters in the order they have had since a release (presence_penalty:
+# 0.3.0): a control added since comes after them all, so a client passing values by position keeps working
 ENDPOINT_ORDER = ("max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "mode", "score_prompt", "metric",
-                  "thresholds_text", "k")  # fmt: skip
+                  "thresholds_text", "k", "presence_penalty")  # fmt: skip
 
 
 def endpoint_inputs(controls: dict[str, Any], look: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -181,14 +193,11 @@ def endpoint_inputs(controls: dict[str, Any], look: dict[str, Any] | None = None
 def sampler_controls(cap: int = 0) -> dict[str, Any]:
     """Each control by its name (Sampler's fields, then `score_prompt`): max tokens (up to the server's `cap` where
     it has one), temperature, top-p, top-k, presence penalty, seed, stop strings, mode, score-the-prompt."""
-    s = Sampler.sliders()
+    knobs = knobs_of(page=True)
     c: dict[str, Any] = {}
-    with gr.Row():
-        c["max_tokens"] = s["max_tokens"].widget("Max tokens", cap or math.inf)
-        c["temperature"] = s["temperature"].widget("Temperature (0 = greedy)")
-        c["top_p"] = s["top_p"].widget("Top-p (1 = off)")
-        c["top_k"] = s["top_k"].widget("Top-k (0 = off)")
-        c["presence_penalty"] = s["presence_penalty"].widget("Presence penalty (0 = off, > 0 = fewer repeats)")
+    with gr.Row():  # one slider per knob (SamplerSettings' `page` fields): max tokens capped by the server
+        for name, r in Sampler.sliders().items():
+            c[name] = r.widget(knobs[name].label, (cap or math.inf) if name == "max_tokens" else math.inf)
     with gr.Row():
         c["seed"] = gr.Textbox(
             "",
@@ -230,7 +239,7 @@ def wire_reuse(reuse: gr.Button, seed: gr.Textbox, inspector: Inspector) -> None
 def reuse_button(r) -> gr.Button:
     """The Reuse button after a run: labelled with the seed it used (hidden for greedy runs, which need none)."""
     seed = r.sampler.get("seed")
-    return gr.Button(f"Reuse seed {seed}", visible=seed is not None and r.sampler.get("temperature") != 0)
+    return gr.Button(f"Reuse seed {seed}", visible=seed is not None and not is_greedy(r.sampler.get("temperature")))
 
 
 def parse_seed(seed) -> int | None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import gradio as gr
 
+from explorer.rules.sampler import Knob, default, knobs
+
 
 @dataclass(frozen=True)
 class Range:
@@ -18,6 +20,11 @@ class Range:
     hi: float
     step: float
     default: float
+
+    @classmethod
+    def of(cls, knob: Knob) -> Range:
+        """The slider a SamplerSettings field's knob describes (explorer/rules/sampler.py owns its numbers)."""
+        return cls(knob.lo, knob.hi, knob.step, knob.default)
 
     @property
     def whole(self) -> bool:
@@ -30,6 +37,11 @@ class Range:
     def widget(self, label: str, most: float = math.inf, **kw: Any) -> gr.Slider:
         """The slider, its top at most `most` (a server's cap) and its value too."""
         return gr.Slider(self.lo, min(self.hi, most), value=min(self.default, most), step=self.step, label=label, **kw)
+
+
+def at_model_temperature() -> Range:
+    """The page's temperature slider starting at the model's own odds (Score's *What comes next?*, What-if)."""
+    return Range.of(knobs()["temperature"].at(default("temperature")))
 
 
 def ranged(r: Range) -> Any:

@@ -57,7 +57,10 @@ def apply_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
 
 
 def apply_min_p(logits: torch.Tensor, p: float) -> torch.Tensor:
-    """Keep entries whose probability is at least p times the most likely one's (0 = off)."""
+    """Keep entries whose probability is at least p times the most likely one's (0 = off), as vLLM's min-p.
+
+    A ratio to the top entry, so it keeps the same set before or after top-k (vLLM v1 applies it before top-k and
+    top-p, transformers and vLLM v0 after top-p, as here: with top-p also set the two orders can differ)."""
     if p <= 0.0:
         return logits
     probs = logits.softmax(-1)

@@ -23,6 +23,7 @@ A served model (explorer/engine/remote/engine.py) streams its own Steps (`engine
 from __future__ import annotations
 
 import codecs
+import copy
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -426,8 +427,15 @@ def stream(
 
 
 def with_seed(s: SamplerSettings) -> SamplerSettings:
-    """The settings with a concrete seed, drawn at random when none was given (so any run can be replayed)."""
-    return s if s.seed is not None or s.greedy else replace(s, seed=secrets.randbelow(2**31))
+    """The settings with a concrete seed, drawn at random when none was given (so any run can be replayed).
+
+    The copy is not checked again (`replace` would run every check of `__post_init__` a second time): the settings
+    were, and a seed below 2**31 is in range."""
+    if s.seed is not None or s.greedy:
+        return s
+    seeded = copy.copy(s)
+    object.__setattr__(seeded, "seed", secrets.randbelow(2**31))
+    return seeded
 
 
 def _padded(rows: Rows, width: int, full: bool, vocab_size: int) -> Rows:

@@ -8,7 +8,7 @@ import numpy as np
 from explorer.errors import ExplorerError
 from explorer.floats import value_from_json
 from explorer.results.scores import Rows
-from explorer.rules.sampler import SamplerSettings
+from explorer.rules.sampler import SamplerSettings, wire_fields
 
 
 def top_row(tid: int, value, pairs: dict[int, float], s: SamplerSettings) -> Rows:
@@ -57,22 +57,12 @@ def generation_body(model: str, ids: list[int], s: SamplerSettings, sample: int)
         "model": model,
         "prompt": list(ids),
         "max_tokens": s.max_tokens,
-        "temperature": s.temperature,
-        "top_p": s.top_p,
-        "top_k": s.top_k,
-        "min_p": s.min_p,
-        "repetition_penalty": s.repetition_penalty,
-        "frequency_penalty": s.frequency_penalty,
-        "presence_penalty": s.presence_penalty,
+        **{name: getattr(s, name) for name in wire_fields() if name not in ("seed", "n")},  # the sampler's own
         "stream": True,
         "logprobs": 0 if s.logprob_ids else (s.logprobs or 0),  # vLLM: listed ids need `logprobs` set
         "return_tokens_as_token_ids": True,
         "return_token_ids": True,
-        "n": 1,
-        "ignore_eos": s.ignore_eos,
-        "min_tokens": s.min_tokens,
-        "skip_special_tokens": s.skip_special_tokens,
-        "include_stop_str_in_output": s.include_stop_str_in_output,
+        "n": 1,  # one sample per call (its own seed)
     }
     if s.seed is not None:
         body["seed"] = (s.seed + sample) % 2**63

@@ -25,6 +25,7 @@ from explorer.ui.errors import error, user_errors
 from explorer.ui.inspector import View, new_rid, parse_thresholds, progress_html
 from explorer.ui.links import Base, ResultLink, ViewState, flag, text
 from explorer.ui.marks import marks_of
+from explorer.ui.sliders import at_model_temperature
 from explorer.ui.stop import running, stop_button, stops
 from explorer.ui.tabs import Shared
 
@@ -118,8 +119,8 @@ class ScoreTab:
                 gr.Markdown(LESSON, elem_classes=["lx-lesson"])
             with gr.Accordion("What comes next? The temperature", open=True, elem_id="next-token"):
                 with gr.Row(equal_height=True):
-                    self.temperature = gr.Slider(
-                        0, 2, value=1, step=0.05, scale=3, elem_id="next-temperature", label="Temperature",
+                    self.temperature = at_model_temperature().widget(  # the page's knob, at the model's own odds
+                        "Temperature", scale=3, elem_id="next-temperature",
                         info="0: always the likeliest token · 1: the model's own odds · 2: evened out",
                     )  # fmt: skip
                     self.draw = gr.Button("Draw 10 samples", scale=1, min_width=160)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import gradio as gr
@@ -14,27 +14,28 @@ import pandas as pd
 from explorer.engine.analyses.whatif import MAX_SHOWN, logits_row, whatif
 from explorer.render.whatif import WHATIF_COLUMNS, whatif_figure, whatif_markdown, whatif_table
 from explorer.results.whatif import context_of
-from explorer.rules.sampler import SamplerSettings
+from explorer.rules.sampler import SamplerSettings, knobs
 from explorer.ui.actions import uses_model
 from explorer.ui.errors import error, picked, user_errors
 from explorer.ui.links import Base, Rerun, TabLink, ViewState, damaged, slider
-from explorer.ui.sampler import Sampler
-from explorer.ui.sliders import Range, ranged, sliders_of
+from explorer.ui.sliders import Range, at_model_temperature, ranged, sliders_of
 from explorer.ui.tabs import Shared
+
+KNOBS = knobs()  # SamplerSettings' sliders by name: their ranges, defaults and labels
 
 
 @dataclass(frozen=True)
 class WhatIfSliders:
     """The tab's sliders, one field per slider by SamplerSettings' name (its widget: `whatif_controls`; a link's
-    `sliders`): Generate's own controls where they are the same (their Ranges are Sampler's; the temperature starts
-    at 1 here, the model's own distribution), the min-p and repetition penalty only the what-if offers, and how many
-    entries it draws."""
+    `sliders`): each a SamplerSettings knob (explorer/rules/sampler.py: its range, default and label, the ones
+    Generate shows too; the temperature starts at 1 here, the model's own distribution), and how many entries it
+    draws."""
 
-    temperature: float = ranged(replace(Sampler.sliders()["temperature"], default=1.0))
-    top_k: int = ranged(Sampler.sliders()["top_k"])
-    top_p: float = ranged(Sampler.sliders()["top_p"])
-    min_p: float = ranged(Range(0.0, 1.0, 0.01, 0.0))
-    repetition_penalty: float = ranged(Range(0.5, 3.0, 0.05, 1.0))
+    temperature: float = ranged(at_model_temperature())
+    top_k: int = ranged(Range.of(KNOBS["top_k"]))
+    top_p: float = ranged(Range.of(KNOBS["top_p"]))
+    min_p: float = ranged(Range.of(KNOBS["min_p"]))
+    repetition_penalty: float = ranged(Range.of(KNOBS["repetition_penalty"]))
     top_n: int = ranged(Range(5, MAX_SHOWN, 1, 15))
 
     @classmethod
@@ -62,12 +63,9 @@ def whatif_controls() -> dict[str, gr.Slider]:
     """Each slider by its name (WhatIfSliders' fields): the sampler's in one row, the entries drawn in the next."""
     s = RANGES
     c: dict[str, gr.Slider] = {}
-    with gr.Row():
-        c["temperature"] = s["temperature"].widget("Temperature (0 = greedy)")
-        c["top_k"] = s["top_k"].widget("Top-k (0 = off)")
-        c["top_p"] = s["top_p"].widget("Top-p (1 = off)")
-        c["min_p"] = s["min_p"].widget("Min-p (0 = off)")
-        c["repetition_penalty"] = s["repetition_penalty"].widget("Repetition penalty (1 = off)")
+    with gr.Row():  # each labelled as SamplerSettings' knob is
+        for name in (f.name for f in fields(WhatIfSliders) if f.name in KNOBS):
+            c[name] = s[name].widget(KNOBS[name].label)
     return c
 
 

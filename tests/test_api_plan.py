@@ -1,0 +1,76 @@
+"""One hop for a request (#56): a `/v1` body becomes its plan (ids, one validated SamplerSettings, the export
+options) in one call at the edge, each value checked once, the client's name kept to the exporter."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.api import handlers, schemas
+from explorer.engine import with_seed
+from explorer.errors import ExplorerError
+from explorer.export.hidden_states import Shape
+from explorer.rules import sampler as rules
+from explorer.rules.sampler import Limits, SamplerSettings
+
+CHAT = {"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 3}
+
+
+@pytest.fixture
+def checked(monkeypatch) -> list[tuple[str, object]]:
+    """Every `check_k` call (its param and value), wherever it is called from."""
+    calls: list[tuple[str, object]] = []
+    real = rules.check_k
+
+    def counted(value, param, *, allow_full):
+        calls.append((param, value))
+        return real(value, param, allow_full=allow_full)
+
+    monkeypatch.setattr(rules, "check_k", counted)
+    monkeypatch.setattr(schemas, "check_k", counted)
+    return calls
+
+
+def test_a_chat_body_is_its_plan_in_one_call(gpt2, checked):
+    req = schemas.parse(schemas.ChatRequest, {**CHAT, "logprobs": True, "top_logprobs": 3})
+    p = handlers.chat_plan(gpt2, req, Limits())
+    assert p.prompts == [gpt2.encode_chat(req.chat_messages())]
+    assert p.settings.logprobs == 3 and p.options.top_logprobs == 3 and p.options.logprobs is True
+    assert p.settings.seed is not None and p.hidden is None and p.options.hidden_states is None
+    values = [v for param, v in checked if param in ("top_logprobs", "logprobs")]
+    assert values == [3]  # top_logprobs checked once (as SamplerSettings' logprobs), not three times
+
+
+def test_a_seed_is_drawn_without_a_second_check(checked):
+    s = SamplerSettings(temperature=0.7, logprobs=4)
+    before = len(checked)
+    seeded = with_seed(s)
+    assert len(checked) == before  # no second __post_init__
+    assert seeded.seed is not None and 0 <= seeded.seed < 2**31 and seeded.logprobs == 4 and s.seed is None
+    assert with_seed(seeded) is seeded and with_seed(SamplerSettings(temperature=0.0)).seed is None
+
+
+@pytest.mark.parametrize("k", [30, -1])
+def test_a_chat_k_error_names_the_field_sent(gpt2, k):
+    req = schemas.parse(schemas.ChatRequest, {**CHAT, "logprobs": True, "top_logprobs": k})
+    with pytest.raises(ExplorerError) as e:
+        handlers.chat_plan(gpt2, req, Limits())
+    assert e.value.param == "top_logprobs" and f"`top_logprobs` (={k})" in e.value.message
+    assert "`logprobs`" not in e.value.message
+
+
+def test_not_asked_stays_not_asked(gpt2):
+    """No logprobs asked: the exporter is told so (None / False), whatever k the engine records."""
+    chat = handlers.chat_plan(gpt2, schemas.parse(schemas.ChatRequest, CHAT), Limits())
+    assert chat.options.logprobs is False and chat.options.prompt_logprobs is None
+    comp = handlers.completion_plan(
+        gpt2, schemas.parse(schemas.CompletionRequest, {"prompt": "Hi", "max_tokens": 2}), Limits()
+    )
+    assert comp.options.logprobs is None and comp.options.prompt_logprobs is None and comp.listed is None
+
+
+def test_hidden_states_are_the_exporters_to_write(gpt2):
+    """The plan tells the exporter how the states are written; the handler attaches nothing to a built body."""
+    body = {**CHAT, "return_hidden_states": {"layers": [0], "dtype": "float16"}}
+    p = handlers.chat_plan(gpt2, schemas.parse(schemas.ChatRequest, body), Limits(hidden_states=True))
+    assert p.hidden is not None and p.options.hidden_states == Shape("object", "float16", "base64")
+    assert not hasattr(handlers.hidden, "attach")
