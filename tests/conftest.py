@@ -101,7 +101,11 @@ def smollm():
     return TorchEngine.load(None, device="cpu")
 
 
-PEER_TIERS = {"vllm": "make test-vllm", "lmeval": "make test-lmeval", "minicons": "make test-minicons"}  # tiers that run only when asked by marker
+PEER_TIERS = {
+    "vllm": "make test-vllm",
+    "lmeval": "make test-lmeval",
+    "minicons": "make test-minicons",
+}  # tiers that run only when asked by marker
 
 
 def pytest_collection_modifyitems(config, items):
