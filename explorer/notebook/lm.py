@@ -218,6 +218,19 @@ class LM:
                 )
         return out
 
+    def _ids_of(self, engine, text: str | Sequence[int], context_start: ContextStart, verb: str) -> list[int]:
+        """The ids `engine` reads for `text` after `context_start`; token ids as given (no start may be asked)."""
+        from explorer.engine.passes.scoring import text_ids
+
+        if isinstance(text, str):
+            return text_ids(engine, _text(text, "text", verb), self._start(context_start))[0]
+        if self._start(context_start) is not None:
+            raise ExplorerError(
+                "`context_start` applies to a text: with token ids, put the start token's id first.",
+                param="context_start",
+            )
+        return self._ids(text)
+
     # ---- the views --------------------------------------------------------------------------------------------
     def score(self, text: str | Sequence[int], k: int = 5, context_start: ContextStart = False) -> TokenScores:
         """Every token of `text` (or a list of token ids, scored exactly as given) with its logprob, rank, entropy
@@ -297,18 +310,9 @@ class LM:
         no server caps here: memory is tokens x layers x hidden x 4 bytes.
         """
         from explorer.engine.analyses.hidden import local_engine, read_states
-        from explorer.engine.passes.scoring import text_ids
 
         engine = local_engine(self._local("hidden_states")[0], "hidden_states")  # refuse before tokenizing
-        if isinstance(text, str):
-            ids, _ = text_ids(engine, _text(text, "text", "read"), self._start(context_start))
-        elif self._start(context_start) is not None:
-            raise ExplorerError(
-                "`context_start` applies to a text: with token ids, put the start token's id first.",
-                param="context_start",
-            )
-        else:
-            ids = self._ids(text)
+        ids = self._ids_of(engine, text, context_start, "read")
         return read_states(engine, ids, None if layers is None else list(layers), positions)
 
     def words(self, text: str, context_start: ContextStart = True) -> WordScores:
@@ -478,18 +482,9 @@ class LM:
         `logprob-explorer lens`. On a llama.cpp model the torch twin computes it (its `note` says so)."""
         k = self._k(k, allow_full=False)
         from explorer.engine.analyses.lens import lens_ids
-        from explorer.engine.passes.scoring import text_ids
 
         engine, note = self._local("lens()")
-        if isinstance(text, str):
-            ids, _ = text_ids(engine, _text(text, "text", "read"), self._start(context_start))
-        elif self._start(context_start) is not None:
-            raise ExplorerError(
-                "`context_start` applies to a text: with token ids, put the start token's id first.",
-                param="context_start",
-            )
-        else:
-            ids = self._ids(text)
+        ids = self._ids_of(engine, text, context_start, "read")
         try:
             g = lens_ids(engine, ids, k)
         except ExplorerError as e:
