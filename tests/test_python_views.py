@@ -244,3 +244,30 @@ def test_v1_hidden_states_of_a_llamacpp_model_come_from_its_twin(tiny_gguf, tiny
         assert again.status_code == 200 and loads == [tiny_gguf.name + TWIN]
     finally:
         srv.stop()
+
+
+def test_v1_loads_no_twin_where_the_operator_left_hidden_states_off(tiny_gguf, tiny_gguf_dir):
+    """A server whose operator left hidden states off (a public one's default): a request for them is refused with
+    the operator's setting named, and no second copy of the model is loaded for it."""
+    import httpx
+
+    from explorer.rules.sampler import Limits
+    from explorer.serving.models import Models
+    from tests.helpers.servers import LiveServer
+
+    loads = []
+
+    def loader(spec):
+        loads.append(spec.name)
+        raise AssertionError("no model should load for a refused request")
+
+    models = Models([tiny_gguf.name], allow_hub=False, loader=loader)
+    models.add(tiny_gguf)
+    srv = LiveServer(models=models, limits=Limits(hidden_states=False))
+    try:
+        ask = {"model": tiny_gguf.name, "prompt": "the quick brown fox", "max_tokens": 1, "return_hidden_states": True}
+        r = httpx.post(srv.url + "/v1/completions", json=ask, timeout=120)
+    finally:
+        srv.stop()
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "hidden_states_off" and loads == []

@@ -135,7 +135,7 @@ async def serve(served: Served, request: Request, schema, body_fn, events_fn):
     try:
 
         def work():
-            with engine_for(models, req) as engine:
+            with engine_for(models, req, limits) as engine:
                 return body_fn(engine, req, limits, served.run)
 
         body = await gate.run(work, request, token)
@@ -158,15 +158,16 @@ async def serve(served: Served, request: Request, schema, body_fn, events_fn):
 
 
 @contextmanager
-def engine_for(models, req) -> Iterator[Any]:
+def engine_for(models, req, limits: Limits) -> Iterator[Any]:
     """The engine that answers `req`, pinned while the block runs: its model's; where it asks for hidden states
     (`return_hidden_states`) of a model llama.cpp serves whose weights torch reads (the default GGUF), the torch
     twin on the same weights (Models.use_for: loaded on first use, as the page's lens), which computes the whole
-    answer, its logprobs included. A twin that cannot load leaves the request to the model's engine, whose refusal
-    says why."""
+    answer, its logprobs included, on a server whose operator turned hidden states on (where they are off, no twin
+    loads: the request's check refuses it). A twin that cannot load leaves the request to the model's engine, whose
+    refusal says why."""
     with ExitStack() as stack:
         engine = None
-        if req.hidden_ask() is not None and models.twin(req.model) is not None:
+        if limits.hidden_states and req.hidden_ask() is not None and models.twin(req.model) is not None:
             try:
                 engine = stack.enter_context(models.use_for(req.model, "hidden_states"))
             except ExplorerError:
@@ -182,7 +183,7 @@ async def _stream(served: Served, request: Request, req, events_fn):
     stack = AsyncExitStack()
     token = await stack.enter_async_context(gate.slot())
     try:
-        engine = await _threaded(gate, lambda: stack.enter_context(engine_for(models, req)))
+        engine = await _threaded(gate, lambda: stack.enter_context(engine_for(models, req, limits)))
         events = await _threaded(gate, lambda: events_fn(engine, req, limits, served.run))  # validated now
     except BaseException:
         await stack.aclose()
