@@ -137,6 +137,20 @@ def test_the_method_takes_a_result_and_checks_its_options_before_the_model_runs(
         lm.surprisal("")
 
 
+def test_a_token_of_infinite_surprisal_stays_in_its_windows_and_writes_as_json_writes_it(gpt2):
+    """A logprob of -inf (a session file's -9999.0): its own windows are infinite, the others keep their means,
+    and the view's JSON and file follow the float rule (explorer/floats.py) instead of failing."""
+    r = LM(gpt2).score(TEXT, k=0)
+    r.logprobs[2] = -np.inf
+    s = surprisal(r, 2)
+    assert np.isinf(s.smoothed[2]) and np.isinf(s.smoothed[3])  # the windows that hold it
+    assert np.isfinite(s.smoothed[1]) and np.isfinite(s.smoothed[4:]).all()  # the others do not
+    view = by_id()["surprisal"]
+    body = json.loads(view.json(s))
+    assert body["tokens"][2]["logprob"] == -9999.0 and body["tokens"][2]["bits"] is None
+    assert "surprisal" in view.page(s)
+
+
 def test_the_file_holds_the_body_the_table_and_the_json(gpt2):
     s = LM(gpt2).surprisal(TEXT, window=2)
     page = s.to_html()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from explorer.floats import to_json
 from explorer.notebook.view import Option, View
 from explorer.results.scores import TokenScores
 
@@ -82,11 +83,9 @@ def surprisal(r: TokenScores, window: int = 1) -> Surprisal:
     bits = -lp / LN2
     ok = ~np.isnan(bits)
     s = bits[ok]  # (m,) the scored tokens' bits, in order
-    c = np.concatenate([[0.0], np.cumsum(s)])
-    i = np.arange(1, len(s) + 1)
-    lo = np.maximum(i - window, 0)
     smoothed = np.full_like(bits, np.nan)
-    smoothed[ok] = (c[i] - c[lo]) / (i - lo)
+    # each window on its own (not a running sum): a token of infinite surprisal (logprob -inf) stays in its windows
+    smoothed[ok] = [s[max(j + 1 - window, 0) : j + 1].mean() for j in range(len(s))]
     return Surprisal(r.model, tuple(r.token_text), lp, bits, smoothed, window, r.mode)
 
 
@@ -112,8 +111,8 @@ def body(s: Surprisal) -> str:
 def data(s: Surprisal) -> dict:
     """The view's JSON: per token its text, logprob (nats), bits and moving mean (null where unscored)."""
 
-    def num(x: float) -> float | None:
-        return None if math.isnan(x) else float(x)
+    def num(x: float) -> float | None:  # JSON's rule (explorer/floats.py): NaN and +inf null, -inf -9999.0
+        return to_json(float(x))
 
     return {
         "object": "surprisal",
