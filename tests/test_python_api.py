@@ -266,6 +266,7 @@ def test_compare_answers_and_why(lm):
         (lambda lm: lm.score("x", k=21), "must be at most 20"),
         (lambda lm: lm.score("x", k=-2), "must be from 0 to 20"),
         (lambda lm: lm.score("x", context_start="<|nope|>"), "Unknown context start"),
+        (lambda lm: lm.score("x", context_start="\u00b2"), "Unknown context start"),  # a digit, not ASCII
         (lambda lm: lm.score([5, 10**9]), "not an id of"),
         (lambda lm: lm.score([5, 6], context_start=True), "put the start token's id first"),
         (lambda lm: lm.generate("Hi", temperature=-1), "temperature"),

@@ -66,7 +66,7 @@ async def read_json(request: Request, max_bytes: int) -> dict:
         "(EXPLORER_MAX_BODY_BYTES): send a shorter prompt or fewer prompts.",
         code="request_too_large",
     )
-    if declared.isdigit() and int(declared) > max_bytes:
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
         raise too_big
     chunks, size = [], 0
     try:

@@ -114,7 +114,7 @@ def layers_arg(value: str) -> list | None:
         x = part.strip()
         if x == "final_norm":
             out.append(x)
-        elif x.lstrip("-").isdigit():
+        elif x.isascii() and x.lstrip("-").isdigit():
             out.append(int(x))
         else:
             raise ExplorerError(

@@ -103,7 +103,7 @@ def context_start_ids(tokenizer, vocab_size: int, name: str, mode: str | None) -
         return [int(tokenizer.convert_tokens_to_ids(doc))]
     if mode in specials:
         tid = int(tokenizer.convert_tokens_to_ids(mode))
-    elif mode.isdigit() and int(mode) < vocab_size:
+    elif mode.isascii() and mode.isdigit() and int(mode) < vocab_size:
         tid = int(mode)
     else:
         shown = mode if len(mode) <= 40 else mode[:40] + "..."

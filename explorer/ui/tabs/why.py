@@ -67,7 +67,7 @@ def contrast_id(engine, text: str) -> int | None:
     text = text or ""
     if not text.strip():  # nothing, or only spaces: no contrast (a space token: give its #id)
         return None
-    if text.strip().startswith("#") and text.strip()[1:].isdigit():
+    if text.strip().startswith("#") and text.strip()[1:].isascii() and text.strip()[1:].isdigit():
         return int(text.strip()[1:])
     ids = engine.tokenize(text, add_special_tokens=False)
     if len(ids) != 1:
