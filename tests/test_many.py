@@ -151,3 +151,15 @@ def test_cli_streams_more_texts_than_the_in_memory_cap(gpt2_dir, tmp_path, capsy
     # JSON keeps the cap, and says how to go past it
     assert main(["batch", str(path), "--model", str(gpt2_dir), "--device", "cpu"]) == 2
     assert "--format csv or jsonl" in capsys.readouterr().err
+
+
+def test_cli_stream_refuses_an_unknown_start_before_it_opens_the_output(gpt2_dir, tmp_path, capsys):
+    """A start token the model lacks is refused with a message, and the file --out names is kept as it was."""
+    path = tmp_path / "t.txt"
+    path.write_text("The cat sat.\nThe dog ran.\n", encoding="utf-8")
+    out = tmp_path / "rows.csv"
+    out.write_text("yesterday's rows\n", encoding="utf-8")
+    argv = ["batch", str(path), "--model", str(gpt2_dir), "--device", "cpu", "--format", "csv", "--out", str(out)]
+    assert main([*argv, "--context-start", "<|nope|>"]) == 2
+    assert "Unknown context start" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "yesterday's rows\n"

@@ -130,6 +130,8 @@ def _stream(a: argparse.Namespace, engine, items: list, start: str | None) -> in
     from explorer.results.batch import csv_header, csv_line, jsonl_line
 
     line = csv_line if a.format == "csv" else jsonl_line
+    if start is not None:
+        engine.context_start_ids(start)  # a start token this model lacks: refused before --out is opened (kept)
     progress = _Progress()
     done = 0
     out = open(a.out, "w", encoding="utf-8", newline="") if a.out else sys.stdout  # noqa: SIM115 - closed below
