@@ -563,9 +563,11 @@ class LM:
             )
         return list(ids)
 
-    def batch(self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0) -> Batch:
-        """`score_many` under the Batch tab's name: many texts, one row per text."""
-        return self.score_many(texts, context_start, min_k_percent)
+    def batch(
+        self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0, stats: bool = True
+    ) -> Batch:
+        """`score_many` under the Batch tab's name: many texts, one row per text (`stats` False: the sums only)."""
+        return self.score_many(texts, context_start, min_k_percent, stats)
 
 
 def _view_methods() -> None:
