@@ -73,8 +73,10 @@ def test_a_padded_pass_equals_log_softmax_and_gather(request, fixture, full):
 
 @pytest.mark.parametrize("fixture", ["gpt2", "llama"])
 @pytest.mark.parametrize("start", [None, "eos"])
-def test_every_row_equals_the_text_alone_exactly_whatever_shares_its_call(request, fixture, start):
-    """The batch puts texts of one length in a pass (no padding), so mixing lengths changes no number at all."""
+def test_every_row_equals_the_text_alone_whatever_shares_its_call(request, fixture, start):
+    """The batch puts texts of one length in a pass (no padding), so what shares a text's pass changes its numbers by
+    float32 rounding only: a pass of several rows may block its matrix products otherwise than a pass of one (seen
+    on the tiny Llama: 2e-6 nats on a total of -118; a padding leak would move them by far more)."""
     engine = request.getfixturevalue(fixture)
     full = run_batch(engine, items(), start)
     sums = run_batch(engine, items(), start, stats=False)
@@ -83,7 +85,8 @@ def test_every_row_equals_the_text_alone_exactly_whatever_shares_its_call(reques
         if not alone.scored.any():  # "Hi" without a start token on a tokenizer that makes it one token
             assert "one token" in row.error and "one token" in quick.error
             continue
-        assert not row.error and row.total_logprob == alone.total_logprob and row.scored == int(alone.scored.sum())
+        assert not row.error and row.scored == int(alone.scored.sum())
+        assert row.total_logprob == pytest.approx(alone.total_logprob, rel=1e-6, abs=1e-5)
         assert (quick.total_logprob, quick.mean_logprob, quick.perplexity, quick.tokens) == (
             row.total_logprob,
             row.mean_logprob,
