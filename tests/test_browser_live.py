@@ -125,6 +125,15 @@ def test_bad_model_says_so(browser, site, query, words):
         assert not errors, errors
 
 
+def test_a_model_from_the_link_is_named_by_its_file_not_as_the_site_s_model(browser, site):
+    """?model=URL runs another GGUF: the page names that file and says it is not the site's model, so a crafted link
+    cannot show another model's numbers under the author's model's name."""
+    with served(site, False) as base:
+        page = browser.new_page(viewport=WIDE)
+        status = open_live(page, base, "?model=./model.gguf")
+        assert status.startswith("Ready: model.gguf (the link's ?model=, not SmolLM2-135M-Instruct)"), status
+        page.close()
+
 def test_fixed_view_links_to_the_live_page(browser, site):
     with served(site, False) as base:
         page = browser.new_page(viewport=WIDE)

@@ -54,7 +54,9 @@ async function load() {
   const base = new URL('./wllama/', location.href).href;
   st.wl = new Wllama({ 'single-thread/wllama.wasm': base + 'single-thread/wllama.wasm', 'multi-thread/wllama.wasm': base + 'multi-thread/wllama.wasm' },
     { suppressNativeLog: true, logger: { debug() {}, log() {}, warn() {}, error: console.warn } });
-  const url = new URL(new URLSearchParams(location.search).get('model') || CFG.model_url, location.href).href; // ?model=URL: another GGUF
+  const other = new URLSearchParams(location.search).get('model'); // ?model=URL: another GGUF, named by its file
+  const url = new URL(other || CFG.model_url, location.href).href;
+  st.name = other ? `${decodeURIComponent(new URL(url).pathname.split('/').pop() || url)} (the link's ?model=, not ${CFG.model_name})` : CFG.model_name;
   const t0 = performance.now();
   let tLoaded = 0;
   say('Downloading the model… 0%');
@@ -79,7 +81,7 @@ async function load() {
   st.vocab = vocab.length === 2 * st.info.n_vocab ? vocab.slice(st.info.n_vocab) : vocab; // then emplace_back in C++)
   st.eog = new Set(st.info.list_tokens_eog || [st.info.token_eos]);
   const mt = st.wl.isMultithread() ? `${st.wl.getNumThreads()} threads` : '1 thread';
-  say(`Ready: ${CFG.model_name}, ${WHERE}, ${mt}. Model loaded in ${(st.timings.download_s + st.timings.load_s).toFixed(1)} s.`);
+  say(`Ready: ${st.name}, ${WHERE}, ${mt}. Model loaded in ${(st.timings.download_s + st.timings.load_s).toFixed(1)} s.`);
   document.querySelectorAll('#live-form button').forEach((b) => { b.disabled = false; });
   st.ready = true;
 }
@@ -153,7 +155,7 @@ function toNative(R) {
   for (let i = 0; i < n; i++) top(i).forEach(([id]) => { if (id >= 0) pieces[String(id)] = hex(st.vocab[id]); });
   const genText = R.generated ? text.slice(R.nPrompt).join('') : null;
   return {
-    format: 'logprob-explorer/token-scores', version: 1, model: CFG.model_name, mode: 'raw',
+    format: 'logprob-explorer/token-scores', version: 1, model: st.name, mode: 'raw',
     sampler: R.sampler || {}, n_prompt: R.generated ? R.nPrompt : n, prompt_k: K, output_k: R.generated ? K : null,
     finish_reason: R.finish, output_text: genText, vocab_size: st.info.n_vocab,
     token_ids: R.ids.slice(), token_bytes: bytes.map(hex), token_text: text, text_offset: offsets,
@@ -198,7 +200,7 @@ function show(R, doneText) {
   const total = scored.reduce((a, b) => a + b, 0);
   const secs = (performance.now() - R.t0) / 1000;
   const under = nat.underflow.positions.length;
-  $('live-summary').textContent = `${CFG.model_name} · ${nat.token_ids.length} tokens (${scored.length} scored) · total logprob ${total.toFixed(4)} · ` +
+  $('live-summary').textContent = `${st.name} · ${nat.token_ids.length} tokens (${scored.length} scored) · total logprob ${total.toFixed(4)} · ` +
     (scored.length ? `mean ${(total / scored.length).toFixed(4)} nats/token · perplexity ${Math.exp(-total / scored.length).toFixed(2)} · ` : '') +
     `${WHERE} · ${(doneText || 'working…')} ${secs.toFixed(1)} s` +
     (under ? ` · ${under} token(s) below float32's smallest probability: logprob shown as a bound (≤ ${nat.underflow.bound_logprob.toFixed(2)})` : '');
