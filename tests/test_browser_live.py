@@ -134,6 +134,7 @@ def test_a_model_from_the_link_is_named_by_its_file_not_as_the_site_s_model(brow
         assert status.startswith("Ready: model.gguf (the link's ?model=, not SmolLM2-135M-Instruct)"), status
         page.close()
 
+
 def test_fixed_view_links_to_the_live_page(browser, site):
     with served(site, False) as base:
         page = browser.new_page(viewport=WIDE)
