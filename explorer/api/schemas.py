@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from explorer.api import hidden
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
-from explorer.rules.sampler import SamplerSettings, check_k, default, wire_fields
+from explorer.rules.sampler import SamplerSettings, default, wire_fields
 
 # fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
 UNSUPPORTED = {
@@ -109,7 +109,7 @@ class _Base(_Wire):
                     param=name,
                     code="unsupported_parameter",
                 )
-        check_k(self.prompt_logprobs, "prompt_logprobs", allow_full=True)
+        # `prompt_logprobs` is SamplerSettings' own field too: checked there, once (`to_settings`), as sent or widened
         if self.stream and self.prompt_logprobs is not None:
             raise ExplorerError(
                 "`prompt_logprobs` cannot be combined with `stream: true`.",
@@ -194,7 +194,10 @@ class CompletionRequest(_Base):
             )
 
     def score_k(self) -> int | None:
-        """The k to score the prompt with: the widest of `prompt_logprobs` and, with echo, `logprobs`."""
+        """The k to score the prompt with: the widest of `prompt_logprobs` and, with echo, `logprobs`; a negative
+        `prompt_logprobs` as sent (-1, the full vocabulary, or a value SamplerSettings refuses naming it)."""
+        if self.prompt_logprobs is not None and self.prompt_logprobs < 0:
+            return self.prompt_logprobs
         wanted = [x for x in (self.prompt_logprobs, self.logprobs if self.echo else None) if x is not None]
         return -1 if -1 in wanted else (max(wanted) if wanted else None)
 
