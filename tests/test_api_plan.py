@@ -99,3 +99,15 @@ def test_hidden_states_are_the_exporters_to_write(gpt2):
     p = handlers.chat_plan(gpt2, schemas.parse(schemas.ChatRequest, body), Limits(hidden_states=True))
     assert p.hidden is not None and p.options.hidden_states == Shape("object", "float16", "base64")
     assert not hasattr(handlers.hidden, "attach")
+
+
+def test_hidden_states_are_read_once(gpt2, monkeypatch):
+    """`return_hidden_states` is read once per request (the route asks first, then `check` and the plan)."""
+    reads = []
+    real = handlers.hidden.read
+    monkeypatch.setattr(handlers.hidden, "read", lambda value: reads.append(value) or real(value))
+    body = {**CHAT, "return_hidden_states": {"layers": [0, -1]}}
+    req = schemas.parse(schemas.ChatRequest, body)
+    assert req.hidden_ask is not None  # as routes.engine_for asks, before the plan
+    p = handlers.chat_plan(gpt2, req, Limits(hidden_states=True))
+    assert p.hidden == req.hidden_ask and p.hidden.layers == (0, -1) and len(reads) == 1

@@ -166,7 +166,7 @@ def engine_for(models, req) -> Iterator[Any]:
     says why."""
     with ExitStack() as stack:
         engine = None
-        if req.hidden_ask() is not None and models.twin(req.model) is not None:
+        if req.hidden_ask is not None and models.twin(req.model) is not None:
             try:
                 engine = stack.enter_context(models.use_for(req.model, "hidden_states"))
             except ExplorerError:

@@ -7,6 +7,7 @@ field this server cannot honour (beam search, tools, logit_bias, ...) is a 400 n
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -124,11 +125,13 @@ class _Base(_Wire):
             raise ExplorerError(
                 "`logprob_token_ids` must not be an empty list.", param="logprob_token_ids", code="invalid_value"
             )
-        if hidden.read(self.return_hidden_states) is not None:
+        if self.hidden_ask is not None:
             hidden.check_alone(self.stream, self.n)
 
+    @cached_property
     def hidden_ask(self) -> hidden.Ask | None:
-        """What `return_hidden_states` asks (None: nothing); valid once `check` passed."""
+        """What `return_hidden_states` asks (None: nothing), read once (`hidden.read`) where it is first needed: the
+        route choosing the engine, or `check`; the plan carries it to the handler and the exporter."""
         return hidden.read(self.return_hidden_states)
 
     def settings(self, max_tokens: int, logprobs: int | None, prompt_logprobs: int | None) -> SamplerSettings:
