@@ -111,3 +111,16 @@ def test_hidden_states_are_read_once(gpt2, monkeypatch):
     assert req.hidden_ask is not None  # as routes.engine_for asks, before the plan
     p = handlers.chat_plan(gpt2, req, Limits(hidden_states=True))
     assert p.hidden == req.hidden_ask and p.hidden.layers == (0, -1) and len(reads) == 1
+
+
+def test_not_asked_becomes_a_count_at_one_place():
+    """SamplerSettings keeps `logprobs` None ("not asked", for the exporters' `null`); the code that counts entries
+    reads `top_entries`, 0 there, instead of writing `s.logprobs or 0` again."""
+    from pathlib import Path
+
+    assert SamplerSettings(logprobs=None).logprobs is None and SamplerSettings(logprobs=None).top_entries == 0
+    assert SamplerSettings(logprobs=3).top_entries == 3 and SamplerSettings(logprobs=0).top_entries == 0
+    assert SamplerSettings(logprobs=3, logprob_ids=(5, 6)).output_k == 2 and SamplerSettings(logprobs=3).output_k == 3
+    root = Path(__file__).resolve().parents[1] / "explorer"
+    for inner in ("engine/remote/stream.py", "engine/analyses/branch.py", "engine/passes/generation.py"):
+        assert "logprobs or 0" not in (root / inner).read_text(), inner

@@ -252,7 +252,7 @@ class ChatRequest(_Base):
         `prompt_logprobs` for an echoed conversation even with no logprobs asked; a stream sends none."""
         if self.prompt_logprobs is not None or self.stream or not self.echo:
             return self.prompt_logprobs
-        return self.top_logprobs or 0
+        return self.top_logprobs or 0  # 0, not None: vLLM writes the echoed prompt's entries, with no alternatives
 
     def to_settings(self, room: int) -> SamplerSettings:
         try:
