@@ -106,7 +106,7 @@ def completion_plan(engine, req: CompletionRequest, limits: Limits) -> Plan:
     prompts = prompts_of(engine, req.prompt)
     check_size(req, prompts, limits, engine)
     limits.check_new_tokens(s.max_tokens, "max_tokens", engine.context)
-    ask = req.hidden_ask()
+    ask = req.hidden_ask
     return Plan(prompts, s, completion_options(req, s, ask), ask, req.prompt_logprob_token_ids)
 
 
@@ -190,7 +190,7 @@ def full_vocab_npy_body(engine, req, limits: Limits, run: Runner = HERE) -> byte
             param="prompt_logprobs",
             code="invalid_value",
         )
-    if req.hidden_ask() is not None:  # a .npy body has no room for them
+    if req.hidden_ask is not None:  # a .npy body has no room for them
         raise ExplorerError(
             "`Accept: application/x-npy` answers the prompt's distributions only: drop `return_hidden_states`, or "
             "ask for JSON.",
@@ -222,7 +222,7 @@ def chat_plan(engine, req: ChatRequest, limits: Limits) -> Plan:
     s = req.to_settings(limits.max_new_tokens(engine.context, len(ids)))
     if req.limit_given():
         limits.check_new_tokens(s.max_tokens, req.limit_param(), engine.context)
-    ask = req.hidden_ask()
+    ask = req.hidden_ask
     return Plan([ids], s, chat_options(req, s, messages, ask), ask)
 
 

@@ -2,8 +2,9 @@
 or our object), checked against the model and the limits before any work, and each choice's value.
 
 Steps, for a request that asks:
-1. `read` (schemas.py's `check`, no model): the field's form, every key and value checked by type; `stream`,
-   `n > 1` and `best_of > 1` refused with it (at first, as vLLM's RFC: one sequence's states per request);
+1. `read`, once per request (schemas.py's `hidden_ask`, first asked by the route choosing the engine or by `check`;
+   no model): the field's form, every key and value checked by type; `stream`, `n > 1` and `best_of > 1` refused
+   with it (at first, as vLLM's RFC: one sequence's states per request); the handler's Plan carries the Ask;
 2. `plan` (the handler, the model known): capture on here, the engine torch's, the layers within the model, the
    prompt tokens x n counted against `hidden_states_max_tokens` (16 by default, as the seed API), and all the
    positions kept (generated ones at most as many as `max_tokens` allows) x layers x hidden x dtype against

@@ -167,7 +167,7 @@ def engine_for(models, req, limits: Limits) -> Iterator[Any]:
     refusal says why."""
     with ExitStack() as stack:
         engine = None
-        if limits.hidden_states and req.hidden_ask() is not None and models.twin(req.model) is not None:
+        if limits.hidden_states and req.hidden_ask is not None and models.twin(req.model) is not None:
             try:
                 engine = stack.enter_context(models.use_for(req.model, "hidden_states"))
             except ExplorerError:

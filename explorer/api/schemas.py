@@ -7,6 +7,7 @@ field this server cannot honour (beam search, tools, logit_bias, ...) is a 400 n
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from explorer.api import hidden
 from explorer.engine import with_seed
 from explorer.errors import ExplorerError
-from explorer.rules.sampler import SamplerSettings, check_k, default, wire_fields
+from explorer.rules.sampler import SamplerSettings, default, wire_fields
 
 # fields of OpenAI's or vLLM's requests that change the answer and are not implemented here: refused, not ignored
 UNSUPPORTED = {
@@ -109,7 +110,7 @@ class _Base(_Wire):
                     param=name,
                     code="unsupported_parameter",
                 )
-        check_k(self.prompt_logprobs, "prompt_logprobs", allow_full=True)
+        # `prompt_logprobs` is SamplerSettings' own field too: checked there, once (`to_settings`), as sent or widened
         if self.stream and self.prompt_logprobs is not None:
             raise ExplorerError(
                 "`prompt_logprobs` cannot be combined with `stream: true`.",
@@ -124,11 +125,13 @@ class _Base(_Wire):
             raise ExplorerError(
                 "`logprob_token_ids` must not be an empty list.", param="logprob_token_ids", code="invalid_value"
             )
-        if hidden.read(self.return_hidden_states) is not None:
+        if self.hidden_ask is not None:
             hidden.check_alone(self.stream, self.n)
 
+    @cached_property
     def hidden_ask(self) -> hidden.Ask | None:
-        """What `return_hidden_states` asks (None: nothing); valid once `check` passed."""
+        """What `return_hidden_states` asks (None: nothing), read once (`hidden.read`) where it is first needed: the
+        route choosing the engine, or `check`; the plan carries it to the handler and the exporter."""
         return hidden.read(self.return_hidden_states)
 
     def settings(self, max_tokens: int, logprobs: int | None, prompt_logprobs: int | None) -> SamplerSettings:
@@ -194,7 +197,10 @@ class CompletionRequest(_Base):
             )
 
     def score_k(self) -> int | None:
-        """The k to score the prompt with: the widest of `prompt_logprobs` and, with echo, `logprobs`."""
+        """The k to score the prompt with: the widest of `prompt_logprobs` and, with echo, `logprobs`; a negative
+        `prompt_logprobs` as sent (-1, the full vocabulary, or a value SamplerSettings refuses naming it)."""
+        if self.prompt_logprobs is not None and self.prompt_logprobs < 0:
+            return self.prompt_logprobs
         wanted = [x for x in (self.prompt_logprobs, self.logprobs if self.echo else None) if x is not None]
         return -1 if -1 in wanted else (max(wanted) if wanted else None)
 
@@ -246,7 +252,7 @@ class ChatRequest(_Base):
         `prompt_logprobs` for an echoed conversation even with no logprobs asked; a stream sends none."""
         if self.prompt_logprobs is not None or self.stream or not self.echo:
             return self.prompt_logprobs
-        return self.top_logprobs or 0
+        return self.top_logprobs or 0  # 0, not None: vLLM writes the echoed prompt's entries, with no alternatives
 
     def to_settings(self, room: int) -> SamplerSettings:
         try:

@@ -83,6 +83,7 @@ def completion_events(engine, req, limits, run: Runner = HERE) -> Iterator[bytes
 def completion_chunks(engine, req, prompts: list[list[int]], s, o: openai_completion.Options) -> Iterator[bytes]:
     """The chunks of `completion_events`; with `echo`, each choice's first chunk leads with its prompt."""
     head = envelope("text_completion", engine.name, None, None, "cmpl")
+    # the echoed prompt is scored even with no logprobs asked: k 0 (its own tokens' logprobs), never written then
     pk = o.prompt_logprobs if o.prompt_logprobs is not None else (o.logprobs or 0)
 
     def gen():

@@ -49,7 +49,7 @@ def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bo
     for pos in range(r.n_prompt, end):
         tid = int(r.token_ids[pos])
         e = entry(r.token_bytes[pos], r.logprobs[pos], tid if tokens_as_ids else None)
-        top = r.top(pos, top_logprobs or 0)
+        top = r.top(pos, top_logprobs or 0)  # None: a Piece or Options made without a k (a Plan always gives one)
         if r.top_ranks is not None:  # listed ids (logprob_token_ids): the sampled token first, then those asked
             # but the sampled one, which vLLM does not list twice
             top = [(tid, float(r.logprobs[pos])), *((i, lp) for i, lp in r.top(pos) if i != tid)]
@@ -86,6 +86,7 @@ def export(
     if o.top_logprobs is None and o.logprobs:
         from dataclasses import replace
 
+        # no Plan gave the k: as generated; 0 (entries with no alternatives) for a result that was only scored
         o = replace(o, top_logprobs=results[0].output_k or 0)
     head = envelope("chat.completion", results[0].model, created, id_, "chatcmpl")
     r0 = results[0]

@@ -135,6 +135,7 @@ def export(
 def _k(r: TokenScores, logprobs: int | str | None) -> int | None:
     if not isinstance(logprobs, str):  # anything but "asked": the k given
         return logprobs
+    # "asked" of a scored prompt with no k recorded: its tokens' own logprobs, 0 alternatives (None would be `null`)
     return r.output_k if r.output_k is not None else (r.prompt_k or 0)
 
 

@@ -28,6 +28,7 @@ def export(
     choices = []
     for i, r in enumerate(results):
         wl = r.output_k is not None if with_logprobs is None else with_logprobs
+        # logprobs forced on (`with_logprobs`) for a result only scored (output_k None): the entries, with 0 alternatives
         o = CompletionOptions(logprobs=(r.output_k or 0) if wl else None, return_token_ids=True)
         c = completion_choice(r, i, o)
         c["prompt_logprobs"] = prompt_logprobs(r)

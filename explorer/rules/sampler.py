@@ -253,9 +253,15 @@ class SamplerSettings:
         return is_greedy(self.temperature)
 
     @property
+    def top_entries(self) -> int:
+        """The top-k per generated token as a count: `logprobs`, 0 where not asked (the one place None becomes 0 for
+        the code that counts or compares it; `logprobs` itself keeps None as "not asked" for the exporters)."""
+        return self.logprobs if self.logprobs is not None else 0
+
+    @property
     def output_k(self) -> int:
         """Entries reported per generated token: the listed ids (`logprob_token_ids`) when given, else the top-k."""
-        return len(self.logprob_ids) if self.logprob_ids else (self.logprobs or 0)
+        return len(self.logprob_ids) if self.logprob_ids else self.top_entries
 
     @property
     def penalised(self) -> bool:

@@ -118,7 +118,7 @@ def branch(
         raise ExplorerError(f"These caches belong to {prefixes.model!r}, not {engine.name!r}.", param="model")
     head = list(prefix) + [token]
     engine.check_ids(head)
-    kk = (s.logprobs or 0) if k is None else k
+    kk = s.top_entries if k is None else k
     if not engine.capabilities.forward:  # a served model: no KV caches here
         return _served_branch(engine, head, s, kk)
     engine = forward_pass(engine)

@@ -196,7 +196,7 @@ def rules(engine: Forward, start: Prefilled, s: SamplerSettings) -> Rules:
         else None
     )
     budget = min(s.max_tokens, engine.context - start.x.shape[1])
-    return Rules(s.logprobs or 0, enders, _ids_tensor(enders, engine.device), wanted, budget)
+    return Rules(s.top_entries, enders, _ids_tensor(enders, engine.device), wanted, budget)
 
 
 def draw(

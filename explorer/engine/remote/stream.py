@@ -13,7 +13,7 @@ from explorer.rules.sampler import SamplerSettings, wire_fields
 
 def top_row(tid: int, value, pairs: dict[int, float], s: SamplerSettings) -> Rows:
     """A generated token's row from vLLM's entries (the sampled token first, then the top-k: k or k + 1 of them)."""
-    k = s.logprobs or 0
+    k = s.top_entries
     ranked = sorted(pairs.items(), key=lambda x: -x[1])
     alts = ranked[:k] if k > 0 else []
     rank = next((n for n, (i, _) in enumerate(ranked, start=1) if i == tid), 0) if k > 0 else 0
@@ -59,7 +59,7 @@ def generation_body(model: str, ids: list[int], s: SamplerSettings, sample: int)
         "max_tokens": s.max_tokens,
         **{name: getattr(s, name) for name in wire_fields() if name not in ("seed", "n")},  # the sampler's own
         "stream": True,
-        "logprobs": 0 if s.logprob_ids else (s.logprobs or 0),  # vLLM: listed ids need `logprobs` set
+        "logprobs": 0 if s.logprob_ids else s.top_entries,  # vLLM: listed ids need `logprobs` set
         "return_tokens_as_token_ids": True,
         "return_token_ids": True,
         "n": 1,  # one sample per call (its own seed)
