@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -48,8 +49,9 @@ async def score_in_firefox(base: str) -> tuple[str, str, dict]:
 
 @pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "plain"])
 def test_firefox_scores_like_the_engine(site, smollm_gguf, isolate):
-    with served(site, isolate) as base:
-        status, threads, got = asyncio.run(score_in_firefox(base))
+    # its own loop on a thread of its own: an earlier browser test's loop may still run on this one
+    with served(site, isolate) as base, ThreadPoolExecutor(1) as pool:
+        status, threads, got = pool.submit(asyncio.run, score_in_firefox(base)).result()
     assert status.startswith("Ready") and "WebAssembly" in status, status
     assert ("cross-origin isolated" in threads) if isolate else threads.startswith("1 thread"), threads
     ref = score_text(smollm_gguf, TEXT, k=5)
