@@ -84,7 +84,7 @@ llama-server: setup
 	$(PY) bench/llama_server.py
 
 # the live page's llama.cpp in WebAssembly (@wllama/wllama, pinned in the script): refresh the files kept in
-# explorer/ui/static/wllama/ from npm (needs npm; nothing else does: `make run` and `make test` use the kept files)
+# explorer/static/wllama/ from npm (needs npm; nothing else does: `make run` and `make test` use the kept files)
 wllama:
 	sh scripts/wllama.sh
 

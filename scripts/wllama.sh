@@ -1,11 +1,11 @@
 #!/bin/sh
-# `make wllama`: refresh explorer/ui/static/wllama/ from npm's published @wllama/wllama (the version pinned below):
+# `make wllama`: refresh explorer/static/wllama/ from npm's published @wllama/wllama (the version pinned below):
 # the ESM build, its two WebAssembly builds (single- and multi-threaded), its MIT licence and a SHA256SUMS list.
 # Needs npm (only here: `make run` and `make test` use the files kept in the repository). The live page
 # (explorer/notebook/live.py) runs the model in the visitor's browser with them.
 set -eu
 VERSION=2.4.0  # 3.x dropped getLogits, which the live page scores with
-DEST=explorer/ui/static/wllama
+DEST=explorer/static/wllama
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && npm pack --silent "@wllama/wllama@$VERSION" >/dev/null && tar xzf wllama-wllama-$VERSION.tgz)

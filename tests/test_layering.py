@@ -7,12 +7,15 @@ functions, and `importlib.import_module` / `__import__` of a constant name):
   explorer.errors, explorer.rules, explorer.floats and their own package;
 - at most six modules at explorer/'s top (TOP), every other one in a package named for its role;
 - the packages stand on floors (FLOORS: faces, presenters, serving, engine, results, base) and no import runs from a
-  lower floor to a higher one; with no import cycle, the arrows all run down or across a floor.
+  lower floor to a higher one; with no import cycle, the arrows all run down or across a floor;
+- no module outside explorer/ui/ names a file of the page's package (a path through "ui", read without an import):
+  what the page and a lower floor both read lives in explorer/static/, below both.
 """
 
 from __future__ import annotations
 
 import ast
+from itertools import pairwise
 from pathlib import Path
 
 from tests.helpers.repo import ROOT, repo_files
@@ -311,7 +314,7 @@ FLOORS = (
     ("serving", ("explorer.serving", "explorer.lessons")),
     ("engine", ("explorer.engine",)),
     ("results", ("explorer.results",)),
-    ("base", ("explorer.rules", "explorer.config", "explorer.floats", "explorer.errors")),
+    ("base", ("explorer.rules", "explorer.config", "explorer.floats", "explorer.errors", "explorer.static")),
 )
 
 
@@ -359,6 +362,99 @@ def test_the_floor_check_sees_an_upward_import():
     ]
     assert floor_of("explorer.rules.sampler") == 0 and floor_of("explorer.server") == len(FLOORS) - 1
     assert floor_of("explorer.serverless") is None  # a prefix is a whole package name
+
+
+# explorer/ui/: the page, on the top floor; its files are its own (what a lower floor reads too is in explorer/static/)
+PAGE_PACKAGE = "ui"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants of `tree` (prose: it may name any file)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _path_parts(node: ast.AST) -> list[ast.expr]:
+    """The parts a node lists one after another as a path could: a tuple's or list's items, a call's arguments
+    (`joinpath("ui", "static")`, `os.path.join(d, "ui", "static")`), the operands of `a / "ui" / "static"`."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return list(node.elts)
+    if isinstance(node, ast.Call):
+        return list(node.args)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and not isinstance(node.left, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return [*_path_parts(node.left), node.right]
+    return []
+
+
+def _text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def page_file_reads(source: str, rel: str) -> list[str]:
+    """'path:line names ...' for each place in a module of explorer/ outside explorer/ui/ that names a file or
+    folder of the page's package without importing it: "ui" and a part after it (`("ui", "static")`,
+    `joinpath("ui", "static", "wllama")`, `root / "ui" / "x.css"`), a path string through "ui/" (`"ui/static/page.css"`),
+    or the package as a resource anchor (`resources.files("explorer.ui")`). Docstrings are prose and left out."""
+    if not rel.startswith("explorer/") or rel.startswith(f"explorer/{PAGE_PACKAGE}/"):
+        return []
+    tree = ast.parse(source, filename=rel)
+    prose, out = _docstrings(tree), []
+    package = f"explorer.{PAGE_PACKAGE}"
+    for node in ast.walk(tree):
+        parts = [_text(p) for p in _path_parts(node)]
+        if any(a == PAGE_PACKAGE and b for a, b in pairwise(parts)):
+            out.append(f"{rel}:{node.lineno} names {PAGE_PACKAGE!r} and a part after it")
+        func = getattr(node, "func", None)
+        name = getattr(func, "attr", getattr(func, "id", None))
+        if name == "files" and parts and (parts[0] == package or (parts[0] or "").startswith(package + ".")):
+            out.append(f"{rel}:{node.lineno} reads the package {parts[0]!r}")
+        text = _text(node)
+        if text is not None and id(node) not in prose and f"/{PAGE_PACKAGE}/" in f"/{text}":
+            out.append(f"{rel}:{node.lineno} names the path {text!r}")
+    return list(dict.fromkeys(out))  # `a / "ui" / "b" / "c"` holds `a / "ui" / "b"`: one line, said once
+
+
+def test_no_module_below_the_page_reads_its_files():
+    """The page's package stands on the top floor: a module of a lower floor (or a face beside it) that reads one
+    of its files depends on it as surely as an import would. What both read lives below both, in explorer/static/."""
+    bad = [
+        v
+        for rel in python_files()
+        if rel.startswith("explorer/")
+        for v in page_file_reads((ROOT / rel).read_text(encoding="utf-8"), rel)
+    ]
+    assert not bad, "files of explorer/ui/ read from outside it (move them to explorer/static/):\n" + "\n".join(bad)
+
+
+def test_the_page_file_check_sees_each_way_of_naming_one():
+    rel = "explorer/notebook/page.py"
+    assert page_file_reads('STATIC = ("ui", "static")\n', rel) == [f"{rel}:1 names 'ui' and a part after it"]
+    old_live = 'src = resources.files("explorer").joinpath("ui", "static", "wllama")\n'
+    assert page_file_reads(old_live, "explorer/notebook/live.py") == [
+        "explorer/notebook/live.py:1 names 'ui' and a part after it"
+    ]
+    assert page_file_reads('p = os.path.join(here, "ui", "static")\n', rel)
+    assert page_file_reads('p = Path(__file__).parent / "ui" / "static" / "page.css"\n', rel) == [
+        f"{rel}:1 names 'ui' and a part after it"
+    ]
+    assert page_file_reads('js = f"{here}/ui/static/heatmap.js"\n', rel)
+    assert page_file_reads('css = open("explorer/ui/static/page.css").read()\n', rel)
+    assert page_file_reads('css = read_text("ui/theme.css")\n', "explorer/render/x.py")
+    assert page_file_reads('root = importlib.resources.files("explorer.ui")\n', rel)
+    assert page_file_reads('root = files("explorer.ui.static")\n', "explorer/server.py")
+    # the page reads its own files; prose names any file; a word "ui" alone is no path
+    assert not page_file_reads('STATIC = ("ui", "static")\n', "explorer/ui/theme.py")
+    assert not page_file_reads('"""Read by explorer/ui/theme.py."""\ndef f():\n    """See ui/x."""\n', rel)
+    assert not page_file_reads('kind = "ui"\nFACES = ("api", "ui")\nimport_module("explorer.ui.layout")\n', rel)
+    assert not page_file_reads('css = read("page.css")\nroot = resources.files("explorer.static")\n', rel)
+    assert not page_file_reads('STATIC = ("ui", "static")\n', "tests/test_x.py")
 
 
 def front_door_reads(source: str, rel: str) -> list[str]:

@@ -18,7 +18,8 @@ import explorer
 from explorer.cli import main
 from explorer.errors import ExplorerError
 from explorer.export import FORMATS, dumps, export
-from explorer.notebook.page import data_of, static
+from explorer.notebook.page import data_of
+from explorer.static import read as static
 from tests.helpers.reference import ref_logprobs
 
 TEXT = "The quick brown fox jumps over the lazy dog."

@@ -41,7 +41,7 @@ def view(gpt2_dir, tmp_path):
 
 
 def test_wllama_files_match_their_sums():
-    root = resources.files("explorer").joinpath("ui", "static", "wllama")
+    root = resources.files("explorer.static").joinpath("wllama")
     assert root.joinpath("VERSION").read_text().strip() == WLLAMA
     assert "MIT License" in root.joinpath("LICENCE").read_text()
     sums = [line.split() for line in root.joinpath("SHA256SUMS").read_text().splitlines()]

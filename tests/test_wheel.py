@@ -96,9 +96,9 @@ def test_the_installed_wheel_serves_the_default_model(installed, smollm):
         get = lambda path: httpx.get(srv.url + path, timeout=60)  # noqa: E731
         assert get("/").status_code == 200
         config = get("/config").json()  # the page's components, its script and style inside
-        heatmap = (ROOT / "explorer" / "ui" / "static" / "heatmap.js").read_text("utf-8")
+        heatmap = (ROOT / "explorer" / "static" / "heatmap.js").read_text("utf-8")
         assert any(c.get("props", {}).get("js_on_load") == heatmap for c in config["components"])
-        assert (ROOT / "explorer" / "ui" / "static" / "page.css").read_text("utf-8") in config["css"]
+        assert (ROOT / "explorer" / "static" / "page.css").read_text("utf-8") in config["css"]
         lessons = get("/lessons").json()["data"]
         assert [x["name"] for x in lessons] == list(BUILTIN) and all(x["n_steps"] > 0 for x in lessons)
         start = get("/lesson")

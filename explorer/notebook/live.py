@@ -3,11 +3,11 @@
 What `write_live` puts into a site's folder:
 1. `live.html`: a text box, Score and Generate (temperature, top-k, top-p, seed, tokens), the status line, the same
    legend, heatmap, hover card and detail as the server's page: the page's own heatmap script
-   (explorer/ui/static/heatmap.js) and the fixed views' detail (page.DETAIL_JS) run by a small host
+   (explorer/static/heatmap.js) and the fixed views' detail (page.DETAIL_JS) run by a small host
    (LIVE_HOST_JS) that turns each new result (native JSON, TokenScores.to_dict's keys) into the chips and the data
    blob heatmap.js reads, with the palette's edges from explorer/render/heatmap.py;
-2. `live.js` (explorer/ui/static/live.js: loading, scoring and generation through wllama) and `wllama/` (wllama
-   2.4.0's ESM build and WebAssembly, kept in explorer/ui/static/wllama/ by `make wllama`);
+2. `live.js` (explorer/static/live.js: loading, scoring and generation through wllama) and `wllama/` (wllama
+   2.4.0's ESM build and WebAssembly, kept in explorer/static/wllama/ by `make wllama`);
 3. the model: a GGUF file copied beside the page (`model.gguf`), unless the author gives a URL (a Hugging Face
    file's resolve URL) for the browser to fetch.
 The fixed views link to it (`live_link`: "try your own sentence", their text filled in) and the site's README front
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 from explorer.errors import ExplorerError
-from explorer.notebook.page import DETAIL_JS, page_css, static, view_css
+from explorer.notebook.page import DETAIL_JS, page_css, view_css
 from explorer.render.heatmap import LOGPROB_EDGES, legend_html
+from explorer.static import path, read
 
 WLLAMA = "2.4.0"  # scripts/wllama.sh pins the same
 CARD_K = 5  # alternatives kept per position (the card shows these; the detail lists them)
@@ -156,7 +157,7 @@ def live_html(o: LiveOptions, title: str) -> str:
               "wllama": WLLAMA}  # fmt: skip
     host = (
         LIVE_HOST_JS.replace("EDGES_JSON", json.dumps(list(LOGPROB_EDGES)))
-        .replace("HEATMAP_JS", static("heatmap.js"))
+        .replace("HEATMAP_JS", read("heatmap.js"))
         .replace("DETAIL_JS", DETAIL_JS)
     )
     e = html.escape
@@ -201,10 +202,9 @@ def write_live(folder: str, o: LiveOptions, title: str) -> None:
     with open(os.path.join(folder, PAGE), "w", encoding="utf-8") as f:
         f.write(live_html(o, title))
     with open(os.path.join(folder, "live.js"), "w", encoding="utf-8") as f:
-        f.write(static("live.js"))
-    src = resources.files("explorer").joinpath("ui", "static", "wllama")
-    with resources.as_file(src) as path:
-        shutil.copytree(path, os.path.join(folder, "wllama"))
+        f.write(read("live.js"))
+    with resources.as_file(path("wllama")) as wllama:
+        shutil.copytree(wllama, os.path.join(folder, "wllama"))
     if o.model_file is not None:
         shutil.copyfile(o.model_file, os.path.join(folder, MODEL_FILE))
 

@@ -1,12 +1,12 @@
 """The Score view as one self-contained HTML string: a page to save (`page_html`) or a notebook output (`view_html`).
 
 What it holds, all inline (no CDN, no request when opened, works from file://):
-1. the page's own palette and CSS (explorer/render/heatmap.py's CSS, explorer/ui/static/page.css, read at call time)
+1. the page's own palette and CSS (explorer/render/heatmap.py's CSS, explorer/static/page.css, read once)
    with the colours Gradio's theme gives them, light, and the page's dark theme under prefers-color-scheme: dark;
 2. the summary line, the legend, the heatmap chips (render.heatmap.heatmap_html) and the card's data blob
    (render.page_data: the `.lx-data` element the page's script reads);
 3. the result's native JSON, full precision, in `<script type="application/json" id="logprob-data">`;
-4. the page's heatmap script (explorer/ui/static/heatmap.js, read at call time) run by a small host that stands in
+4. the page's heatmap script (explorer/static/heatmap.js, read once) run by a small host that stands in
    for Gradio: `element` is this view's heatmap, `trigger('click')` fills this view's detail (every listed
    alternative of the clicked token, from the native JSON), and `document.getElementById('token-detail')` finds this
    view's own detail, so several views in one notebook stay apart.
@@ -20,7 +20,6 @@ import json
 import re
 import uuid
 from functools import cache
-from importlib import resources
 
 from explorer.errors import ExplorerError
 from explorer.export import dumps
@@ -29,8 +28,8 @@ from explorer.render.heatmap import CSS as PALETTE_CSS
 from explorer.render.heatmap import DEFAULT_METRIC, METRICS, heatmap_html, legend_html
 from explorer.render.page_data import data_html, page_data
 from explorer.results.scores import TokenScores
+from explorer.static import read
 
-STATIC = ("ui", "static")  # the page's static files, inside the explorer package
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 # what Gradio's theme gives the page's CSS (explorer/ui/theme.py: Default, slate), light and dark, for a view outside
 # Gradio; the card lives on <body>, so it gets them too (tests/test_browser_score_file.py holds these to the theme)
@@ -134,13 +133,6 @@ DETAIL_JS
 """
 
 
-@cache
-def static(name: str) -> str:
-    """The text of explorer/ui/static/`name`, as installed, read once (one source for the page and here: ui/theme.py
-    reads the page's files through it too)."""
-    return resources.files("explorer").joinpath(*STATIC, name).read_text(encoding="utf-8")
-
-
 def _declare(colours: dict[str, str]) -> str:
     return " ".join(f"{name}: {value};" for name, value in colours.items())
 
@@ -204,7 +196,7 @@ def view_css(scoped: bool = True) -> str:
     """The view's CSS: the page's palette and CSS, Gradio's colours (light), the host's layout; the page's dark theme
     under prefers-color-scheme: dark. `scoped` (a notebook output): every rule of the page's under `.lx-view`
     (scope_css); else (a saved page, the view its whole document) the page's CSS as it is."""
-    page = PALETTE_CSS + static("page.css")
+    page = PALETTE_CSS + read("page.css")
     light = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['light'])} }}"
     dark = f".lx-view, #lx-card {{ {_declare(HOST_COLOURS['dark'])} }}\n.lx-view {{ color-scheme: dark; }}\n"
     own = scope_css(page) + "\n" if scoped else page
@@ -249,7 +241,7 @@ def view_html(r: TokenScores, metric: str = DEFAULT_METRIC, scoped: bool = True)
     """The interactive view of `r` as one HTML fragment (a notebook output): its CSS (`scoped` under the view: see
     view_css), data and script inline."""
     check_metric(metric)
-    script = HOST_JS.replace("HEATMAP_JS", static("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
+    script = HOST_JS.replace("HEATMAP_JS", read("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
     return (
         f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
         f"<style>{view_css(scoped)}</style>"

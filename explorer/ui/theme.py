@@ -1,5 +1,5 @@
 """How the page looks: our theme (indigo, system fonts: nothing fetched from the internet), the page CSS and
-the heatmap's script, read once from explorer/ui/static/."""
+the heatmap's script, read once from explorer/static/."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from functools import cache
 
 import gradio as gr
 
-from explorer.notebook.page import static  # explorer/ui/static/'s files, read once for the page and the HTML views
 from explorer.render.heatmap import CSS as PALETTE_CSS
+from explorer.static import read  # the page's static files, read once for the page and the HTML views
 
 FONTS = ["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"]
 MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"]
@@ -53,7 +53,7 @@ def theme() -> gr.themes.Base:
 
 def launch_options() -> dict:
     """What gr.mount_gradio_app / launch need for this page: theme, CSS and a small page script."""
-    return {"theme": theme(), "css": PALETTE_CSS + static("page.css"), "js": PAGE_JS}
+    return {"theme": theme(), "css": PALETTE_CSS + read("page.css"), "js": PAGE_JS}
 
 
 # Gradio's empty plot/file placeholders carry an aria-label on a plain div (an ARIA error): give them a role. Each
@@ -98,10 +98,10 @@ PAGE_JS = """() => {
     });
     document.body.prepend(a);
   }
-}""".replace("TOUR", static("tour.js")).replace("CHART_ALT", static("chart_alt.js"))
+}""".replace("TOUR", read("tour.js")).replace("CHART_ALT", read("chart_alt.js"))
 
 
-HEATMAP_JS = static("heatmap.js")
+HEATMAP_JS = read("heatmap.js")
 JUMP_JS = """
 element.addEventListener('click', (e) => {
   const b = e.target.closest('[data-jump]');

@@ -6,7 +6,7 @@
 // 3. logprobs in float64 from those probabilities, renormalised by their sum; a probability that underflowed to 0 is
 //    counted and shown with its bound (never a silent -inf); rank, entropy and the top-k the same way;
 // 4. the result as the server's native JSON (TokenScores.to_dict's keys) and rendered by the page's own heatmap script
-//    (window.lxLive: explorer/ui/static/heatmap.js and the card's detail), the heatmap filling in as positions come.
+//    (window.lxLive: explorer/static/heatmap.js and the card's detail), the heatmap filling in as positions come.
 // Generate draws with temperature, top-k, top-p (in that order, as the engine) from a seeded generator, each token
 // shown as it is drawn; the numbers recorded are the raw ones.
 import { Wllama } from './wllama/index.js';
