@@ -3,9 +3,10 @@
 What `write_live` puts into a site's folder:
 1. `live.html`: a text box, Score and Generate (temperature, top-k, top-p, seed, tokens), the status line, the same
    legend, heatmap, hover card and detail as the server's page: the page's own heatmap script
-   (explorer/static/heatmap.js) and the fixed views' detail (page.DETAIL_JS) run by a small host
-   (LIVE_HOST_JS) that turns each new result (native JSON, TokenScores.to_dict's keys) into the chips and the data
-   blob heatmap.js reads, with the palette's edges from explorer/render/heatmap.py;
+   (explorer/static/heatmap.js) and the fixed views' detail (page.DETAIL_JS), run on the view as the saved views run
+   them (page.VIEW_JS), inside a small host (LIVE_HOST_JS) that turns each new result (native JSON,
+   TokenScores.to_dict's keys) into the chips and the data blob heatmap.js reads, with the palette's edges from
+   explorer/render/heatmap.py;
 2. `live.js` (explorer/static/live.js: loading, scoring and generation through wllama) and `wllama/` (wllama
    2.4.0's ESM build and WebAssembly, kept in explorer/static/wllama/ by `make wllama`);
 3. the model: a GGUF file copied beside the page (`model.gguf`), unless the author gives a URL (a Hugging Face
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from explorer.errors import ExplorerError
-from explorer.notebook.page import DETAIL_JS, page_css, view_css
+from explorer.notebook.page import hosted, page_css, view_css
 from explorer.render.heatmap import LOGPROB_EDGES, legend_html
 from explorer.static import path, read
 
@@ -91,24 +92,10 @@ details.live-gen summary { cursor: pointer; color: var(--body-text-color-subdued
 
 LIVE_HOST_JS = """
 (function () {
-  const view = document.querySelector('.lx-view');
-  const heat = view.querySelector('#heatmap'), detail = view.querySelector('.lx-detail');
-  const hooks = { watchers: [] };
+  const view = document.querySelector('.lx-view'), heat = view.querySelector('#heatmap');
   let LX_SCORES = null;
   const EDGES = EDGES_JSON.map(Math.log);  // explorer/render/heatmap.py LOGPROB_EDGES: the palette's bins, best first
-  const scoped = new Proxy(window.document, { get(t, p) {
-    if (p === 'getElementById') return (id) => (id === 'token-detail' ? detail : t.getElementById(id));
-    const v = Reflect.get(t, p);
-    return typeof v === 'function' ? v.bind(t) : v;
-  } });
-  (function (element, props, trigger, watch, document) {
-HEATMAP_JS
-DETAIL_JS
-    hooks.detail = lxDetail;
-    hooks.hexText = lxHex;
-    hooks.show = lxShow;
-  })(heat, {}, (name, data) => { if (name === 'click' && hooks.detail) hooks.detail(data.pos); },
-     (name, fn) => { hooks.watchers.push(fn); }, scoped);
+VIEW_JS
   const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   function bin(lp) { if (lp === null) return 'u'; let b = 7; EDGES.forEach((e) => { if (lp < e) b -= 1; }); return 'c' + b; }
   function chips(d) {  // explorer/render/heatmap.py heatmap_html's markup, metric logprob
@@ -155,11 +142,7 @@ def live_html(o: LiveOptions, title: str) -> str:
     url = o.model_url or MODEL_FILE
     config = {"model_url": url, "model_name": o.model_name, "server_url": o.server_url, "k": CARD_K, "n_ctx": N_CTX,
               "wllama": WLLAMA}  # fmt: skip
-    host = (
-        LIVE_HOST_JS.replace("EDGES_JSON", json.dumps(list(LOGPROB_EDGES)))
-        .replace("HEATMAP_JS", read("heatmap.js"))
-        .replace("DETAIL_JS", DETAIL_JS)
-    )
+    host = hosted(LIVE_HOST_JS.replace("EDGES_JSON", json.dumps(list(LOGPROB_EDGES))))
     e = html.escape
     server = f' · <a href="{e(o.server_url)}">the server\'s page</a>' if o.server_url else ""
     cfg = json.dumps(config).replace("<", "\\u003c")

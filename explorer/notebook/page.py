@@ -6,7 +6,7 @@ What it holds, all inline (no CDN, no request when opened, works from file://):
 2. the summary line, the legend, the heatmap chips (render.heatmap.heatmap_html) and the card's data blob
    (render.page_data: the `.lx-data` element the page's script reads);
 3. the result's native JSON, full precision, in `<script type="application/json" id="logprob-data">`;
-4. the page's heatmap script (explorer/static/heatmap.js, read once) run by a small host that stands in
+4. the page's heatmap script (explorer/static/heatmap.js, read once) run by a small host (VIEW_JS) that stands in
    for Gradio: `element` is this view's heatmap, `trigger('click')` fills this view's detail (every listed
    alternative of the clicked token, from the native JSON), and `document.getElementById('token-detail')` finds this
    view's own detail, so several views in one notebook stay apart.
@@ -108,17 +108,14 @@ function lxDetail(pos) {  // the clicked token: its numbers and every listed alt
   box.replaceChildren(td);
 }
 """
-HOST_JS = """
-(function () {
-  const here = document.currentScript;
-  const view = (here && here.closest('.lx-view')) || [...document.querySelectorAll('.lx-view')].pop();
-  if (!view || view.dataset.lxReady) return;
-  view.dataset.lxReady = '1';
-  const real = window.document, detail = view.querySelector('.lx-detail');
-  const hooks = {};  // the detail function, once the script below has defined it
-  let LX_SCORES = null;
-  try { LX_SCORES = JSON.parse(view.querySelector('script#logprob-data').textContent); } catch (e) { LX_SCORES = null; }
-  const scoped = new Proxy(real, { get(t, p) {  // this view's detail under the page's id; the rest is the document
+# The page's heatmap script and the detail run on one view, inside a host's function that has defined `view` (the
+# view's root) and `LX_SCORES` (its native JSON, or null) first: Gradio's arguments stood in for (`element`: the view's
+# heatmap; `trigger('click')`: fill the view's detail; `watch`: keep what the script reruns when the heatmap changes,
+# in `hooks.watchers`) and a document whose 'token-detail' is the view's own, so several views on one page stay apart.
+# Both hosts use it: HOST_JS here (a saved page, a notebook output) and the live page's (explorer/notebook/live.py).
+VIEW_JS = """\
+  const detail = view.querySelector('.lx-detail'), hooks = { watchers: [] };  // the detail's functions, once defined
+  const scoped = new Proxy(window.document, { get(t, p) {  // this view's detail under the page's id; the rest is the document
     if (p === 'getElementById') return (id) => (id === 'token-detail' ? detail : t.getElementById(id));
     const v = Reflect.get(t, p);
     return typeof v === 'function' ? v.bind(t) : v;
@@ -126,11 +123,25 @@ HOST_JS = """
   (function (element, props, trigger, watch, document) {
 HEATMAP_JS
 DETAIL_JS
-    hooks.detail = lxDetail;
+    Object.assign(hooks, { detail: lxDetail, hexText: lxHex, show: lxShow });
   })(view.querySelector('#heatmap'), {}, (name, data) => { if (name === 'click' && hooks.detail) hooks.detail(data.pos); },
-     () => {}, scoped);
+     (name, fn) => { hooks.watchers.push(fn); }, scoped);"""
+HOST_JS = """
+(function () {
+  const here = document.currentScript;
+  const view = (here && here.closest('.lx-view')) || [...document.querySelectorAll('.lx-view')].pop();
+  if (!view || view.dataset.lxReady) return;
+  view.dataset.lxReady = '1';
+  let LX_SCORES = null;
+  try { LX_SCORES = JSON.parse(view.querySelector('script#logprob-data').textContent); } catch (e) { LX_SCORES = null; }
+VIEW_JS
 })();
 """
+
+
+def hosted(host: str) -> str:
+    """`host`, a script around one view, with VIEW_JS in it: the page's heatmap script and the detail, run there."""
+    return host.replace("VIEW_JS", VIEW_JS).replace("HEATMAP_JS", read("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
 
 
 def _declare(colours: dict[str, str]) -> str:
@@ -241,7 +252,7 @@ def view_html(r: TokenScores, metric: str = DEFAULT_METRIC, scoped: bool = True)
     """The interactive view of `r` as one HTML fragment (a notebook output): its CSS (`scoped` under the view: see
     view_css), data and script inline."""
     check_metric(metric)
-    script = HOST_JS.replace("HEATMAP_JS", read("heatmap.js")).replace("DETAIL_JS", DETAIL_JS)
+    script = hosted(HOST_JS)
     return (
         f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
         f"<style>{view_css(scoped)}</style>"
