@@ -5,6 +5,8 @@ and bad values are 400s naming the field, and engines without hidden states refu
 from __future__ import annotations
 
 import base64
+import inspect
+import json
 from dataclasses import replace
 
 import httpx
@@ -17,9 +19,13 @@ from explorer.api.schemas import ChatRequest, CompletionRequest, parse
 from explorer.engine.analyses.hidden import local_engine
 from explorer.engine.capabilities import Capabilities
 from explorer.errors import ExplorerError
+from explorer.export import openai_chat, openai_completion
+from explorer.export.hidden_states import Shape
 from explorer.results.hidden import HiddenStates, hook_name
+from explorer.results.scores import TokenScores
 from explorer.rules.sampler import PUBLIC_LIMITS, Limits
 from tests.helpers.api import client, model  # noqa: F401 - the module's openai client on the live server
+from tests.helpers.samples import generated_chat
 from tests.helpers.servers import LiveServer
 
 TOL = 1e-5
@@ -414,3 +420,41 @@ def test_hook_names_and_round_trip():
     )
     back = HiddenStates.from_dict(h.to_dict())
     assert back.to_dict() == h.to_dict() and back.values.dtype == np.float32
+
+
+def _states() -> HiddenStates:
+    """Two positions of generated_chat's tokens, two layers, width 3."""
+    values = np.arange(12, dtype=np.float32).reshape(2, 2, 3) / 7
+    return HiddenStates([0, "final_norm"], np.array([10, 72]), np.array([1, 2]), values)
+
+
+def test_the_states_travel_in_the_result_and_the_exporters_write_them():
+    """#56: a result carries its states; each exporter writes `hidden_states` from the result alone (no argument
+    beside the results), after the choice's other keys, and refuses with a reason when asked for states a result
+    does not carry."""
+    h = _states()
+    r = replace(generated_chat(), hidden_states=h)
+    shape = Shape("object", "float32", "base64")
+    completion = openai_completion.export([r], options=openai_completion.Options(logprobs=2, hidden_states=shape))
+    chat = openai_chat.export([r], options=openai_chat.Options(hidden_states=shape))
+    for body in (completion, chat):
+        (c,) = body["choices"]
+        assert list(c)[-1] == "hidden_states"
+        assert c["hidden_states"]["token_ids"] == [10, 72] and c["hidden_states"]["positions"] == [1, 2]
+        np.testing.assert_array_equal(decode(c["hidden_states"]), h.values)
+    last = openai_completion.export([r], options=openai_completion.Options(hidden_states=Shape("sglang_last")))
+    assert last["choices"][0]["hidden_states"] == h.values[:, 0, :].tolist()
+    assert "hidden_states" not in openai_chat.export([r])["choices"][0]  # not asked: not written
+    for exporter in (openai_completion.export, openai_chat.export):
+        assert not any("hidden" in p for p in inspect.signature(exporter).parameters), exporter
+    with pytest.raises(ExplorerError) as err:
+        openai_chat.export([generated_chat()], options=openai_chat.Options(hidden_states=shape))
+    assert err.value.param == "return_hidden_states" and "carry no hidden states" in err.value.message
+
+
+def test_a_result_with_states_round_trips_and_one_without_keeps_its_shape():
+    r = replace(generated_chat(), hidden_states=_states())
+    back = TokenScores.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back.hidden_states is not None and back.hidden_states.to_dict() == _states().to_dict()
+    assert "hidden_states" not in generated_chat().to_dict()
+    assert TokenScores.from_dict(generated_chat().to_dict()).hidden_states is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,20 @@ def test_chat_without_top_logprobs_gives_empty_lists(gpt2):
     r = generate(gpt2, gpt2.encode("Hi"), SamplerSettings(max_tokens=4, temperature=0))
     body = openai_chat.export(r, options=openai_chat.Options(logprobs=True, top_logprobs=0))
     assert all(e["top_logprobs"] == [] for e in body["choices"][0]["logprobs"]["content"])
+
+
+def test_chat_without_a_k_writes_each_results_own():
+    """Options with no k (a download of a result): each entry has the k the result was generated with, and none for a
+    result that was only scored: the result's own k, read where it is used, with no `or 0` standing in for it (#56)."""
+    r = generated_chat()  # output_k 2
+    own = openai_chat.export(r, created=1, id_="x")
+    assert own == openai_chat.export(r, options=openai_chat.Options(top_logprobs=2), created=1, id_="x")
+    assert [len(e["top_logprobs"]) for e in own["choices"][0]["logprobs"]["content"]] == [2, 2, 2]
+    scored = replace(r, output_k=None)
+    none = openai_chat.export(scored, created=1, id_="x")
+    assert none == openai_chat.export(scored, options=openai_chat.Options(top_logprobs=0), created=1, id_="x")
+    assert all(e["top_logprobs"] == [] for e in none["choices"][0]["logprobs"]["content"])
+    assert "or 0" not in Path(openai_chat.__file__).read_text()
 
 
 def test_vllm_offline_shape(gpt2):

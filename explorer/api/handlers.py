@@ -17,7 +17,7 @@ from explorer.engine.kernels.listed import listed_width
 from explorer.errors import ExplorerError
 from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
-from explorer.results.hidden import Capture, HiddenStates
+from explorer.results.hidden import Capture
 from explorer.results.scores import TokenScores
 from explorer.rules.sampler import Limits, SamplerSettings, max_logprobs
 from explorer.serving.models import Models
@@ -144,16 +144,13 @@ def completion_body(engine, req: CompletionRequest, limits: Limits, run: Runner 
     if ask is not None:
         new = [min(s.max_tokens, max(engine.context - len(ids), 0)) for ids in prompts]
         captures = hidden.plan(ask, engine, prompts, new, s.n, limits)
-    results, states = run.call(engine, Work(completions, (prompts, s, p.listed, captures), **asked(prompts, s)))
-    return openai_completion.export(results, options=p.options, hidden=states)
+    results = run.call(engine, Work(completions, (prompts, s, p.listed, captures), **asked(prompts, s)))
+    return openai_completion.export(results, options=p.options)
 
 
-def completions(
-    engine, prompts: list[list[int]], s, listed, captures: list[Capture] | None
-) -> tuple[list[TokenScores], list[HiddenStates]]:
-    """n choices of each prompt, and their hidden states where `captures` (one per prompt) asks for them."""
+def completions(engine, prompts: list[list[int]], s, listed, captures: list[Capture] | None) -> list[TokenScores]:
+    """n choices of each prompt, each with its `hidden_states` where `captures` (one per prompt) asks for them."""
     results: list[TokenScores] = []
-    states: list[HiddenStates] = []
     for i, ids in enumerate(prompts):
         capture = captures[i] if captures is not None else None
         if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
@@ -161,20 +158,15 @@ def completions(
             if capture is None:
                 results += [score_ids(engine, ids, k=k, listed=listed)] * s.n
             else:  # the same forward passes give the logprobs and the states
-                r, h = score_states(engine, ids, k, capture, listed=listed)
-                results, states = results + [r] * s.n, states + [h] * s.n
+                results += [score_states(engine, ids, k, capture, listed=listed)] * s.n
         else:
-            rs, hs = generated(engine, ids, s, capture)
-            results, states = results + rs, states + hs
-    return results, states
+            results += generated(engine, ids, s, capture)
+    return results
 
 
-def generated(engine, ids: list[int], s, capture: Capture | None) -> tuple[list[TokenScores], list[HiddenStates]]:
-    """n samples of prompt `ids`, and their hidden states where `capture` asks for them."""
-    if capture is None:
-        return generate(engine, ids, s), []
-    pairs = generate_states(engine, ids, s, capture)
-    return [r for r, _ in pairs], [h for _, h in pairs]
+def generated(engine, ids: list[int], s, capture: Capture | None) -> list[TokenScores]:
+    """n samples of prompt `ids`, each with its `hidden_states` where `capture` asks for them."""
+    return generate(engine, ids, s) if capture is None else generate_states(engine, ids, s, capture)
 
 
 def full_vocab_scores(engine, ids: list[int]) -> TokenScores:
@@ -248,8 +240,8 @@ def chat_body(engine, req: ChatRequest, limits: Limits, run: Runner = HERE) -> d
             return engine.forward("/v1/chat/completions", req.model_dump(exclude_unset=True, by_alias=True))
         new = min(s.max_tokens, max(engine.context - len(ids), 0))
         (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)
-    results, states = run.call(engine, Work(generated, (ids, s, capture), **asked([ids], s)))
-    return openai_chat.export(results, options=p.options, hidden=states)
+    results = run.call(engine, Work(generated, (ids, s, capture), **asked([ids], s)))
+    return openai_chat.export(results, options=p.options)
 
 
 def card(models: Models, limits: Limits, name: str) -> dict:

@@ -9,8 +9,9 @@ Steps, for a request that asks:
    prompt tokens x n counted against `hidden_states_max_tokens` (16 by default, as the seed API), and all the
    positions kept (generated ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
    `hidden_states_max_bytes` (32 MiB); off on a public server unless its operator turns it on;
-3. the engine computes (explorer/engine/analyses/hidden.py) and the exporter writes each choice's `hidden_states`
-   (explorer/export/hidden_states.py `written`, as `Ask.shape` says), like every other field of the body.
+3. the engine computes them (explorer/engine/analyses/hidden.py) into each result's `TokenScores.hidden_states`,
+   and the exporter writes each choice's `hidden_states` from its result (explorer/export/hidden_states.py
+   `choice_states`, as `Ask.shape` says), like every other field of the body.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""HiddenStates -> the `hidden_states` value of a choice: our object (`states`), or SGLang's nested floats (`sglang`);
-and the CLI's .npz file (`npz`).
+"""HiddenStates -> the `hidden_states` value of a choice, read off its result's `TokenScores.hidden_states`
+(`choice_states`): our object (`states`), or SGLang's nested floats (`sglang`); and the CLI's .npz file (`npz`).
 
 The object carries the array as `shape` (positions, layers, hidden), little-endian, in `dtype`, either base64 of
 the raw bytes (decode with `numpy.frombuffer(base64.b64decode(data), dtype).reshape(shape)`; bfloat16 travels as
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.results.hidden import HiddenStates
+from explorer.results.scores import TokenScores
 
 DTYPES = ("float32", "float16", "bfloat16")
 ENCODINGS = ("base64", "float")
@@ -109,15 +109,21 @@ class Shape:
 
 
 def value(shape: Shape, h: HiddenStates) -> dict | list:
-    """A choice's `hidden_states`: our object, or SGLang's nested floats."""
+    """The `hidden_states` of states `h`: our object, or SGLang's nested floats."""
     if shape.form == "object":
         return states(h, shape.dtype, shape.encoding_format)
     return sglang(h, last=shape.form == "sglang_last")
 
 
-def written(choices: list[dict], shape: Shape | None, hidden: Sequence[HiddenStates]) -> list[dict]:
-    """The choices, each with its `hidden_states` after its other keys (where SGLang puts them) when `shape` asks."""
-    if shape is not None:
-        for choice, h in zip(choices, hidden, strict=True):
-            choice["hidden_states"] = value(shape, h)
-    return choices
+def choice_states(r: TokenScores, shape: Shape) -> dict | list:
+    """A choice's `hidden_states`, written from its result as `shape` asks (after its other keys, where SGLang puts
+    them); a result made without them is an ExplorerError saying how to make one that has them."""
+    if r.hidden_states is None:
+        raise ExplorerError(
+            "These results carry no hidden states to write: make them with `return_hidden_states` (the API) or "
+            "`score_states` / `generate_states` (explorer.engine.analyses.hidden), or export without "
+            "`Options.hidden_states`.",
+            param="return_hidden_states",
+            code="invalid_value",
+        )
+    return value(shape, r.hidden_states)

@@ -10,13 +10,11 @@ prompt_token_ids beside `choices` (null unless asked).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
-from explorer.export.hidden_states import Shape, written
+from explorer.export.hidden_states import Shape, choice_states
 from explorer.export.vllm_stream import prompt_logprobs_value
-from explorer.results.hidden import HiddenStates
 from explorer.results.scores import TokenScores
 
 MESSAGE_NULLS = {"annotations": None, "audio": None, "function_call": None, "reasoning": None}  # vLLM sends these
@@ -25,12 +23,12 @@ MESSAGE_NULLS = {"annotations": None, "audio": None, "function_call": None, "rea
 @dataclass(frozen=True)
 class Options:
     logprobs: bool = True
-    top_logprobs: int | None = None  # k of each entry's top_logprobs (default: as generated)
+    top_logprobs: int | None = None  # k of each entry's top_logprobs; None: as each result was generated (a download)
     prompt_logprobs: int | None = None
     return_token_ids: bool = False
     tokens_as_ids: bool = False
     echo_text: str = ""  # `echo`: the last (assistant) message's text, put before the completion
-    hidden_states: Shape | None = None  # `return_hidden_states`: how each choice's states are written; None: not asked
+    hidden_states: Shape | None = None  # `return_hidden_states`: how each result's states are written; None: not asked
 
 
 def entry(token: bytes, logprob: float, token_id: int | None = None) -> dict:
@@ -43,13 +41,14 @@ def entry(token: bytes, logprob: float, token_id: int | None = None) -> dict:
 
 
 def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bool = False) -> list[dict]:
-    """One entry per generated token of the message content, each with its top-k."""
+    """One entry per generated token of the message content, each with its top-k (`top_logprobs` None: the k the
+    result was generated with, `TokenScores.top`'s default: 0 for a result that was only scored)."""
     out = []
     end = r.n - 1 if r.stop_token else r.n
     for pos in range(r.n_prompt, end):
         tid = int(r.token_ids[pos])
         e = entry(r.token_bytes[pos], r.logprobs[pos], tid if tokens_as_ids else None)
-        top = r.top(pos, top_logprobs or 0)  # None: a Piece or Options made without a k (a Plan always gives one)
+        top = r.top(pos, top_logprobs)
         if r.top_ranks is not None:  # listed ids (logprob_token_ids): the sampled token first, then those asked
             # but the sampled one, which vLLM does not list twice
             top = [(tid, float(r.logprobs[pos])), *((i, lp) for i, lp in r.top(pos) if i != tid)]
@@ -59,7 +58,8 @@ def content_logprobs(r: TokenScores, top_logprobs: int | None, tokens_as_ids: bo
 
 
 def choice(r: TokenScores, index: int, o: Options) -> dict:
-    return {
+    """One choice, vLLM's keys (and `hidden_states` after them, when asked)."""
+    out = {
         "index": index,
         "message": {"role": "assistant", "content": o.echo_text + r.completion_text, "refusal": None, **MESSAGE_NULLS},
         "logprobs": {"content": content_logprobs(r, o.top_logprobs, o.tokens_as_ids), "refusal": None}
@@ -70,6 +70,9 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
         "token_ids": r.token_ids[r.n_prompt :].tolist() if o.return_token_ids else None,
         "routed_experts": None,
     }
+    if o.hidden_states is not None:
+        out["hidden_states"] = choice_states(r, o.hidden_states)
+    return out
 
 
 def export(
@@ -78,21 +81,15 @@ def export(
     options: Options | None = None,
     created: int | None = None,
     id_: str | None = None,
-    hidden: Sequence[HiddenStates] = (),
 ) -> dict:
-    """Chat body of n samples of one conversation (`hidden`: each choice's states, written as `options` asks)."""
+    """Chat body of n samples of one conversation."""
     results = as_list(results)
     o = options or Options()
-    if o.top_logprobs is None and o.logprobs:
-        from dataclasses import replace
-
-        # no Plan gave the k: as generated; 0 (entries with no alternatives) for a result that was only scored
-        o = replace(o, top_logprobs=results[0].output_k or 0)
     head = envelope("chat.completion", results[0].model, created, id_, "chatcmpl")
     r0 = results[0]
     return response(
         head,
-        written([choice(r, i, o) for i, r in enumerate(results)], o.hidden_states, hidden),
+        [choice(r, i, o) for i, r in enumerate(results)],
         usage(results, len(results)),  # n samples of one conversation: its prompt counts once
         prompt_logprobs=prompt_logprobs_value(r0, o.prompt_logprobs) if o.prompt_logprobs is not None else None,
         prompt_token_ids=r0.token_ids[: r0.n_prompt].tolist() if o.return_token_ids else None,
@@ -123,7 +120,7 @@ class Piece:
     chunk), the ids asked for, and how its entries are written."""
 
     text: str | None = ""  # None: an empty delta
-    top_logprobs: int | None = None  # k of each entry's top_logprobs
+    top_logprobs: int | None = None  # k of each entry's top_logprobs; None: as the result was generated
     finish_reason: str | None = None
     stop_reason: int | str | None = None
     token_ids: list[int] | None = None  # vLLM `return_token_ids`: this chunk's generated ids

@@ -9,13 +9,11 @@ ended the generation (EOS, a stop id) is written as its token text, as vLLM does
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.export.common import as_list, envelope, num, response, token_str, usage
-from explorer.export.hidden_states import Shape, written
+from explorer.export.hidden_states import Shape, choice_states
 from explorer.export.vllm_stream import prompt_logprobs_value
-from explorer.results.hidden import HiddenStates
 from explorer.results.scores import TokenScores
 from explorer.results.stats import stats_block
 
@@ -32,7 +30,7 @@ class Options:
     tokens_as_ids: bool = False  # vLLM `return_tokens_as_token_ids`: "token_id:{id}" for every token string
     n: int = 1  # choices per prompt (usage counts each prompt once)
     text_stats: bool = False  # extension (this project): each choice's text statistics of its scored prompt
-    hidden_states: Shape | None = None  # `return_hidden_states`: how each choice's states are written; None: not asked
+    hidden_states: Shape | None = None  # `return_hidden_states`: how each result's states are written; None: not asked
 
 
 def token_label(r: TokenScores, pos: int, token_id: int, tokens_as_ids: bool) -> str:
@@ -88,7 +86,7 @@ def completion_logprobs(
 
 
 def choice(r: TokenScores, index: int, o: Options) -> dict:
-    """One choice, every vLLM key present (and `text_stats` when asked)."""
+    """One choice, every vLLM key present (and `text_stats`, then `hidden_states`, when asked)."""
     text = (r.prompt_text if o.echo else "") + r.completion_text
     out: dict = {
         "index": index,
@@ -105,6 +103,8 @@ def choice(r: TokenScores, index: int, o: Options) -> dict:
     }
     if o.text_stats:
         out["text_stats"] = stats_block(r)
+    if o.hidden_states is not None:
+        out["hidden_states"] = choice_states(r, o.hidden_states)
     return out
 
 
@@ -116,19 +116,17 @@ def export(
     options: Options | None = None,
     created: int | None = None,
     id_: str | None = None,
-    hidden: Sequence[HiddenStates] = (),
 ) -> dict:
     """Completions body of choices grouped `options.n` per prompt; a scoring result (no generated tokens) is the echo form.
 
-    Without `options`: logprobs as asked when the results were made (a download of a result). `hidden`: each
-    choice's states, written as `options.hidden_states` asks.
+    Without `options`: logprobs as asked when the results were made (a download of a result).
     """
     results = as_list(results)
     if options is None:
         echo = results[0].output_k is None if echo is None else echo
         options = Options(echo=echo, logprobs=_k(results[0], logprobs), n=len(results))  # n samples of one prompt
     head = envelope("text_completion", results[0].model, created, id_, "cmpl")
-    choices = written([choice(r, i, options) for i, r in enumerate(results)], options.hidden_states, hidden)
+    choices = [choice(r, i, options) for i, r in enumerate(results)]
     return response(head, choices, usage(results, options.n))
 
 

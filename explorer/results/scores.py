@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.floats import from_json, list_to_json
+from explorer.results.hidden import HiddenStates
 from explorer.results.shown import show
 
 if TYPE_CHECKING:
@@ -195,6 +196,7 @@ class TokenScores:
     stop_token: bool = False  # the last token ended the generation and adds nothing to the text (EOS)
     context_start: int = 0  # leading tokens put before the text as a document start (so its first token is scored)
     varentropy: np.ndarray | None = None  # (n,) float32, nats^2: Var_{v~p}[log p(v)] per position; NaN/None: unknown
+    hidden_states: HiddenStates | None = None  # the residual stream its forward passes kept; None: not asked
 
     # ---- derived values -------------------------------------------------------------
     @property
@@ -331,6 +333,8 @@ class TokenScores:
             d["context_start"] = self.context_start
         if with_varentropy:
             d["varentropy"] = list_to_json(self.rows.varentropy_or_nan())
+        if self.hidden_states is not None:
+            d["hidden_states"] = self.hidden_states.to_dict()
         if self.full_logprobs is not None:
             d["full_logprobs_f32_b64"] = base64.b64encode(self.full_logprobs.astype("<f4").tobytes()).decode()
         return d
@@ -367,6 +371,7 @@ class TokenScores:
             stop_token=bool(d.get("stop_token", False)),
             context_start=int(d.get("context_start", 0)),
             varentropy=from_json(d["varentropy"], np.float32) if "varentropy" in d else None,
+            hidden_states=HiddenStates.from_dict(d["hidden_states"]) if "hidden_states" in d else None,
         )
 
     # ---- in Python and notebooks: one-line calls of the presenters registered in explorer/results/shown.py ------

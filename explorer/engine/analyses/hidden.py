@@ -12,11 +12,13 @@ same forward passes:
    prefill, a generated token's from the step that reads it (the one that draws the next token); the last
    generated token has none.
 Each sequence (a sample of n) starts with a pass without a KV cache, so `Recording` keeps one list per sequence.
+Each result carries its sequence's states in `TokenScores.hidden_states`, where the exporters read them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
@@ -124,10 +126,8 @@ class Recording:
 
 
 @torch.inference_mode()
-def score_states(
-    engine: ModelEngine, ids: list[int], k: int, capture: Capture, listed: Any = None
-) -> tuple[TokenScores, HiddenStates]:
-    """`ids` scored as scoring.score_ids scores them, and their hidden states, from the same forward passes.
+def score_states(engine: ModelEngine, ids: list[int], k: int, capture: Capture, listed: Any = None) -> TokenScores:
+    """`ids` scored as scoring.score_ids scores them, with their `hidden_states` from the same forward passes.
 
     Scoring reads positions 0..T-2 (the last token scores nothing); here the last block keeps its KV cache and
     the last token is read after it, for its states only: the scored blocks are exactly scoring's.
@@ -146,19 +146,23 @@ def score_states(
     rec.body(x[:, t:], past)  # the last token: its states only
     rows = Rows.concat(parts) if parts else Rows.empty(k, rec.engine.vocab_size)
     width = listed_width(listed) if listed else k
-    result = assemble(
-        rec.engine.name, rec.engine.vocab, ids, len(ids), rows, first=1, prompt_k=width if listed is not None else k
+    return assemble(
+        rec.engine.name,
+        rec.engine.vocab,
+        ids,
+        len(ids),
+        rows,
+        first=1,
+        prompt_k=width if listed is not None else k,
+        hidden_states=rec.states(0, np.asarray(ids)),
     )
-    return result, rec.states(0, np.asarray(ids))
 
 
-def generate_states(
-    engine: ModelEngine, ids: list[int], s: SamplerSettings, capture: Capture
-) -> list[tuple[TokenScores, HiddenStates]]:
-    """generation.generate's n samples, each with its hidden states, from the decode loop's own forward passes."""
+def generate_states(engine: ModelEngine, ids: list[int], s: SamplerSettings, capture: Capture) -> list[TokenScores]:
+    """generation.generate's n samples, each with its `hidden_states` from the decode loop's own forward passes."""
     rec = Recording(local_engine(engine), capture)
     results = generate(rec, ids, s)  # type: ignore[arg-type]  # a Forward by delegation
-    return [(r, rec.states(i, r.token_ids)) for i, r in enumerate(results)]
+    return [replace(r, hidden_states=rec.states(i, r.token_ids)) for i, r in enumerate(results)]
 
 
 def read_states(
@@ -171,4 +175,6 @@ def read_states(
     asked = [*range(here.n_layers + 1), FINAL_NORM] if layers is None else list(layers)
     where = read_positions(list(positions) if not isinstance(positions, str) else positions, "positions")
     capture = capture_of(resolve_layers(asked, here.n_layers, param), where, len(ids))
-    return score_states(here, ids, 0, capture)[1]
+    states = score_states(here, ids, 0, capture).hidden_states
+    assert states is not None  # score_states always keeps them
+    return states
