@@ -14,6 +14,7 @@ from explorer.results.attribution import Attribution
 from explorer.results.batch import COLUMNS, Batch
 from explorer.results.branch import BranchTree
 from explorer.results.compare import Comparison
+from explorer.results.hidden import HiddenStates
 from explorer.results.lens import LensGrid
 from explorer.results.lookup import Lookups
 from explorer.results.scores import TokenScores
@@ -204,3 +205,20 @@ def lookup_frame(res: Lookups) -> pd.DataFrame:
         if x.multi_token:
             cols[f"joint_logprob({x.query})"] = x.joint_logprobs.astype(np.float64)
     return pd.DataFrame(cols)
+
+
+def hidden_frame(h: HiddenStates) -> pd.DataFrame:
+    """One row per position and layer: position, token_id, layer, hook_name, norm (the vector's L2 norm, float64)
+    and vector (its float32 numpy array, a view of `h.values`)."""
+    p, n, _ = h.shape
+    flat = h.values.reshape(p * n, -1)
+    return pd.DataFrame(
+        {
+            "position": np.repeat(h.positions, n),
+            "token_id": np.repeat(h.token_ids, n),
+            "layer": pd.Series(list(h.layers) * p, dtype=object),
+            "hook_name": h.hook_names * p,
+            "norm": np.linalg.norm(flat.astype(np.float64), axis=1),
+            "vector": list(flat),
+        }
+    )

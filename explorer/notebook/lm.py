@@ -107,6 +107,7 @@ CLI_WORDS = (
      r'with explorer.load(..., engine="\1")'),
     (re.compile(r"(?:use|or use) --engine (torch|llama\.cpp)"), r'use explorer.load(..., engine="\1")'),
     (re.compile(r"a remote server \(--backend\)"), "a served model (explorer.load(..., engine=URL))"),
+    (re.compile(r" \(this server's --max-logprobs\)"), ""),  # no server in Python
 )  # fmt: skip  # the engine's messages name the command line's flags; in Python they name load()'s arguments
 
 
@@ -198,14 +199,21 @@ class LM:
     def _k(k: int, param: str = "k", *, allow_full: bool = True) -> int:
         from explorer.rules.sampler import check_k
 
-        checked = check_k(k, param, allow_full=allow_full)
+        try:
+            checked = check_k(k, param, allow_full=allow_full)
+        except ExplorerError as e:
+            raise in_python(e) from None
         if checked is None:
             raise ExplorerError(f"`{param}` must be a whole number, got None.", param=param)
         return checked
 
     def _ids(self, ids: Sequence[int]) -> list[int]:
         """`ids` as a list of token ids of this model's vocabulary, else an ExplorerError."""
-        out = list(ids)
+        if isinstance(ids, (bytes, bytearray, dict, set)) or not hasattr(ids, "__iter__"):
+            raise ExplorerError(
+                f"`text` must be a text (str) or a list of token ids, got {type(ids).__name__}.", param="text"
+            )
+        out = [i.item() if hasattr(i, "item") and not isinstance(i, (bool, int)) else i for i in ids]  # numpy's ids
         if not out:
             raise ExplorerError("The token ids are empty: give at least one id.", param="text", code="empty_text")
         top = self.engine.vocab_size
@@ -509,7 +517,8 @@ class LM:
         try:
             found = lookup(self.engine, r.token_ids.tolist(), asked)
         except ExplorerError as e:
-            raise ExplorerError(e.message.replace("lookup", "queries"), param="queries", code=e.code) from None
+            said = re.sub(r"\b(a|A) lookup\b", r"\1 query", e.message).replace("Lookup ", "Query ")
+            raise ExplorerError(said.replace("lookups", "queries"), param="queries", code=e.code) from None
         return Lookups(r, found)
 
     def branch(
@@ -541,6 +550,11 @@ class LM:
                 param="position",
             )
         alts = [alternatives] if isinstance(alternatives, (str, int)) else list(alternatives)
+        if not alts:
+            raise ExplorerError(
+                "`alternatives` is empty: give at least one token text (such as ' dog') or id to branch with.",
+                param="alternatives",
+            )
         tokens = [self._alternative(a) for a in alts]
         s = SamplerSettings(max_tokens=max_tokens, temperature=temperature, seed=seed, logprobs=k)
         forced = SamplerSettings(max_tokens=0, temperature=0.0, seed=seed, logprobs=k)

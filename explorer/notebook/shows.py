@@ -105,6 +105,8 @@ VIEWS = {
     "branch.BranchTree": "branch_page",
     "batch.Batch": "batch_page",
     "lookup.Lookups": "lookup_page",
+    "word_table.WordTable": "word_table_page",
+    "hidden.HiddenStates": "hidden_page",
 }  # each tool view's result type -> its drawing in explorer/notebook/views.py
 
 
@@ -133,6 +135,7 @@ def register() -> None:
         "lens.LensGrid": "lens_frame",
         "branch.BranchTree": "branch_frame",
         "lookup.Lookups": "lookup_frame",
+        "hidden.HiddenStates": "hidden_frame",
     }.items():
         provide(R + kind, "to_pandas", _frame(name))
     for kind, name in VIEWS.items():

@@ -102,9 +102,9 @@ def body(s: Surprisal) -> str:
         f"{s.total_bits:.2f} bits · the most surprising: <code>{html.escape(visible(s.token_text[p]))}</code> at "
         f"position {p} ({s.bits[p]:.2f} bits). {MODES.get(s.mode, s.mode)}</p>"
     )
-    curve = line_svg(s.bits.tolist(), "Surprisal per token (bits)", "position")
+    curve = line_svg(s.bits.tolist(), "Surprisal per token (bits)", "position", s.token_text)
     if s.window > 1:
-        curve += line_svg(s.smoothed.tolist(), f"Moving mean over {s.window} tokens (bits)", "position")
+        curve += line_svg(s.smoothed.tolist(), f"Moving mean over {s.window} tokens (bits)", "position", s.token_text)
     return summary + curve
 
 

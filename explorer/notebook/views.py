@@ -35,9 +35,11 @@ from explorer.results.attribution import Attribution
 from explorer.results.batch import Batch
 from explorer.results.branch import BranchTree
 from explorer.results.compare import Comparison
+from explorer.results.hidden import HiddenStates
 from explorer.results.lens import LensGrid
 from explorer.results.lookup import Lookups
 from explorer.results.scores import TokenScores
+from explorer.results.word_table import WordTable
 from explorer.results.words import Words
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # no script runs: the JSON is data
@@ -135,8 +137,9 @@ def bars_svg(labels: Sequence[str], values: Sequence[float], title: str, unit: s
     return _svg(w, h, title, "".join(parts))
 
 
-def line_svg(values: Sequence[float], title: str, unit: str) -> str:
-    """A curve of `values` by position (gaps where unknown), its y range written at the axis."""
+def line_svg(values: Sequence[float], title: str, unit: str, labels: Sequence[str] | None = None) -> str:
+    """A curve of `values` by position (gaps where unknown), its y range written at the axis; with `labels` (one a
+    position: its token), each dot's tooltip names its position, label and value."""
     vals = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
     ok = np.isfinite(vals)
     w, h, left, pad = 760, 200, 56, 24
@@ -156,7 +159,15 @@ def line_svg(values: Sequence[float], title: str, unit: str) -> str:
             run = []
     runs += [run] if run else []
     lines = "".join(f'<polyline class="line" points="{" ".join(r)}"/>' for r in runs)
-    dots = "".join(f'<circle class="dot" cx="{x:.1f}" cy="{y:.1f}" r="2"/>' for x, y, g in zip(xs, ys, ok) if g)
+    tips = [
+        f"<title>{i} {html.escape(visible(labels[i]))}: {vals[i]:.3g}</title>" if labels is not None else ""
+        for i in range(len(vals))
+    ]
+    dots = "".join(
+        f'<circle class="dot" cx="{x:.1f}" cy="{y:.1f}" r="2">{tip}</circle>'
+        for x, y, g, tip in zip(xs, ys, ok, tips)
+        if g
+    )
     axis = (
         f'<text x="0" y="14" font-weight="bold">{html.escape(title)}</text>'
         f'<line class="axis" x1="{left}" x2="{left}" y1="{pad}" y2="{h - pad}"/>'
@@ -351,3 +362,41 @@ def lookup_page(res: Lookups, inline: bool = False) -> str:
         + table_html(frame, "Each query at every position (nats; rank 1 = the model's first choice)")
     )
     return _out(inline)("Lookup", res.model, body, "", res.to_dict())
+
+
+INLINE_ROWS = 500  # rows a word table shows in a notebook (`to_pandas()` holds them all)
+
+
+def word_table_page(t: WordTable, inline: bool = False) -> str:
+    """A stimulus list's word table, and its regions' where it has any: every row in the file, the first
+    INLINE_ROWS of each in a notebook (with a line saying so)."""
+    body = ""
+    for frame, what in ((t.to_pandas(), "Words"), (t.regions_pandas(), "Regions")):
+        if what == "Regions" and not t.regions:
+            continue
+        n = len(frame)
+        if inline and n > INLINE_ROWS:
+            body += (
+                f'<p class="lx-meta">The first {INLINE_ROWS:,} of {n:,} rows: <code>to_pandas()</code> holds all.</p>'
+            )
+            frame = frame.head(INLINE_ROWS)
+        body += table_html(frame, f"{what} ({n:,} rows)")
+    data = {"format": t.to_dict()["format"], "model": t.model, "words": len(t.words)} if inline else t.to_dict()
+    return _out(inline)("Word table", t.model, body, "", data)
+
+
+def hidden_page(h: HiddenStates, inline: bool = False) -> str:
+    """Hidden states: their shape and each layer's mean vector norm over the positions (the vectors themselves are
+    `values`, a numpy array, and `to_pandas()`'s `vector` column)."""
+    p, n, d = h.shape
+    norms = np.linalg.norm(h.values.astype(np.float64), axis=-1).mean(axis=0) if p else np.full(n, np.nan)
+    frame = pd.DataFrame({"layer": [str(x) for x in h.layers], "hook_name": h.hook_names, "mean norm": norms})
+    body = (
+        f"<p><strong>{p:,}</strong> positions x <strong>{n}</strong> layers x <strong>{d:,}</strong> hidden "
+        f"(float32, {h.values.nbytes / 2**20:.2f} MiB in <code>values</code>): positions "
+        f"{html.escape(', '.join(str(x) for x in h.positions[:12].tolist()))}{' ...' if p > 12 else ''}.</p>"
+        + table_html(frame, "Each layer's mean vector norm over the positions")
+    )
+    data = {"layers": list(h.layers), "token_ids": h.token_ids.tolist(), "positions": h.positions.tolist(),
+            "shape": [p, n, d]}  # fmt: skip
+    return _out(inline)("Hidden states", "", body, "", data)

@@ -12,10 +12,15 @@ and the last generated token none (no step read it).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.errors import ExplorerError
+from explorer.results.shown import show
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FINAL_NORM = "final_norm"
 Layer = int | str  # 0..L, or FINAL_NORM
@@ -126,6 +131,19 @@ class HiddenStates:
     def shape(self) -> tuple[int, int, int]:
         p, n, h = self.values.shape
         return p, n, h
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per position and layer: position, token_id, layer, hook_name, norm (the vector's L2 norm) and
+        vector (its float32 numpy array)."""
+        return show(self, "to_pandas")
+
+    def to_html(self) -> str:
+        """The summary as one self-contained HTML file (its JSON inside)."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the shape, and each layer's mean vector norm over the positions (the data is `values`)."""
+        return show(self, "_repr_html_")
 
     def to_dict(self) -> dict:
         """Plain JSON (floats as lists): `from_dict` reads it back exactly."""

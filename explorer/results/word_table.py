@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from explorer.errors import ExplorerError
+from explorer.results.shown import show
 from explorer.results.stimuli import Stimulus, region_of_words
 from explorer.results.word_scores import WordScores
 from explorer.results.words import WORD_COLUMNS, shown_tokens
@@ -114,6 +115,14 @@ class WordTable:
     def regions_pandas(self) -> pd.DataFrame:
         """One row per region (`region_columns`), numbers float64 with NaN where unknown."""
         return _frame(self.regions, self.region_columns)
+
+    def to_html(self) -> str:
+        """The word table as one self-contained HTML file (its JSON inside)."""
+        return show(self, "to_html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the word table (and the regions' where there are any), as `to_pandas` holds them."""
+        return show(self, "_repr_html_")
 
 
 def region_row(s: Stimulus, k: int, held: list[dict]) -> dict:
