@@ -1,4 +1,4 @@
-// The live page (explorer/notebook/live.py): the model runs in this browser through wllama 2.4.0 (llama.cpp compiled to
+// The live page (`logprob-explorer site --live`): the model runs in this browser through wllama 2.4.0 (llama.cpp compiled to
 // WebAssembly). Steps of a score:
 // 1. tokenize(text, false): the ids, no special-token parsing, no BOS (as the llama.cpp engine for this model);
 // 2. per position: decode([id]) then getLogits(-1): wllama 2.x gives the last position's whole distribution only, as
