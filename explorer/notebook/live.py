@@ -7,7 +7,7 @@ What `write_live` puts into a site's folder:
    them (page.VIEW_JS), inside a small host (LIVE_HOST_JS) that turns each new result (native JSON,
    TokenScores.to_dict's keys) into the chips and the data blob heatmap.js reads, with the palette's edges from
    explorer/render/heatmap.py;
-2. `live.js` (explorer/static/live.js: loading, scoring and generation through wllama) and `wllama/` (wllama
+2. `live.js` (explorer/static/in_browser.js, written as the site's live.js: loading, scoring and generation through wllama) and `wllama/` (wllama
    2.4.0's ESM build and WebAssembly, kept in explorer/static/wllama/ by `make wllama`);
 3. the model: a GGUF file copied beside the page (`model.gguf`), unless the author gives a URL (a Hugging Face
    file's resolve URL) for the browser to fetch.
@@ -185,7 +185,7 @@ def write_live(folder: str, o: LiveOptions, title: str) -> None:
     with open(os.path.join(folder, PAGE), "w", encoding="utf-8") as f:
         f.write(live_html(o, title))
     with open(os.path.join(folder, "live.js"), "w", encoding="utf-8") as f:
-        f.write(read("live.js"))
+        f.write(read("in_browser.js"))
     with resources.as_file(path("wllama")) as wllama:
         shutil.copytree(wllama, os.path.join(folder, "wllama"))
     if o.model_file is not None:
