@@ -96,3 +96,22 @@ def test_word_table_and_hidden_states_write_a_file(gpt2):
     h = lm.hidden_states(TEXT, layers=[-1])
     for page, inside in ((table.to_html(), table.words[0]["word_text"]), (h.to_html(), h.hook_names[0])):
         assert page.startswith("<!doctype html>") and html.escape(str(inside)) in page
+
+
+def test_a_full_vocabulary_view_lists_the_top_twenty(gpt2):
+    """`lm.score(text, k=-1)` drawn in a notebook: the view holds each position's top 20 and says so (a whole
+    vocabulary a token was 0.3 MB of HTML on the default model); the result keeps every entry."""
+    from explorer.notebook.page import VIEW_K, data_of
+
+    lm = explorer.LM(gpt2)
+    r = lm.score(TEXT, k=-1)
+    assert r.full_logprobs is not None
+    drawn = r._repr_html_()
+    held = data_of(drawn)
+    assert np.array(held["top_ids"]).shape == (r.n, VIEW_K)
+    want = np.argsort(-np.nan_to_num(r.full_logprobs[3], nan=-np.inf), kind="stable")[:VIEW_K]
+    np.testing.assert_array_equal(np.array(held["top_ids"][3]), want)  # a scored position: its true top 20
+    assert held["top_ids"][0] == [] or all(i == -1 for i in held["top_ids"][0])
+    assert "full_logprobs_f32_b64" not in held and f"top {VIEW_K} of the" in drawn
+    assert len(drawn) < 4 * len(lm.score(TEXT, k=5)._repr_html_())
+    assert r.full_logprobs.shape == (r.n, gpt2.vocab_size)  # the result itself is not cut

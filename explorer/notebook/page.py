@@ -19,7 +19,10 @@ import html
 import json
 import re
 import uuid
+from dataclasses import replace
 from functools import cache
+
+import numpy as np
 
 from explorer.errors import ExplorerError
 from explorer.export import dumps
@@ -253,16 +256,44 @@ def view_html(r: TokenScores, metric: str = DEFAULT_METRIC, scoped: bool = True)
     view_css), data and script inline."""
     check_metric(metric)
     script = hosted(HOST_JS)
+    r, cut = viewed(r)
     return (
         f'<div class="lx-view" data-view="{uuid.uuid4().hex[:12]}">'
         f"<style>{view_css(scoped)}</style>"
-        f'<p class="lx-summary">{html.escape(summary_text(r))}</p>{legend_html(metric)}'
+        f'<p class="lx-summary">{html.escape(summary_text(r) + cut)}</p>{legend_html(metric)}'
         '<div class="lx-cols"><div id="heatmap"><div class="lx-span" hidden></div>'
         f"{heatmap_html(r, metric)}{data_html(page_data(r))}</div>"
         '<div class="lx-side"><div id="token-detail" class="lx-detail"></div></div></div>'
         f"{json_script(native_export(r), 'logprob-data')}"
         f"<script>{script}</script></div>"
     )
+
+
+VIEW_K = 20  # alternatives a view holds per position: a full-vocabulary result (k = -1) is cut to these
+
+
+def viewed(r: TokenScores) -> tuple[TokenScores, str]:
+    """`r` as a view holds it, and a sentence saying what was left out: a result with the whole vocabulary at each
+    position (k = -1: 0.3 MB of HTML a token on the default model) keeps its top VIEW_K there (the result itself,
+    its `to_json()` and `full_logprobs` keep them all)."""
+    if r.full_logprobs is None and r.top_ids.shape[1] <= VIEW_K:
+        return r, ""
+    top_ids = np.full((r.n, VIEW_K), -1, np.int64)
+    top_lps = np.full((r.n, VIEW_K), -np.inf, np.float32)
+    for j in range(r.n):
+        pairs = [(i, lp) for i, lp in r.top(j, VIEW_K) if lp != -np.inf]  # [] where unscored
+        top_ids[j, : len(pairs)] = [i for i, _ in pairs]
+        top_lps[j, : len(pairs)] = [lp for _, lp in pairs]
+    used = set(r.token_ids.tolist()) | set(top_ids[top_ids >= 0].tolist())
+    cut = replace(
+        r,
+        top_ids=top_ids,
+        top_logprobs=top_lps,
+        top_ranks=None,
+        full_logprobs=None,
+        pieces={i: b for i, b in r.pieces.items() if i in used},
+    )
+    return cut, f" This view lists each position's top {VIEW_K} of the {r.vocab_size:,} entries (the result holds all)."
 
 
 def page_html(r: TokenScores, metric: str = DEFAULT_METRIC) -> str:
