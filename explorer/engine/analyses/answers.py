@@ -174,3 +174,11 @@ def run_quiz(
         if progress is not None:
             progress(i + 1, len(items))
     return Quiz(engine.name, out, template)
+
+
+def continuation_logprobs(engine: ModelEngine, prompt_ids: list[int], rows: list[list[int]]) -> list[np.ndarray]:
+    """Each row's (L,) token logprobs after `prompt_ids`, teacher-forced (step 3): on a forward engine one pass over
+    the prompt and one batch of the rows; on a served model prompt + row scored per row."""
+    if engine.capabilities.forward:
+        return _cached(forward_pass(engine), prompt_ids, rows)
+    return [lp for lp, _ in _scored(engine, prompt_ids, rows)]
