@@ -70,7 +70,7 @@ class Attribution:
     note: str = ""  # said with the summary: which engine computed it, where another one serves the model
     contrast_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (C,) int64; [contrast_id] at one
     contrast_token_text: list[str] = field(default_factory=list)  # C strings: the characters each token completes
-    contrast_read: str = ""  # a contrast given as text: "joint" (tokenised with the text before it) | "alone"; else ''
+    contrast_tokenized: str = ""  # a text contrast of several tokens: "joint" | "alone", as Answers' Variant; else ''
 
     def __post_init__(self) -> None:
         if self.contrast_id is not None and len(self.contrast_ids) == 0:
@@ -152,13 +152,18 @@ class Attribution:
         } | ({"note": self.note} if self.note else {})  # which engine computed it, where another serves the model
 
     def _contrast_dict(self) -> dict | None:
-        """None; {token_id, text} for one token; a continuation's {token_ids, token_text, text, read}."""
+        """None; {token_id, text} for one token; a continuation's {token_ids, tokens, text, tokenized}, as Answers
+        writes a variant."""
         if self.contrast_id is None:
             return None
         if self.contrast_length == 1:
             return {"token_id": self.contrast_id, "text": self.contrast_text}
-        out = {"token_ids": self.contrast_ids.tolist(), "token_text": list(self.contrast_token_text)}
-        return out | {"text": self.contrast_text} | ({"read": self.contrast_read} if self.contrast_read else {})
+        out = {"token_ids": self.contrast_ids.tolist(), "tokens": list(self.contrast_token_text)}
+        return (
+            out
+            | {"text": self.contrast_text}
+            | ({"tokenized": self.contrast_tokenized} if self.contrast_tokenized else {})
+        )
 
     @classmethod
     def from_dict(cls, d: dict) -> Attribution:
@@ -182,8 +187,8 @@ class Attribution:
             contrast_text="" if c is None else c.get("text", ""),
             note=d.get("note", ""),
             contrast_ids=np.array([] if c is None else c.get("token_ids", [c.get("token_id")]), np.int64),
-            contrast_token_text=[] if c is None else list(c.get("token_text", [])),
-            contrast_read="" if c is None else c.get("read", ""),
+            contrast_token_text=[] if c is None else list(c.get("tokens", [])),
+            contrast_tokenized="" if c is None else c.get("tokenized", ""),
         )
 
     def to_html(self) -> str:

@@ -400,7 +400,7 @@ def attribute(
         token_text=text[: pos + 1], pos=pos, target_id=target, contrast_id=None if cids is None else cids[0],
         spans=spans, values=np.asarray(values, np.float64), f=fx, f_baseline=f_base, special=special,
         target_text=text[pos], contrast_text=_piece(engine, one) if conts is None else "".join(pieces),
-        contrast_ids=np.array(cids or [], np.int64), contrast_token_text=pieces, contrast_read=how if conts else "",
+        contrast_ids=np.array(cids or [], np.int64), contrast_token_text=pieces, contrast_tokenized=how if conts else "",
     )  # fmt: skip
 
 
