@@ -73,7 +73,7 @@ def variant_ids(engine: ModelEngine, prompt_ids: list[int], prompt: str, text: s
     return engine.tokenize(text, add_special_tokens=False), "alone"
 
 
-def _texts(engine: ModelEngine, ids: list[int]) -> list[str]:
+def token_texts(engine: ModelEngine, ids: list[int]) -> list[str]:
     """Per token, the characters it completes (a character split over tokens sits on its last token)."""
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
     return [dec.decode(bytes(engine.vocab[i]), final=(j == len(ids) - 1)) for j, i in enumerate(ids)]
@@ -139,7 +139,7 @@ def score_answers(
     rows = [ids for ids, _ in split]
     engine.check_ids(prompt_ids + max(rows, key=len))
     if engine.capabilities.forward:
-        scored = [(lp, _texts(engine, r)) for lp, r in zip(_cached(forward_pass(engine), prompt_ids, rows), rows)]
+        scored = [(lp, token_texts(engine, r)) for lp, r in zip(_cached(forward_pass(engine), prompt_ids, rows), rows)]
     else:
         scored = _scored(engine, prompt_ids, rows)
     variants = [

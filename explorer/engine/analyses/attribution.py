@@ -32,7 +32,9 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from explorer.engine.analyses.answers import MAX_VARIANT_TOKENS, _texts, continuation_logprobs, variant_ids
+from explorer.engine.analyses import continuations
+from explorer.engine.analyses.answers import MAX_VARIANT_TOKENS, token_texts, variant_ids
+from explorer.engine.analyses.continuations import Conts
 from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.scoring import score_ids
 from explorer.errors import ExplorerError
@@ -48,7 +50,6 @@ DETAIL = 128  # the faces' default: a 512-token context costs about 13,000 token
 MAX_BATCH = 16  # ablated rows per forward pass
 BATCH_TOKENS = 1024  # ... and at most this many tokens of them
 GRAD_TOKENS = 2048  # IG: at most this many tokens (steps x context) per backward pass
-Conts = list[list[int]]  # the continuations whose summed logprobs make f: [target] or [target, contrast]
 
 
 def _bad(msg: str, param: str) -> ExplorerError:
@@ -102,30 +103,6 @@ def _f(logits: torch.Tensor, target: int, contrast: int | None) -> torch.Tensor:
     return out - lp[:, contrast] if contrast is not None else out
 
 
-def _f_sums(sums: torch.Tensor) -> torch.Tensor:
-    """(C, B) summed logprobs of each continuation after each row -> (B,) f: the target's, less the contrast's."""
-    return sums[0] - sums[1] if len(sums) > 1 else sums[0]
-
-
-def _read_on(rows: list[list[int]], conts: Conts) -> tuple[list[list[int]], list[tuple[int, int, int]]]:
-    """(every row + every continuation less its last token, right-padded to one length; (seq, position, token) of
-    every teacher-forced read, continuation-major): what `_gather` sums."""
-    seqs = [r + w[:-1] for w in conts for r in rows]
-    longest = max(len(q) for q in seqs)
-    reads = [(c * len(rows) + j, len(r) - 1 + i, t) for c, w in enumerate(conts) for j, r in enumerate(rows)
-             for i, t in enumerate(w)]  # fmt: skip
-    return [q + [q[0]] * (longest - len(q)) for q in seqs], reads
-
-
-def _gather(lp_of, reads: list[tuple[int, int, int]], n_conts: int, b: int) -> torch.Tensor:
-    """(C, B) each continuation's summed logprob after each of b rows; lp_of(seq, pos) (N,) -> (N, V) logprobs."""
-    seq = [q for q, _, _ in reads]
-    pos = [p for _, p, _ in reads]
-    lp = lp_of(seq, pos)  # (N, V)
-    got = lp.gather(1, torch.tensor([t for _, _, t in reads], device=lp.device)[:, None])[:, 0]  # (N,)
-    return got.new_zeros(n_conts * b).index_add(0, torch.tensor(seq, device=lp.device), got).view(n_conts, b)
-
-
 # ---- 1. occlusion -------------------------------------------------------------------------------
 def _ablated(ids: list[int], a: int, b: int, mode: str, neutral: int) -> list[int]:
     return ids[:a] + ([neutral] * (b - a) if mode == "replace" else []) + ids[b:]
@@ -156,15 +133,7 @@ def _f_block(engine, rows: list[list[int]], past, target: int, contrast: int | N
         batch = torch.tensor(rows, device=engine.device)  # (B, L)
         last = engine.last_rows(batch, past)  # (B, H) or (B, V)
         return _f(blocks.logits(engine, last), target, contrast)  # padded to the head's row count, as scoring
-    seqs, reads = _read_on(rows, conts)
-    h = engine.continue_rows(torch.tensor(seqs, device=engine.device), past)  # (C*B, L', H) or (C*B, L', V)
-
-    def lp_of(seq: list[int], pos: list[int]) -> torch.Tensor:
-        flat = h[torch.tensor(seq, device=h.device), torch.tensor(pos, device=h.device)]  # (N, H)
-        parts = [blocks.logits(engine, flat[a : a + 64]).float().log_softmax(-1) for a in range(0, len(flat), 64)]
-        return torch.cat(parts)  # (N, V)
-
-    return _f_sums(_gather(lp_of, reads, len(conts), len(rows)))
+    return continuations.f_after_rows(engine, rows, past, conts)
 
 
 @torch.inference_mode()
@@ -204,7 +173,7 @@ def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, progr
         bounds.check()
         row = _ablated(ids, a, b, mode, neutral)
         if row and conts is not None:
-            out[u] = _f_continued(engine, row, conts)
+            out[u] = continuations.f_after(engine, row, conts)
         elif row:
             r = score_ids(engine, row + [target], 0, listed=want)
             lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))
@@ -219,40 +188,13 @@ def _forward_of(engine, target: int, contrast: int | None, conts: Conts | None =
     """embeddings (B, T, H) -> (B,) f: the model run on `inputs_embeds`, its output layer on the last row (with
     `conts`: on the rows that read each continuation, its tokens' embeddings fixed after the text's)."""
     if conts is not None:
-        return _continued_forward(engine, conts)
+        return continuations.forward_of(engine, conts)
 
     def forward(emb: torch.Tensor) -> torch.Tensor:
         if engine.split_head:
             hidden = engine.model.base_model(inputs_embeds=emb).last_hidden_state[:, -1]  # (B, H)
             return _f(engine.head(hidden), target, contrast)
         return _f(engine.model(inputs_embeds=emb, **engine.last_only).logits[:, -1], target, contrast)
-
-    return forward
-
-
-def _continued_forward(engine, conts: Conts):
-    """embeddings (B, T, H) -> (B,) f: each row followed by each continuation's fixed embeddings (right-padded, one
-    batch of C*B rows), each continuation's tokens read teacher-forced from position T-1 on."""
-    table = engine.model.get_input_embeddings()
-
-    def forward(emb: torch.Tensor) -> torch.Tensor:
-        b, t = emb.shape[:2]
-        seqs, reads = _read_on([[0] * t], conts)  # one row's reads; the text's T placeholders stand for emb
-        tail = table(torch.tensor([q[t:] for q in seqs], device=emb.device)).to(emb.dtype)  # (C, L'-T, H)
-        x = torch.cat([torch.cat([emb, tail[c].expand(b, -1, -1)], 1) for c in range(len(conts))])  # (C*B, L', H)
-        keep = x.shape[1] - t + 1  # the positions read: T-1 on
-        if engine.split_head:
-            h = engine.model.base_model(inputs_embeds=x).last_hidden_state[:, -keep:]  # (C*B, keep, H)
-        else:
-            h = engine.model(inputs_embeds=x, **({"logits_to_keep": keep} if engine.last_only else {})).logits
-            h = h[:, -keep:]  # (C*B, keep, V)
-        every = [(q * b + j, p - (t - 1), tok) for q, p, tok in reads for j in range(b)]  # row j of each c
-
-        def lp_of(seq: list[int], pos: list[int]) -> torch.Tensor:
-            flat = h[torch.tensor(seq, device=h.device), torch.tensor(pos, device=h.device)]  # (N, H) or (N, V)
-            return (engine.head(flat) if engine.split_head else flat).float().log_softmax(-1)  # (N, V)
-
-        return _f_sums(_gather(lp_of, every, len(conts), b))
 
     return forward
 
@@ -394,7 +336,7 @@ def attribute(
     marked = _marked(engine)
     special = np.array([all(i in marked for i in ids[a:b]) for a, b in spans.tolist()], bool)
     text = r.token_text
-    pieces = _texts(engine, conts[1]) if conts else []  # a continuation's tokens, as the result lists them
+    pieces = token_texts(engine, conts[1]) if conts else []  # a continuation's tokens, as the result lists them
     return Attribution(
         model=r.model, method=method, settings=settings, token_ids=np.array(ids[: pos + 1], np.int64),
         token_text=text[: pos + 1], pos=pos, target_id=target, contrast_id=None if cids is None else cids[0],
@@ -485,17 +427,10 @@ def _neutral(engine, neutral: int | None) -> int:
     return min(engine.eos_ids) if engine.eos_ids else 0
 
 
-def _f_continued(engine, ctx: list[int], conts: Conts) -> float:
-    """f after `ctx`: each continuation's teacher-forced logprobs summed (Answers' scoring), the target's less the
-    contrast's."""
-    sums = [float(np.sum(lp)) for lp in continuation_logprobs(engine, ctx, conts)]
-    return sums[0] - sums[1] if len(sums) > 1 else sums[0]
-
-
 def _f_text(engine, ctx: list[int], target: int, contrast: int | None, conts: Conts | None = None) -> float:
     """f on the text itself, by scoring it with the target (and contrast) listed at the end."""
     if conts is not None:
-        return _f_continued(engine, ctx, conts)
+        return continuations.f_after(engine, ctx, conts)
     want = [target] if contrast is None else [target, contrast]
     r = score_ids(engine, ctx + [target], 0, listed=want)  # k 0: no top-k, under any --max-logprobs
     lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))
