@@ -42,8 +42,6 @@ def _what(a: Attribution) -> str:
     out = f"“{escape(_label(a.target_text))}”"
     if a.contrast_id is not None:
         out += f" rather than “{escape(_label(a.contrast_text))}”"
-    if a.contrast_length > 1:
-        out += f" ({a.contrast_length} tokens, scored as a continuation)"
     return out
 
 
@@ -122,8 +120,9 @@ def legend_html(a: Attribution | None) -> str:
 def why_summary(a: Attribution) -> str:
     """Markdown: what is explained, by which method, its meaning and caveat, the strongest contributors."""
     f_name = "log p(target)" if a.contrast_id is None else "log p(target) − log p(contrast)"
+    as_continuation = f" ({a.contrast_length} tokens, scored as a continuation)" if a.contrast_length > 1 else ""
     lines = [
-        f"**Why {_what(a)}** at position {a.pos}: f = {f_name} = **{a.f:.4f}** nats.",
+        f"**Why {_what(a)}**{as_continuation} at position {a.pos}: f = {f_name} = **{a.f:.4f}** nats.",
         f"**{NAMES[a.method]}**: {MEANING[a.method]}. *{CAVEAT[a.method]}*",
     ]
     if a.contrast_length > 1:
