@@ -129,11 +129,11 @@ def test_gradient_x_input_and_attention(gpt2):
 
 
 def test_a_one_token_contrast_keeps_its_numbers(gpt2):
-    """[id], id and its text give the same numbers, to the bit (the next-token path)."""
+    """id, [id], an array of it, numpy's int and its text give the same numbers, to the bit (the next-token path)."""
     r, pos, c = _case(gpt2, 1)
     text = gpt2.vocab[c[0]].decode("utf-8")
     want = attribute(gpt2, r, pos, contrast=c[0], units="word")
-    for same in (c, np.array(c), text):
+    for same in (c, np.array(c), np.int64(c[0]), text):
         got = attribute(gpt2, r, pos, contrast=same, units="word")
         np.testing.assert_array_equal(got.values, want.values)
         assert got.f == want.f and got.to_dict()["contrast"] == {"token_id": c[0], "text": text}

@@ -368,7 +368,8 @@ def _contrast_of(engine, r: TokenScores, pos: int, contrast) -> tuple[list[int] 
     if contrast is None:
         return None, ""
     v, target, how = engine.vocab_size, int(r.token_ids[pos]), ""
-    if isinstance(contrast, int) and not isinstance(contrast, bool):
+    if isinstance(contrast, (int, np.integer)) and not isinstance(contrast, bool):
+        contrast = int(contrast)
         if not 0 <= contrast < v or contrast == target:
             why = "is the target itself" if contrast == target else f"is outside the vocabulary (0..{v - 1})"
             raise _bad(f"The contrast token {contrast!r} {why}: pick another token to compare with.", "contrast")
