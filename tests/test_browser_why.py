@@ -35,7 +35,7 @@ def _why(pg, pos: int, contrast: str) -> None:
     pg.get_by_text(f"Position {pos}", exact=False).first.wait_for(timeout=15_000)
     pg.get_by_role("button", name="Why this token? (opens the Why tab)").click()  # runs with the tab's settings
     pg.locator("#why-text .tg").wait_for(timeout=60_000)
-    pg.get_by_label("Rather than (optional: one token, e.g. “ London”, or #id)").fill(contrast)
+    pg.get_by_label("Rather than (optional: a token or words, e.g. “ London” or “ New York”, or #id)").fill(contrast)
     pg.get_by_role("button", name="Why? (the selected token)").click()
     pg.locator("#why-summary").filter(has_text="rather than").wait_for(timeout=90_000)  # this run's summary
 

@@ -199,7 +199,10 @@ def test_arguments_are_checked_before_the_model_loads(args, needle, capsys):
     [
         (["--position", "16"], "--position 16 is outside the text: it has 16 tokens"),
         (["--position", "-16"], "--position -16 is outside"),
-        (["--position", "3", "--contrast", " Paris"], "--contrast ` Paris` is 2 tokens ( Pa|ris): give one token"),
+        (
+            ["--position", "3", "--contrast", " Paris" * 40],
+            "--contrast is 80 tokens ( Pa|ris| Pa|ris| Pa|ris| Pa|ris|…); at most 64",
+        ),
         (["--position", "3", "--contrast", " France"], "--contrast ` France` is the target itself"),
         (["--position", "3", "--contrast", "#100000"], "--contrast #100000 is outside the vocabulary"),
         (["--position", "3", "--target", " Italy"], "--target ` Italy` is not the token at position 3"),

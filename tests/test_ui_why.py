@@ -16,7 +16,7 @@ from explorer.engine.passes import bounds
 from explorer.errors import ExplorerError
 from explorer.render.why import LOWERS, RAISES, why_html
 from explorer.results.attribution import Attribution
-from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_id, run_beside
+from explorer.ui.tabs.why import BASELINE_LABELS, METHOD_LABELS, MODE_LABELS, contrast_of, run_beside
 from tests.helpers.page import chat, gen, make_page, path_of, score
 from tests.helpers.share import built, last, note_of, pack, page_values, restore, shown_tab, view  # noqa: F401 - `built`: fixture
 
@@ -84,7 +84,7 @@ def test_gradient_methods_and_attention_run_from_the_page(ui):
         ({"state": []}, "Score a text"),
         ({"pos": None}, "Pick a token"),
         ({"pos": 0}, "position 0"),
-        ({"contrast": " quick brown"}, "tokens"),
+        ({"contrast": " quick brown" * 40}, "tokens"),  # over 64 tokens (a few are a continuation)
         ({"detail": -3}, "detail"),
     ],
 )
@@ -95,13 +95,22 @@ def test_bad_input_is_a_message(ui, args, match):
         why(ui, kw.pop("state"), kw.pop("pos"), **kw)
 
 
-def test_contrast_forms(gpt2):
-    assert contrast_id(gpt2, "") is None
-    assert contrast_id(gpt2, "#7") == 7
+def test_contrast_forms(ui, gpt2):
+    """'' = none, #7 = that id, a text is the engine's to read: one token as before, several as a continuation."""
+    assert contrast_of("") is None
+    assert contrast_of("#7") == 7
+    assert contrast_of(" the") == " the"
+    state = score(ui, TEXT)[ui.inspector.result]
+    r, pos = state[0], state[0].n - 1
     one = gpt2.tokenize(" the", add_special_tokens=False)
-    assert len(one) == 1 and contrast_id(gpt2, " the") == one[0]
-    with pytest.raises(ExplorerError, match="give one token"):
-        contrast_id(gpt2, " the lazy dog")
+    tab, out = why(ui, state, pos, contrast=" the")
+    assert len(one) == 1 and out[tab.state].contrast_ids.tolist() == one
+    tab, out = why(ui, state, pos, contrast=" the lazy cat")  # several tokens: a continuation
+    a = out[tab.state]
+    want = attribute(gpt2, r, pos, contrast=" the lazy cat", detail=128)
+    assert a.contrast_length > 1 and a.contrast_ids.tolist() == want.contrast_ids.tolist()
+    np.testing.assert_allclose(a.values, want.values, atol=1e-6)
+    assert "scored as a continuation" in out[tab.summary] and a.f == pytest.approx(want.f, abs=1e-6)
 
 
 def test_stop_ends_the_work_at_its_next_batch():
@@ -242,8 +251,9 @@ def test_stop_says_so_and_progress_starts_with_the_total(gpt2):
         assert calls[0][0] == 0 and calls[0][1] == calls[-1][0] == calls[-1][1] > 1, calls
 
 
-def test_whitespace_is_no_contrast_and_long_input_is_cut(gpt2):
-    assert contrast_id(gpt2, "   ") is None
-    with pytest.raises(ExplorerError) as err:
-        contrast_id(gpt2, " lazy dog" * 500)
-    assert len(err.value.message) < 400
+def test_whitespace_is_no_contrast_and_long_input_is_cut(ui, gpt2):
+    assert contrast_of("   ") is None
+    state = score(ui, TEXT)[ui.inspector.result]
+    with pytest.raises(gr.Error) as err:
+        why(ui, state, state[0].n - 1, contrast=" lazy dog" * 500)
+    assert len(err.value.message) < 400 and "shorten it" in err.value.message

@@ -1,7 +1,7 @@
 """`logprob-explorer why`: why the model expected one token of a text, as each earlier token's (or word's) share.
 
-`--text T --position N` (or `--target TEXT`) picks the token; `--contrast TOKEN` asks why it rather than another
-one. The body is `explorer.results.attribution.Attribution.to_dict()` (`--format json`) or its `to_csv()` (`--format csv`).
+`--text T --position N` (or `--target TEXT`) picks the token; `--contrast TEXT` asks why it rather than another
+token or text (several tokens: scored as a continuation, the sum of its tokens' logprobs, as `answers` does). The body is `explorer.results.attribution.Attribution.to_dict()` (`--format json`) or its `to_csv()` (`--format csv`).
 Positions count the scored text's tokens as the page's inspector does (0 is the first, a BOS where the tokenizer
 adds one); -1 is the last.
 """
@@ -64,8 +64,9 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--contrast",
         metavar="TOKEN",
-        help="why the target rather than this token: its text (exactly one token of the vocabulary, e.g. ' London') "
-        "or #ID for a token id",
+        help="why the target rather than this: a text read as typed right after the text before the target (a "
+        "leading space is part of it: ' London', ' New York'; several tokens are scored as a continuation, the sum of "
+        "their logprobs) or #ID for one token id",
     )
     _method_args(p)
     p.add_argument("--format", choices=FORMATS, default="json")
@@ -194,6 +195,35 @@ def token_id(engine, value: str | None, flag: str) -> int | None:
     return int(ids[0])
 
 
+def contrast_of(engine, r, pos: int, value: str | None) -> int | str | None:
+    """--contrast checked against token `pos` of `r`: a token id (#ID), the text (read by the engine as a
+    continuation, explorer.engine.analyses.attribution.contrast_tokens), or None; an ExplorerError naming the flag."""
+    from explorer.engine.analyses.answers import MAX_VARIANT_TOKENS
+    from explorer.engine.analyses.attribution import contrast_tokens
+
+    q = token_query(value, "--contrast")
+    if q is None:
+        return None
+    if q[0] == "id":
+        one = token_id(engine, value, "--contrast")  # the vocabulary's bounds checked
+        ids = [] if one is None else [one]
+    else:
+        ids = contrast_tokens(engine, r, pos, str(q[1]))[0]
+    shown = "|".join(piece(engine, int(i)) for i in ids[:8]) + ("|…" if len(ids) > 8 else "")
+    if not ids:
+        raise ExplorerError(f"--contrast `{value}` is no tokens: give some text (or #ID).", param="contrast")
+    if len(ids) > MAX_VARIANT_TOKENS:
+        raise ExplorerError(
+            f"--contrast is {len(ids)} tokens ({shown}); at most {MAX_VARIANT_TOKENS}: shorten it.", param="contrast"
+        )
+    if ids == [int(r.token_ids[pos])]:
+        raise ExplorerError(
+            f"--contrast `{piece(engine, int(ids[0]))}` is the target itself: pick another token to compare with.",
+            param="contrast",
+        )
+    return q[1]
+
+
 def position(r, a: argparse.Namespace) -> int:
     """The checked position of the token to explain (from --position and / or --target)."""
     n = r.n
@@ -254,12 +284,7 @@ def run(a: argparse.Namespace) -> dict | str:
     engine, note = (load_engine(a, a.model), "") if a.method == "occlusion" else hidden_states_engine(a, a.model)
     r = score_ids(engine, a.ids, 0) if a.ids is not None else score_text(engine, text, 0)
     pos = position(r, a)
-    contrast = token_id(engine, a.contrast, "--contrast")
-    if contrast is not None and contrast == int(r.token_ids[pos]):
-        raise ExplorerError(
-            f"--contrast `{piece(engine, contrast)}` is the target itself: pick another token to compare with.",
-            param="contrast",
-        )
+    contrast = contrast_of(engine, r, pos, a.contrast)
     result = attribute(
         engine,
         r,

@@ -409,15 +409,18 @@ class LM:
         text: str,
         position: int = -1,
         *,
-        contrast: int | str | None = None,
+        contrast: int | str | Sequence[int] | None = None,
         method: str = "occlusion",
         units: str = "token",
         **settings: Any,
     ) -> Attribution:
-        """Why the model expected token `position` of `text` (-1: the last; or rather than `contrast`, a token id
-        or its one-token text): each earlier token's (or word's, `units="word"`) share of its logprob, by
-        `method` (occlusion, ig, gxi, attention), as the Why tab and `logprob-explorer why`. More settings of
-        explorer.engine.analyses.attribution.attribute (detail, mode, steps, baseline, layers, neutral) go in `settings`."""
+        """Why the model expected token `position` of `text` (-1: the last): each earlier token's (or word's,
+        `units="word"`) share of its logprob, by `method` (occlusion, ig, gxi, attention), as the Why tab and
+        `logprob-explorer why`. With `contrast`, of log p(target) - log p(contrast) instead: a token id, a list of
+        ids, or a text read as typed right after the text before the target (a leading space is part of it:
+        " dogs", not "dogs"); a contrast of several tokens is scored as a continuation, the sum of its tokens'
+        logprobs, as `answers` scores an answer. More settings of explorer.engine.analyses.attribution.attribute
+        (detail, mode, steps, baseline, layers, neutral) go in `settings`."""
         from explorer.engine.analyses.attribution import DETAIL, attribute
         from explorer.engine.passes.scoring import score_text
 
@@ -431,24 +434,14 @@ class LM:
                 param="position",
             )
         settings.setdefault("detail", DETAIL)
+        if isinstance(contrast, str):
+            _text(contrast, "contrast", "compare with")
         try:
-            a = attribute(engine, r, pos, contrast=self._token(contrast), method=method, units=units, **settings)
+            a = attribute(engine, r, pos, contrast=contrast, method=method, units=units, **settings)
         except ExplorerError as e:
             raise in_python(e) from None
         a.note = note
         return a
-
-    def _token(self, value: int | str | None) -> int | None:
-        """The one token id `value` names (an id, or a text that is exactly one token)."""
-        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-            return value
-        ids = self.engine.tokenize(_text(value, "contrast", "compare with"), add_special_tokens=False)
-        if len(ids) != 1:
-            raise ExplorerError(
-                f"`contrast` {value!r} is {len(ids)} tokens of {self.name}: give one token's text or its id.",
-                param="contrast",
-            )
-        return int(ids[0])
 
     # ---- the views that need hidden states, and the torch twin that gives them ------------------------------------
     def _local(self, view: str) -> tuple[ModelEngine, str]:

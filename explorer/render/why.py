@@ -45,6 +45,23 @@ def _what(a: Attribution) -> str:
     return out
 
 
+def _continuation(a: Attribution) -> str:
+    """Markdown: how a contrast of several tokens is scored and read ('' for none or one token)."""
+    if a.contrast_length <= 1:
+        return ""
+    pieces = "|".join(escape(_label(t)) for t in a.contrast_token_text[:12]) + ("|…" if a.contrast_length > 12 else "")
+    read = (
+        " It is read as typed right after the text before the target, so a leading space is part of it (“ dogs” is a "
+        "word of its own, “dogs” joins the word before)."
+        if a.contrast_tokenized
+        else ""
+    )
+    return (
+        f"The contrast is {a.contrast_length} tokens ({pieces}): log p(contrast) is the sum of their logprobs, each "
+        f"after the text and the contrast's tokens before it, as Answers scores an answer.{read}"
+    )
+
+
 def _levels(a: Attribution) -> np.ndarray:
     """(U,) -3..3: the colour step of each unit, relative to the strongest (0: under a tenth of it, or NaN)."""
     v = np.nan_to_num(a.values, nan=0.0)
@@ -103,10 +120,13 @@ def legend_html(a: Attribution | None) -> str:
 def why_summary(a: Attribution) -> str:
     """Markdown: what is explained, by which method, its meaning and caveat, the strongest contributors."""
     f_name = "log p(target)" if a.contrast_id is None else "log p(target) − log p(contrast)"
+    as_continuation = f" ({a.contrast_length} tokens, scored as a continuation)" if a.contrast_length > 1 else ""
     lines = [
-        f"**Why {_what(a)}** at position {a.pos}: f = {f_name} = **{a.f:.4f}** nats.",
+        f"**Why {_what(a)}**{as_continuation} at position {a.pos}: f = {f_name} = **{a.f:.4f}** nats.",
         f"**{NAMES[a.method]}**: {MEANING[a.method]}. *{CAVEAT[a.method]}*",
     ]
+    if a.contrast_length > 1:
+        lines.insert(1, _continuation(a))
     gap, rel = a.completeness_gap, a.completeness_share
     if gap is not None and rel is not None and a.f_baseline is not None:
         total = a.f - a.f_baseline
@@ -121,7 +141,10 @@ def why_summary(a: Attribution) -> str:
             f"{total:.4f} nats; gap {gap:+.4f} nats, {rel:.1%} of that difference ({verdict})."
         )
     if a.method == "attention" and a.contrast_id is not None:
-        lines.append("Attention weights do not depend on *rather than*: the same with or without it.")
+        lines.append(
+            "Attention weights do not depend on *rather than*: the same with or without it (they explain the next "
+            "token only, from the position before the target)."
+        )
     top = a.ranked(3)
     if top:
         lines.append(

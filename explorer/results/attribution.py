@@ -4,7 +4,8 @@ Numpy only; the engine fills it (explorer.engine.analyses.attribution). The expl
     f(x) = log p(target | x)                              (no contrast)
     f(x) = log p(target | x) - log p(contrast | x)        ("why the target rather than the contrast")
 where x = token_ids[:pos], in nats. A unit's value is its share of f: positive = it made the target
-more likely (or more likely than the contrast), negative = less.
+more likely (or more likely than the contrast), negative = less. A contrast of several tokens c is a continuation:
+log p(contrast | x) = sum_i log p(c_i | x + c[:i]), teacher-forced (as Answers scores a variant).
 """
 
 from __future__ import annotations
@@ -58,15 +59,27 @@ class Attribution:
     token_text: list[str]  # pos + 1 strings, the characters each token completes
     pos: int  # the target's position in the text it came from (== len(token_ids) - 1)
     target_id: int
-    contrast_id: int | None
+    contrast_id: int | None  # the contrast's token (its first, for a contrast of several tokens); None: no contrast
     spans: np.ndarray  # (U, 2) int64, each source unit's token range [a, b) in token_ids[:pos]
     values: np.ndarray  # (U,) float64, each unit's share of f (nats; attention: a weight in [0, 1])
     f: float  # f on the text, nats
     f_baseline: float | None = None  # ig: f at the baseline (completeness: sum(values) ~ f - f_baseline)
     special: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # (U,) template / special-token units
     target_text: str = ""  # the target token's text
-    contrast_text: str = ""  # the contrast token's text ('' without one)
+    contrast_text: str = ""  # the contrast's text ('' without one)
     note: str = ""  # said with the summary: which engine computed it, where another one serves the model
+    contrast_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (C,) int64; [contrast_id] at one
+    contrast_token_text: list[str] = field(default_factory=list)  # C strings: the characters each token completes
+    contrast_tokenized: str = ""  # a text contrast of several tokens: "joint" | "alone", as Answers' Variant; else ''
+
+    def __post_init__(self) -> None:
+        if self.contrast_id is not None and len(self.contrast_ids) == 0:
+            self.contrast_ids = np.array([self.contrast_id], np.int64)
+
+    @property
+    def contrast_length(self) -> int:
+        """The contrast's tokens: 0 without one, 1 for a next-token contrast, more for a continuation."""
+        return 0 if self.contrast_id is None else len(self.contrast_ids)
 
     @property
     def n(self) -> int:
@@ -119,9 +132,7 @@ class Attribution:
             "meaning": MEANING[self.method],
             "settings": dict(self.settings),
             "target": {"position": self.pos, "token_id": self.target_id, "text": self.target_text},
-            "contrast": None
-            if self.contrast_id is None
-            else {"token_id": self.contrast_id, "text": self.contrast_text},
+            "contrast": self._contrast_dict(),
             "f": _num(self.f),
             "f_baseline": None if self.f_baseline is None else _num(self.f_baseline),
             "completeness_gap": None if self.completeness_gap is None else _num(self.completeness_gap),
@@ -140,6 +151,20 @@ class Attribution:
             ],
         } | ({"note": self.note} if self.note else {})  # which engine computed it, where another serves the model
 
+    def _contrast_dict(self) -> dict | None:
+        """None; {token_id, text} for one token; a continuation's {token_ids, tokens, text, tokenized}, as Answers
+        writes a variant."""
+        if self.contrast_id is None:
+            return None
+        if self.contrast_length == 1:
+            return {"token_id": self.contrast_id, "text": self.contrast_text}
+        out = {"token_ids": self.contrast_ids.tolist(), "tokens": list(self.contrast_token_text)}
+        return (
+            out
+            | {"text": self.contrast_text}
+            | ({"tokenized": self.contrast_tokenized} if self.contrast_tokenized else {})
+        )
+
     @classmethod
     def from_dict(cls, d: dict) -> Attribution:
         src = d["sources"]
@@ -152,7 +177,7 @@ class Attribution:
             token_text=list(d["token_text"]),
             pos=int(d["target"]["position"]),
             target_id=int(d["target"]["token_id"]),
-            contrast_id=None if c is None else int(c["token_id"]),
+            contrast_id=None if c is None else int(c["token_id"] if "token_id" in c else c["token_ids"][0]),
             spans=np.array([s["span"] for s in src], np.int64).reshape(len(src), 2),
             values=np.array([value_from_json(s["value"]) for s in src], np.float64),
             f=value_from_json(d["f"]),
@@ -161,6 +186,9 @@ class Attribution:
             target_text=d["target"].get("text", ""),
             contrast_text="" if c is None else c.get("text", ""),
             note=d.get("note", ""),
+            contrast_ids=np.array([] if c is None else c.get("token_ids", [c.get("token_id")]), np.int64),
+            contrast_token_text=[] if c is None else list(c.get("tokens", [])),
+            contrast_tokenized="" if c is None else c.get("tokenized", ""),
         )
 
     def to_html(self) -> str:

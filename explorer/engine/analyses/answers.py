@@ -73,7 +73,7 @@ def variant_ids(engine: ModelEngine, prompt_ids: list[int], prompt: str, text: s
     return engine.tokenize(text, add_special_tokens=False), "alone"
 
 
-def _texts(engine: ModelEngine, ids: list[int]) -> list[str]:
+def token_texts(engine: ModelEngine, ids: list[int]) -> list[str]:
     """Per token, the characters it completes (a character split over tokens sits on its last token)."""
     dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
     return [dec.decode(bytes(engine.vocab[i]), final=(j == len(ids) - 1)) for j, i in enumerate(ids)]
@@ -139,7 +139,7 @@ def score_answers(
     rows = [ids for ids, _ in split]
     engine.check_ids(prompt_ids + max(rows, key=len))
     if engine.capabilities.forward:
-        scored = [(lp, _texts(engine, r)) for lp, r in zip(_cached(forward_pass(engine), prompt_ids, rows), rows)]
+        scored = [(lp, token_texts(engine, r)) for lp, r in zip(_cached(forward_pass(engine), prompt_ids, rows), rows)]
     else:
         scored = _scored(engine, prompt_ids, rows)
     variants = [
@@ -174,3 +174,11 @@ def run_quiz(
         if progress is not None:
             progress(i + 1, len(items))
     return Quiz(engine.name, out, template)
+
+
+def continuation_logprobs(engine: ModelEngine, prompt_ids: list[int], rows: list[list[int]]) -> list[np.ndarray]:
+    """Each row's (L,) token logprobs after `prompt_ids`, teacher-forced (step 3): on a forward engine one pass over
+    the prompt and one batch of the rows; on a served model prompt + row scored per row."""
+    if engine.capabilities.forward:
+        return _cached(forward_pass(engine), prompt_ids, rows)
+    return [lp for lp, _ in _scored(engine, prompt_ids, rows)]

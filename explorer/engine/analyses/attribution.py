@@ -2,27 +2,39 @@
 
 f(x) = log p(target | x) [- log p(contrast | x)], x = ids[:pos].
 
+A contrast of several tokens (or one given as a list of ids) is a continuation, scored as Answers scores a variant
+(explorer.engine.analyses.answers): log p(contrast | x) = sum_i log p(c_i | x + c[:i]), teacher-forced, and the text
+typed as the contrast is tokenised as if typed right after x (`contrast_tokens`: a leading space is part of it). The
+target is one token of the text (a continuation of one). Where the target and the contrast are one token each, f is
+the next-token difference computed as before, to the bit.
+
 Methods:
 1. occlusion (every engine that runs the model here): value(u) = f(x) - f(x without unit u), or with u's
    tokens replaced by a neutral token. Units are visited left to right; consecutive units of one length make
    one batch whose rows all continue the KV cache of the text before the batch's first unit, so a unit costs
    the tokens after it, not a whole pass. A served model (no KV cache here) scores each ablated text instead.
+   A contrast continuation: each row is read on with both continuations (right-padded, one batch).
 2. gxi / ig (torch): gradient x input and integrated gradients over the input embeddings, by Captum
    (InputXGradient, IntegratedGradients with `steps` points, `chunk` of them per backward pass), summed over
-   the hidden size per token.
+   the hidden size per token. A contrast continuation: its tokens' embeddings are fixed inputs after the text's
+   (the gradient is the text's only; IG's path runs from the baseline to the text, the continuations as they are).
 3. attention (torch): the last `layers` layers' attention weights from position pos-1 to every earlier
-   token, mean over heads and layers (eager attention for that one pass).
+   token, mean over heads and layers (eager attention for that one pass): the next token's only, whatever the
+   contrast.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
 import numpy as np
 import torch
 
+from explorer.engine.analyses import continuations
+from explorer.engine.analyses.answers import MAX_VARIANT_TOKENS, token_texts, variant_ids
+from explorer.engine.analyses.continuations import Conts
 from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.scoring import score_ids
 from explorer.errors import ExplorerError
@@ -96,15 +108,17 @@ def _ablated(ids: list[int], a: int, b: int, mode: str, neutral: int) -> list[in
     return ids[:a] + ([neutral] * (b - a) if mode == "replace" else []) + ids[b:]
 
 
-def _blocks(spans: np.ndarray, pos: int) -> list[list[int]]:
+def _blocks(spans: np.ndarray, pos: int, conts: Conts | None = None) -> list[list[int]]:
     """Consecutive units of equal length (their ablated rows have one length), at most MAX_BATCH a block and at
-    most BATCH_TOKENS tokens of rows, so Stop and the time cap are checked every second or so."""
+    most BATCH_TOKENS tokens of rows (each row read on with every continuation of `conts`, where given), so Stop and
+    the time cap are checked every second or so."""
+    width, extra = (len(conts), max(len(w) for w in conts) - 1) if conts else (1, 0)
     out: list[list[int]] = []
     for u, (a, b) in enumerate(spans.tolist()):
         if out:
             first = out[-1][0]
             rows = len(out[-1]) + 1
-            fits = rows <= MAX_BATCH and rows * (pos - int(spans[first, 0]) + 1) <= BATCH_TOKENS
+            fits = rows <= MAX_BATCH and width * rows * (pos - int(spans[first, 0]) + 1 + extra) <= BATCH_TOKENS
             if fits and spans[first, 1] - spans[first, 0] == b - a:
                 out[-1].append(u)
                 continue
@@ -112,8 +126,18 @@ def _blocks(spans: np.ndarray, pos: int) -> list[list[int]]:
     return out
 
 
+def _f_block(engine, rows: list[list[int]], past, target: int, contrast: int | None, conts: Conts | None):
+    """(B,) f after each row, every row continuing the cache `past`: one forward pass. `conts` None: the next
+    token's f at each row's last position; else each continuation read on after each row, teacher-forced."""
+    if conts is None:
+        batch = torch.tensor(rows, device=engine.device)  # (B, L)
+        last = engine.last_rows(batch, past)  # (B, H) or (B, V)
+        return _f(blocks.logits(engine, last), target, contrast)  # padded to the head's row count, as scoring
+    return continuations.f_after_rows(engine, rows, past, conts)
+
+
 @torch.inference_mode()
-def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progress) -> np.ndarray:
+def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progress, conts=None) -> np.ndarray:
     """f of every ablated text, each block of rows continuing the cache of the text before its first unit."""
     out = np.full(len(spans), np.nan)
     past, held = None, 0  # the KV cache of ids[:held]
@@ -121,7 +145,7 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progr
     done = 0
     if progress is not None:
         progress(0, len(spans))
-    for block in _blocks(spans, len(ids)):
+    for block in _blocks(spans, len(ids), conts):
         bounds.check()
         a0 = max(int(spans[block[0], 0]) - 1, 0)  # rows start one token early: never empty after a cache
         if a0 > held:  # extend the cache of the text up to this block
@@ -130,9 +154,7 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progr
         rows = [_ablated(ids, int(spans[u, 0]), int(spans[u, 1]), mode, neutral)[a0:] for u in block]
         ok = [j for j, row in enumerate(rows) if row]  # an empty text has no next-token distribution
         if ok:
-            batch = torch.tensor([rows[j] for j in ok], device=engine.device)  # (B, L)
-            last = engine.last_rows(batch, past)  # (B, H) or (B, V)
-            f = _f(blocks.logits(engine, last), target, contrast)  # padded to the head's row count, as scoring
+            f = _f_block(engine, [rows[j] for j in ok], past, target, contrast, conts)
             out[[block[j] for j in ok]] = f.cpu().numpy()
         done += len(block)
         if progress is not None:
@@ -140,8 +162,9 @@ def _occlusion_cached(engine, ids, spans, target, contrast, mode, neutral, progr
     return out
 
 
-def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, progress) -> np.ndarray:
-    """f of every ablated text by scoring it (ablated + [target] / [contrast]): the naive path, any engine."""
+def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, progress, conts=None) -> np.ndarray:
+    """f of every ablated text by scoring it (ablated + [target] / [contrast]; with `conts`, ablated + each
+    continuation): the naive path, any engine."""
     want = [target] if contrast is None else [target, contrast]
     out = np.full(len(spans), np.nan)
     if progress is not None:
@@ -149,7 +172,9 @@ def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, progr
     for u, (a, b) in enumerate(spans.tolist()):
         bounds.check()
         row = _ablated(ids, a, b, mode, neutral)
-        if row:
+        if row and conts is not None:
+            out[u] = continuations.f_after(engine, row, conts)
+        elif row:
             r = score_ids(engine, row + [target], 0, listed=want)
             lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))
             out[u] = lp[target] - (lp[contrast] if contrast is not None else 0.0)
@@ -159,8 +184,11 @@ def _occlusion_scored(engine, ids, spans, target, contrast, mode, neutral, progr
 
 
 # ---- 2. gradients ---------------------------------------------------------------------------------
-def _forward_of(engine, target: int, contrast: int | None):
-    """embeddings (B, T, H) -> (B,) f: the model run on `inputs_embeds`, its output layer on the last row."""
+def _forward_of(engine, target: int, contrast: int | None, conts: Conts | None = None):
+    """embeddings (B, T, H) -> (B,) f: the model run on `inputs_embeds`, its output layer on the last row (with
+    `conts`: on the rows that read each continuation, its tokens' embeddings fixed after the text's)."""
+    if conts is not None:
+        return continuations.forward_of(engine, conts)
 
     def forward(emb: torch.Tensor) -> torch.Tensor:
         if engine.split_head:
@@ -180,14 +208,15 @@ def _baseline(engine, emb: torch.Tensor, baseline: str, neutral: int) -> torch.T
 
 
 def _gradients(
-    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, progress
+    engine, ids, target, contrast, method, steps, chunk, baseline, neutral, progress, conts=None
 ) -> tuple[np.ndarray, float, float | None]:
     """(per-token values (T,), f(x), f(baseline) or None) by Captum; `bounds.check()` and `progress` between its batches."""
     from captum._utils.gradient import compute_gradients
     from captum.attr import InputXGradient, IntegratedGradients
 
-    f = _forward_of(engine, target, contrast)
-    rows = max(1, min(chunk, GRAD_TOKENS // max(len(ids), 1)))  # IG steps per backward pass: bounded memory
+    f = _forward_of(engine, target, contrast, conts)
+    width = len(ids) if conts is None else len(conts) * (len(ids) + max(len(w) for w in conts) - 1)
+    rows = max(1, min(chunk, GRAD_TOKENS // max(width, 1)))  # IG steps per backward pass: bounded memory
     done = [0]
 
     def gradients(*args, **kwargs):
@@ -260,7 +289,7 @@ def attribute(
     r: TokenScores,
     pos: int,
     *,
-    contrast: int | None = None,
+    contrast: int | Sequence[int] | str | None = None,
     method: str = "occlusion",
     units: str = "token",
     detail: int = 0,
@@ -273,46 +302,100 @@ def attribute(
     cached: bool = True,
     progress: Progress | None = None,
 ) -> Attribution:
-    """Why token `pos` of `r` (or rather than `contrast`): `method` over `units` before it."""
+    """Why token `pos` of `r` (or rather than `contrast`: a token id, a list of ids, or a text read as typed after the
+    text before the target, `contrast_tokens`): `method` over `units` before it."""
     check_request(r, pos, method, units, mode, steps, detail, baseline)
     ids = r.token_ids.tolist()
     target = int(ids[pos])
-    v = engine.vocab_size
-    if (contrast is not None and not (isinstance(contrast, int) and 0 <= contrast < v)) or contrast == target:
-        why = "is the target itself" if contrast == target else f"is outside the vocabulary (0..{v - 1})"
-        raise _bad(f"The contrast token {contrast!r} {why}: pick another token to compare with.", "contrast")
+    cids, how = _contrast_of(engine, r, pos, contrast)
+    one = cids[0] if cids is not None and len(cids) == 1 else None  # a one-token contrast: the next-token f
+    conts = [[target], cids] if cids is not None and len(cids) > 1 else None  # else: both continuations
     caps = engine.capabilities
     if method != "occlusion" and not caps.hidden_states:
         raise _bad(f"{NAMES[method]} {caps.why_not('hidden_states')}; occlusion works on every engine.", "method")
     ctx = ids[:pos]
-    engine.check_ids(ctx)
+    engine.check_ids(ctx + (cids or [])[:-1])
     spans = unit_spans(r, pos, units, detail)
     settings: dict = {"units": units, "detail": detail}
     f_base = None
     if method == "occlusion":
         n = _neutral(engine, neutral) if mode == "replace" else 0
         settings.update(mode=mode, **({"neutral_id": n} if mode == "replace" else {}))
-        fx = _f_text(engine, ctx, target, contrast)
+        fx = _f_text(engine, ctx, target, one, conts)
         run = _occlusion_cached if cached and caps.forward else _occlusion_scored
-        values = fx - run(engine, ctx, spans, target, contrast, mode, n, progress)
+        values = fx - run(engine, ctx, spans, target, one, mode, n, progress, conts)
     elif method == "attention":
         settings["layers"] = int(layers)
-        per_token, fx = _attention(engine, ctx, int(layers)), _f_text(engine, ctx, target, contrast)
+        per_token, fx = _attention(engine, ctx, int(layers)), _f_text(engine, ctx, target, one, conts)
         values = np.array([per_token[a:b].sum() for a, b in spans.tolist()])
     else:
         n = _neutral(engine, neutral)
         settings.update({"steps": steps, "baseline": baseline, "neutral_id": n} if method == "ig" else {})
-        per_token, fx, f_base = _gradients(engine, ctx, target, contrast, method, steps, chunk, baseline, n, progress)
+        per_token, fx, f_base = _gradients(engine, ctx, target, one, method, steps, chunk, baseline, n, progress, conts)
         values = np.array([per_token[a:b].sum() for a, b in spans.tolist()])
     marked = _marked(engine)
     special = np.array([all(i in marked for i in ids[a:b]) for a, b in spans.tolist()], bool)
     text = r.token_text
+    pieces = token_texts(engine, conts[1]) if conts else []  # a continuation's tokens, as the result lists them
     return Attribution(
         model=r.model, method=method, settings=settings, token_ids=np.array(ids[: pos + 1], np.int64),
-        token_text=text[: pos + 1], pos=pos, target_id=target, contrast_id=contrast, spans=spans,
-        values=np.asarray(values, np.float64), f=fx, f_baseline=f_base, special=special,
-        target_text=text[pos], contrast_text=_piece(engine, contrast),
+        token_text=text[: pos + 1], pos=pos, target_id=target, contrast_id=None if cids is None else cids[0],
+        spans=spans, values=np.asarray(values, np.float64), f=fx, f_baseline=f_base, special=special,
+        target_text=text[pos], contrast_text=_piece(engine, one) if conts is None else "".join(pieces),
+        contrast_ids=np.array(cids or [], np.int64), contrast_token_text=pieces, contrast_tokenized=how if conts else "",
     )  # fmt: skip
+
+
+def contrast_tokens(engine, r: TokenScores, pos: int, text: str) -> tuple[list[int], str]:
+    """(the ids of `text` as the contrast of token `pos` of `r`, "joint" | "alone"): read as Answers reads a variant
+    typed after its prompt (answers.variant_ids), the prompt being the text before the target less its leading
+    special tokens (a BOS, a document start). So a leading space is part of the contrast: " dogs" is a word of its
+    own, "dogs" the characters typed straight after the word before (tokenised with it where the tokenizer merges
+    them, else alone)."""
+    ids = r.token_ids.tolist()
+    marked, lead = _marked(engine), 0
+    while lead < pos and ids[lead] in marked:
+        lead += 1
+    body = b"".join(r.token_bytes[lead:pos]).decode("utf-8", "replace")
+    prompt = engine.tokenize(body) if body else []
+    if not prompt:
+        return engine.tokenize(text, add_special_tokens=False), "alone"
+    return variant_ids(engine, prompt, body, text)
+
+
+def _contrast_of(engine, r: TokenScores, pos: int, contrast) -> tuple[list[int] | None, str]:
+    """(the contrast's token ids, checked, or None; "joint" | "alone" where it came from a text, else "")."""
+    if contrast is None:
+        return None, ""
+    v, target, how = engine.vocab_size, int(r.token_ids[pos]), ""
+    if isinstance(contrast, (int, np.integer)) and not isinstance(contrast, bool):
+        contrast = int(contrast)
+        if not 0 <= contrast < v or contrast == target:
+            why = "is the target itself" if contrast == target else f"is outside the vocabulary (0..{v - 1})"
+            raise _bad(f"The contrast token {contrast!r} {why}: pick another token to compare with.", "contrast")
+        return [contrast], ""
+    if isinstance(contrast, str):
+        if not contrast:
+            raise _bad("The contrast is empty: give a token's or a few words' text, or leave it out.", "contrast")
+        cids, how = contrast_tokens(engine, r, pos, contrast)
+        shown = repr(contrast) if len(contrast) <= 40 else repr(contrast[:40]) + "…"
+    else:
+        cids = list(contrast) if isinstance(contrast, (list, tuple, np.ndarray)) else []
+        if not cids or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in cids):
+            raise _bad(f"The contrast must be a token id, a list of them or a text, got {contrast!r}.", "contrast")
+        cids = [int(i) for i in cids]
+        shown = str(cids) if len(cids) <= 8 else str(cids[:8])[:-1] + ", …]"
+        if bad := [i for i in cids if not 0 <= i < v]:
+            raise _bad(f"The contrast {shown} has ids outside the vocabulary (0..{v - 1}): {bad[:4]}.", "contrast")
+    if not cids:
+        raise _bad(f"The contrast {shown} has no tokens: give some text.", "contrast")
+    if len(cids) > MAX_VARIANT_TOKENS:
+        raise _bad(f"The contrast {shown} is {len(cids)} tokens; at most {MAX_VARIANT_TOKENS}: shorten it.", "contrast")
+    if cids == [target]:
+        raise _bad(
+            f"The contrast {shown} is the target itself: pick another token or text to compare with.", "contrast"
+        )
+    return cids, how
 
 
 def _marked(engine) -> set[int]:
@@ -345,8 +428,10 @@ def _neutral(engine, neutral: int | None) -> int:
     return min(engine.eos_ids) if engine.eos_ids else 0
 
 
-def _f_text(engine, ctx: list[int], target: int, contrast: int | None) -> float:
+def _f_text(engine, ctx: list[int], target: int, contrast: int | None, conts: Conts | None = None) -> float:
     """f on the text itself, by scoring it with the target (and contrast) listed at the end."""
+    if conts is not None:
+        return continuations.f_after(engine, ctx, conts)
     want = [target] if contrast is None else [target, contrast]
     r = score_ids(engine, ctx + [target], 0, listed=want)  # k 0: no top-k, under any --max-logprobs
     lp = dict(zip(r.top_ids[-1].tolist(), r.top_logprobs[-1].tolist()))

@@ -57,29 +57,22 @@ def gradients_off(why_not: str | None) -> str:
 
 INTRO = """**Why did the model expect this token?** Pick a token in the heatmap below (after Score, Generate or Chat)
 and press *Why?*: the text before it is coloured by how much each earlier token (or word) contributed to its logprob.
-Give a token in *rather than* to ask why it beat that one (the difference of their logprobs). *Occlusion* is exact
+Give a token in *rather than* to ask why it beat that one (the difference of their logprobs); words of several tokens
+are scored as a continuation (the sum of their tokens' logprobs, as in Answers; a leading space is part of them). *Occlusion* is exact
 (each unit left out, the text scored again); the gradient methods are fast approximations of the same question;
 attention shows where the model looked, which is not the same as why."""
 
 
-def contrast_id(engine, text: str) -> int | None:
-    """The contrast token: '' = none, `#123` = that id, else a text that must be exactly one token."""
+def contrast_of(text: str) -> int | str | None:
+    """The contrast as typed in *rather than*: '' (or only spaces) = none, `#123` = that token id, else the text, which
+    the engine reads as typed right after the text before the target (a leading space is part of it) and, where it
+    is several tokens, scores as a continuation (explorer.engine.analyses.attribution.contrast_tokens)."""
     text = text or ""
     if not text.strip():  # nothing, or only spaces: no contrast (a space token: give its #id)
         return None
     if text.strip().startswith("#") and text.strip()[1:].isascii() and text.strip()[1:].isdigit():
         return int(text.strip()[1:])
-    ids = engine.tokenize(text, add_special_tokens=False)
-    if len(ids) != 1:
-        pieces = "|".join(bytes(engine.vocab[i]).decode("utf-8", "replace") for i in ids[:8])
-        more = "|…" if len(ids) > 8 else ""
-        shown = text if len(text) <= 60 else text[:60] + "…"
-        raise ExplorerError(
-            f"“{shown}” is {len(ids)} tokens ({pieces}{more}): give one token as *rather than* (mind the leading "
-            "space: “ London”), or #id for a token id.",
-            param="contrast",
-        )
-    return int(ids[0])
+    return text
 
 
 def stopped(summary: str) -> str:
@@ -132,7 +125,7 @@ class WhyTab:
             gr.Markdown(INTRO)
             with gr.Row():
                 self.contrast = gr.Textbox(
-                    label="Rather than (optional: one token, e.g. “ London”, or #id)",
+                    label="Rather than (optional: a token or words, e.g. “ London” or “ New York”, or #id)",
                     max_lines=1,
                     scale=2,
                     min_width=240,
@@ -259,7 +252,7 @@ class WhyTab:
         r = q.pop("r")
         use = self.models.use(r.model) if q["method"] == "occlusion" else self.models.use_for(r.model, "hidden_states")
         with user_errors(), use as engine:
-            c = contrast_id(engine, q.pop("contrast"))
+            c = contrast_of(q.pop("contrast"))
             pos = q.pop("pos")
             for item in run_beside(lambda prog: attribute(engine, r, pos, contrast=c, progress=prog, **q)):
                 if isinstance(item, Attribution):
