@@ -112,6 +112,77 @@ def test_words_and_stimulus_lists_start_at_the_document_start_by_default(gpt2, g
     assert rows[0]["document_start"] == "<|endoftext|>" and rows[0]["logprob_corrected"] != ""
 
 
+def test_word_counts_the_texts_words_from_0_with_or_without_a_document_start(gpt2, gpt2_dir, tmp_path, capsys):
+    """#54 S4: `word` is the text's own word number, 0 for its first word, whatever was put before it: runs with and
+    without a document start join on it (rows, CSV, JSON, the word table, its CSV and JSONL, the page's table)."""
+    import json
+
+    from explorer.cli import main
+    from explorer.notebook.lm import LM
+    from explorer.render.words import words_table
+
+    lm = LM(gpt2)
+    text = "The key is here."
+    after, alone = lm.words(text), lm.words(text, context_start=False)
+    assert after.lead == 1 and alone.lead == 0
+    for ws in (after, alone):
+        assert [r["word"] for r in ws.rows()] == list(range(len(ws.rows())))
+        assert [r["word"] for r in ws.to_dict()["words"]] == list(range(len(ws.rows())))
+        assert [int(r["word"]) for r in csv.DictReader(io.StringIO(ws.to_csv()))] == list(range(len(ws.rows())))
+        table = words_table(ws.scores, ws.words, ws.lead)
+        assert table["word"].tolist() == list(range(len(ws.rows())))
+    assert {r["word"]: r["text"] for r in after.rows()} == {r["word"]: r["text"] for r in alone.rows()}
+    assert after.rows()[0]["text"] == "The" and after.rows()[0]["document_start"] == "<|endoftext|>"
+
+    csvs = {}
+    for start in ("eos", "none"):
+        args = ["words", "--model", str(gpt2_dir), "--device", "cpu", "--text", text, "--context-start", start]
+        assert main([*args, "--format", "csv"]) == 0
+        csvs[start] = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["word"], r["text"]) for r in csvs["eos"]] == [(r["word"], r["text"]) for r in csvs["none"]]
+    assert csvs["eos"][0]["word"] == "0" and csvs["eos"][0]["text"] == "The"
+
+    stimuli = tmp_path / "s.csv"
+    stimuli.write_text("item,text\n1,The [key] is here.\n", encoding="utf-8")
+    for start in (True, False):
+        words, _ = lm.words_many(str(stimuli), context_start=start)
+        assert words["word"].tolist() == [0, 1, 2, 3, 4] and words["word_index"].tolist() == [1, 2, 3, 4, 5]
+    out = tmp_path / "w.jsonl"
+    assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--file", str(stimuli), "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["word"] for r in rows] == [0, 1, 2, 3, 4] and rows[0]["tokens"] == ["The"]
+
+    from explorer.results.words import first_word
+
+    for ws in (after, alone):  # `word` plus first_word is the word's index in ws.words (the view's chips)
+        first = first_word(ws.scores, ws.words, ws.lead)
+        assert first == ws.lead and all(ws.words.text[first + r["word"]] == r["text"] for r in ws.rows())
+
+
+def test_the_regions_table_writes_the_document_start(gpt2, gpt2_dir, tmp_path):
+    """#54 S1: every region row carries its words' `document_start`, in the frame, the CSV and the JSONL."""
+    import json
+
+    from explorer.cli import main
+    from explorer.notebook.lm import LM
+
+    lm = LM(gpt2)
+    stimuli = tmp_path / "s.csv"
+    stimuli.write_text("item,text\n1,The [key] is [here].\n2,A [dog] ran.\n", encoding="utf-8")
+    _, regions = lm.words_many(str(stimuli))
+    assert regions["document_start"].tolist() == ["<|endoftext|>"] * 3
+    assert lm.words_many(str(stimuli), context_start=False)[1]["document_start"].isna().all()
+    out = tmp_path / "w.csv"
+    assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--file", str(stimuli), "--out", str(out)]) == 0
+    reg = list(csv.DictReader((tmp_path / "w-regions.csv").open(encoding="utf-8")))
+    assert [r["document_start"] for r in reg] == ["<|endoftext|>"] * 3
+    out = tmp_path / "w.jsonl"
+    assert main(["words", "--model", str(gpt2_dir), "--device", "cpu", "--file", str(stimuli), "--out", str(out),
+                 "--context-start", "none"]) == 0  # fmt: skip
+    lines = (tmp_path / "w-regions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["document_start"] for x in lines] == [None] * 3
+
+
 def test_batch_records_the_document_start(gpt2):
     from explorer.notebook.lm import LM
 

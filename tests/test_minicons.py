@@ -110,7 +110,7 @@ def test_corrected_words_differ_from_minicons_only_by_the_word_start_sets(ours, 
         ids = ws.scores.token_ids.tolist()
         lp = plain_logprobs(gpt2_dir, ids)
         theirs = peer["word_logprobs_bow"][t]
-        chunks = {r["word"]: chunk_of(text, r) for r in ws.rows()}
+        chunks = {r["word"] + ws.lead: chunk_of(text, r) for r in ws.rows()}  # keyed by index in ws.words
         for j in alpha_words(ws):
             if w.text[j].strip() != peer["words"][t][chunks[j]]:
                 continue  # `table.` is one word to minicons: only words away from punctuation compare

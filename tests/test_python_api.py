@@ -108,8 +108,7 @@ def test_words_equal_cli_and_reference(lm, ref_model, gpt2_dir, capsys):
     rows_close(w.to_dict()["words"], body["words"])
     lp, *_ = reference(ref_model, w.scores.token_ids.tolist())
     for row in w.rows():
-        a = row["word"]
-        tokens = w.words.tokens(a)
+        tokens = w.words.tokens(row["word"] + w.lead)  # `word` counts the text's words; the document start is one
         assert row["token_ids"] == w.scores.token_ids[tokens.start : tokens.stop].tolist()
         assert row["logprob_sum"] == pytest.approx(float(lp[tokens.start - 1 : tokens.stop - 1].sum()), abs=1e-5)
     frame = w.to_pandas()

@@ -146,6 +146,18 @@ MALFORMED = [
     ("no text column", "item,sentence\n1,The cat.\n", "Row 1 (line 2", "no 'text' column"),
     ("bad span", "text,regions\nThe cat.,0:3\nA dog.,0:2\nThe horse.,4:99\n", "Row 3 (line 4", "must lie in"),
     ("same name", 'text\nThe cat.\nA dog.\n"[a: The] [a: horse]"\n', "Row 3 (line 4", "two regions are named"),
+    (
+        "fewer fields",
+        "item,condition,text\n1,a,The dog barked.\n2,The cat meowed.\n",
+        "Row 2 (line 3",
+        "has 2 fields where the header has 3",
+    ),
+    (
+        "more fields",
+        "item,text\n1,The dog barked.\n\n2,The cat, it meowed.\n",
+        "Row 2 (line 4",
+        "has 3 fields where the header has 2",
+    ),
     ("jsonl", '{"text": "The cat."}\n{"text": "A dog."}\n{"text": "[The"}\n', "Row 3 (line 3", "never closed"),
 ]
 

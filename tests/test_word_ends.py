@@ -193,7 +193,7 @@ def test_rows_spans_and_units(gpt2):
     x = rows[1]
     assert x["surprisal_corrected_bits"] == pytest.approx(x["surprisal_corrected_nats"] / math.log(2))
     assert x["surprisal_sum_nats"] == pytest.approx(-x["logprob_sum"])
-    assert rows[0]["word"] == 1 and rows[0]["logprob_corrected"] is not None  # the document start has no row
+    assert rows[0]["word"] == 0 and rows[0]["logprob_corrected"] is not None  # the document start has no row
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
@@ -211,7 +211,7 @@ def test_a_document_start_is_not_a_word_row(name, request):
     assert lead >= 1
     for rows in (to_dict(r, w, lead)["words"], list(csv.DictReader(io.StringIO(to_csv(r, w, lead))))):
         assert all(int(x["char_start"]) >= 0 for x in rows)
-        assert int(rows[0]["char_start"]) == 0 and int(rows[0]["word"]) == 1
+        assert int(rows[0]["char_start"]) == 0 and int(rows[0]["word"]) == 0
         assert "".join(x["text"] for x in rows).lstrip() == TEXT.lstrip()  # SentencePiece adds one leading space
 
 

@@ -7,7 +7,7 @@ import io
 import json
 
 from explorer.results.scores import TokenScores
-from explorer.results.words import WORD_COLUMNS, Words, shown_tokens, word_rows
+from explorer.results.words import WORD_COLUMNS, Words, first_word, shown_tokens, word_rows
 
 REFERENCE = 'Pimentel & Meister 2024, "How to compute the probability of a word" (arXiv:2406.14561)'
 
@@ -38,11 +38,12 @@ def to_csv(r: TokenScores, w: Words, lead: int | None = None) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(WORD_COLUMNS), lineterminator="\n")
     writer.writeheader()
+    first = first_word(r, w, lead)  # a row's `word` counts the text's words: its index in `w` less this
     for row in word_rows(r, w, lead):
         writer.writerow(
             {
                 **{k: "" if v is None else v for k, v in row.items()},
-                "tokens": shown_tokens(r, w, row["word"]),
+                "tokens": shown_tokens(r, w, first + row["word"]),
                 "token_ids": " ".join(str(i) for i in row["token_ids"]),
             }
         )

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from explorer.render.figures import styled
 from explorer.render.text import escape, visible
 from explorer.results.scores import TokenScores
-from explorer.results.words import Words, shown_tokens, word_rows
+from explorer.results.words import Words, first_word, shown_tokens, word_rows
 
 METRICS = {
     "probability": "joint probability of the word's tokens (orange 0% → blue 100%)",
@@ -167,12 +167,13 @@ def words_table(r: TokenScores, w: Words, lead: int | None = None) -> pd.DataFra
     def rnd(x: float | None) -> float | None:
         return None if x is None else round(x, 4)
 
+    first = first_word(r, w, lead)  # a row's `word` counts the text's words: its index in `w` less this
     rows = [
         {
             "word": x["word"],
             "text": visible(x["text"]),
             "chars": f"{x['char_start']}–{x['char_end']}",
-            "tokens": shown_tokens(r, w, x["word"]),
+            "tokens": shown_tokens(r, w, first + x["word"]),
             "summed bits": rnd(x["surprisal_sum_bits"]),
             "corrected bits": rnd(x["surprisal_corrected_bits"]),
             "summed nats": rnd(x["surprisal_sum_nats"]),

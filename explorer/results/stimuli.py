@@ -11,7 +11,7 @@ turns it into the per-word table).
   of [start, end] pairs. With a `regions` column the text's brackets are its own: they are not read as regions.
 - A region holds whole words (the Words view's split: a word's leading space does not count) and at least one.
 Anything wrong is one ExplorerError naming the row (and the file line): an unclosed or nested bracket, a region
-that cuts a word, no text column, an empty text, more than MAX_TEXTS rows or MAX_BYTES bytes (the Batch limits).
+that cuts a word, no text column, an empty text, a CSV row with more or fewer fields than its header, more than MAX_TEXTS rows or MAX_BYTES bytes (the Batch limits).
 """
 
 from __future__ import annotations
@@ -299,12 +299,18 @@ def _csv_records(text: str, text_column: str) -> tuple[list[dict], list[int]]:
     if not rows:
         return [], []
     header = [h.strip() for h in rows[0]]
-    records, at = [], []
+    records: list[dict] = []
+    at: list[int] = []
     for n, row in zip(lines[1:], rows[1:]):
         if not any(c.strip() for c in row):
             continue  # a blank line
-        if len(row) > len(header):
-            raise _bad(f"Line {n} of the file has {len(row)} cells and the header {len(header)}: check its quotes.")
-        records.append(dict(zip(header, row + [""] * (len(header) - len(row)))))
+        if len(row) != len(header):  # a missing or an extra delimiter: its cells would land in other columns
+            name = {",": "commas", ";": "semicolons", "\t": "tabs"}.get(delimiter, "delimiters")
+            raise _bad(
+                f"{where(len(records) + 1, n)} has {len(row)} fields where the header has {len(header)}: check its "
+                f"{name} and quotes (a text with a {delimiter!r} in it goes in double quotes; an empty field still "
+                "needs its delimiter)."
+            )
+        records.append(dict(zip(header, row)))
         at.append(n)
     return records, at

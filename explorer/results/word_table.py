@@ -5,7 +5,7 @@ A word row is the input's own columns, then `row` (the text's row, 1-based), `wo
 `word_text` (the word without its leading whitespace), `region` (its region's name or number; empty outside one),
 then the Words view's columns (results.words.WORD_COLUMNS) exactly as `lm.words(text)` gives them for that text
 alone. A region row sums its words: the logprobs and surprisals (summed and corrected, nats and bits) are the sums
-of its words' (unknown when one of its words' is).
+of its words' (unknown when one of its words' is); its `document_start` is its words'.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from explorer.errors import ExplorerError
 from explorer.results.shown import show
 from explorer.results.stimuli import Stimulus, region_of_words
 from explorer.results.word_scores import WordScores
-from explorer.results.words import WORD_COLUMNS, shown_tokens
+from explorer.results.words import WORD_COLUMNS, first_word, shown_tokens
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +33,7 @@ NUMBERS = (
     "logprob_corrected", "surprisal_corrected_bits", "surprisal_corrected_nats",
 )  # fmt: skip
 REGION_COLUMNS = ("row", "region", "region_index", "region_text", "char_start", "char_end", "n_words",
-                  "first_word", "last_word", "n_scored", *NUMBERS)  # fmt: skip
+                  "first_word", "last_word", "n_scored", *NUMBERS, "document_start")  # fmt: skip
 
 
 @dataclass(eq=False)
@@ -67,12 +67,12 @@ class WordTable:
         bare = [(r["char_start"] + len(r["text"]) - len(r["text"].lstrip()), r["char_end"]) for r in rows]
         bare = [(max(a - shift, 0), max(b - shift, 0)) for a, b in bare]
         inside = region_of_words(bare, s.regions, s.text, s.where)
-        first = len(self.words)
+        first, at = len(self.words), first_word(ws.scores, ws.words, ws.lead)  # at: the text's first word in ws.words
         for i, row in enumerate(rows):
             own = {"row": s.row, "word_index": i + 1, "word_text": row["text"].lstrip(),
                    "region": s.regions[inside[i]].name if inside[i] >= 0 else None}  # fmt: skip
             self.words.append({**s.extra, **own, **row})
-            self.shown.append(shown_tokens(ws.scores, ws.words, row["word"]))
+            self.shown.append(shown_tokens(ws.scores, ws.words, at + row["word"]))
         for k in range(len(s.regions)):
             held = [self.words[first + i] for i in range(len(rows)) if inside[i] == k]
             self.regions.append({**s.extra, **region_row(s, k, held)})
@@ -141,6 +141,7 @@ def region_row(s: Stimulus, k: int, held: list[dict]) -> dict:
         "last_word": held[-1]["word_index"],
         "n_scored": sum(w["n_scored"] for w in held),
         **sums,
+        "document_start": held[0]["document_start"],  # its words' (the text's): what the text was scored after
     }
 
 

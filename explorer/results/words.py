@@ -304,14 +304,22 @@ def leading(special: np.ndarray) -> int:
     return int(np.argmin(special)) if not special.all() else len(special)
 
 
+def first_word(r: TokenScores, w: Words, lead: int | None = None) -> int:
+    """The index in `w` of the text's first word: how many words are made of the `lead` leading tokens alone (a
+    document start; default r.context_start). A row's `word` is its index in `w` less this."""
+    lead = r.context_start if lead is None else lead
+    return int(np.count_nonzero(w.ends <= lead))
+
+
 def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
     """One dict per word of the text (WORD_COLUMNS): its text, character span in the text after the `lead` leading
     tokens (default r.context_start), tokens, its summed and corrected numbers in nats and bits (None where NaN,
     not computed, or not every token scored), and the document start the text was scored after (None: none).
     The leading tokens (a document start: BOS, `--context-start`) are not words of the text: a word made of them
-    alone gets no row, so rows start at `word` 1 after one (`word` stays the word's index in `w`, the Words tab's
-    word number); a word that begins inside them, were there one, starts at character 0."""
+    alone gets no row, and `word` counts the text's own words from 0 whatever was put before it (its index in `w`
+    less first_word); a word that begins inside them, were there one, starts at character 0."""
     lead = r.context_start if lead is None else lead
+    first = first_word(r, w, lead)
     start = "".join(r.token_text[:lead]) or None  # the document start the text was scored after
     base = int(r.offsets[lead]) if lead < r.n else len(r.text)
     off = np.maximum(r.offsets - base, 0)  # (n,) character offsets in the text after the leading tokens
@@ -329,7 +337,7 @@ def word_rows(r: TokenScores, w: Words, lead: int | None = None) -> list[dict]:
         cl = num(float(w.corrected[j])) if w.corrected is not None else None
         rows.append(
             {
-                "word": j,
+                "word": j - first,
                 "text": w.text[j],
                 "char_start": int(off[a]),
                 "char_end": int(off[b]) if b < r.n else total,
