@@ -19,7 +19,7 @@ from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
 from explorer.results.hidden import Capture
 from explorer.results.scores import TokenScores
-from explorer.rules.sampler import Limits, SamplerSettings, max_logprobs
+from explorer.rules.sampler import Limits, SamplerSettings, check_number, max_logprobs
 from explorer.serving.models import Models
 
 
@@ -42,7 +42,9 @@ def permission(created: int) -> dict:
 
 
 def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
-    """The request's cost against the server's limits, before any work."""
+    """The request's cost against the server's limits, before any work (`n` in its own range first, as
+    completions' settings check it, so that both routes say the same)."""
+    check_number("n", req.n)
     choices = len(prompts) * req.n
     if choices > limits.max_choices:
         raise ExplorerError(
