@@ -7,7 +7,8 @@ Steps, for a request that asks:
    with it (at first, as vLLM's RFC: one sequence's states per request); the handler's Plan carries the Ask;
 2. `plan` (the handler, the model known): capture on here, the engine torch's, the layers within the model, the
    positions returned x n counted against `hidden_states_max_tokens` (16 by default, as the seed API; SGLang's
-   `true` returns 1, so a chat whose template adds a system prompt fits), and all the positions kept (generated ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
+   `true` returns 1, so a chat whose template adds a system prompt fits), and all the positions kept (generated
+   ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
    `hidden_states_max_bytes` (32 MiB); off on a public server unless its operator turns it on;
 3. the engine computes them (explorer/engine/analyses/hidden.py) into each result's `TokenScores.hidden_states`,
    and the exporter writes each choice's `hidden_states` from its result (explorer/export/hidden_states.py
@@ -133,8 +134,8 @@ def plan(ask: Ask, engine, prompts: list[list[int]], new: list[int], n: int, lim
     """Each prompt's Capture (`new[i]`: the most tokens prompt i may generate), checked against the limits:
     capture served here (`limits.hidden_states`), the engine's, the positions returned x n within
     `hidden_states_max_tokens` (what the request gets back: SGLang's `true` is 1 position whatever the prompt's
-    length, which the prompt limits bound as any request's) and the states' bytes (positions x layers x hidden x dtype) within
-    `hidden_states_max_bytes`."""
+    length, which the prompt limits bound as any request's) and the states' bytes (positions x layers x hidden x
+    dtype) within `hidden_states_max_bytes`."""
     check_on(limits)
     here = local_engine(engine)
     layers = resolve_layers(list(ask.layers), here.n_layers, f"{PARAM}.layers") if ask.form == "object" else []
@@ -205,8 +206,8 @@ def forwarded(engine) -> bool:
 
 
 def caps(engine, limits: Limits) -> dict:
-    """A model card's `return_hidden_states` caps: positions returned x n and bytes per request, both 0 where it is not
-    served (off here, or an engine without hidden states; an engine not loaded yet: the server's); a remote engine
+    """A model card's `return_hidden_states` caps: positions returned x n and bytes per request, both 0 where it is
+    not served (off here, or an engine without hidden states; an engine not loaded yet: the server's); a remote engine
     that forwards them: the smaller token cap (both servers check theirs) and its backend's bytes (which it checks)."""
     if not (limits.hidden_states and (engine is None or engine.capabilities.hidden_states or forwarded(engine))):
         return {"hidden_states_max_tokens": 0, "hidden_states_max_bytes": 0}
