@@ -65,7 +65,7 @@ NOTES = {
     "return_hidden_states": "SGLang's field: `true` or `\"last\"` (SGLang's nested floats), or "
     "`{layers, positions, dtype, encoding_format}`: the residual stream under each choice "
     "([Hidden states](#hidden-states-return_hidden_states)); torch engine only; not with `stream` or `n > 1`; "
-    "at most 16 prompt tokens (settable)",
+    "at most 16 positions returned (settable; `true` is 1 whatever the prompt)",
     "text_stats": "this project's extension: `text_stats` on each choice (GLTR, Min-K%, Min-K%++, Fast-DetectGPT: "
     "scores, not verdicts); only with `echo: true, max_tokens: 0`, not with `stream: true`",
     "temperature": "0 = greedy (the argmax of the penalised logits)",

@@ -188,7 +188,10 @@ class Limits:
         one_or_zero,
     )
     hidden_states_max_tokens: int = setting(
-        16, "EXPLORER_HIDDEN_STATES_MAX_TOKENS", "prompt tokens x n of a request with `return_hidden_states`", count
+        16,
+        "EXPLORER_HIDDEN_STATES_MAX_TOKENS",
+        "positions whose states a `return_hidden_states` request gets back (x n)",
+        count,
     )
     hidden_states_max_bytes: int = setting(
         32 * 1024 * 1024,

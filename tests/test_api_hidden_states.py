@@ -300,13 +300,57 @@ def test_17_prompt_tokens_get_a_400_naming_16(live, gpt2):
 
 
 def test_the_token_cap_is_a_setting(gpt2):
-    req = parse(CompletionRequest, {"prompt": "The quick brown fox", "max_tokens": 4, "return_hidden_states": True})
+    # every position of the prompt and none generated (the one generated token has no state): n positions returned
+    req = parse(
+        CompletionRequest, {"prompt": "The quick brown fox", "max_tokens": 1, "return_hidden_states": {"layers": [0]}}
+    )
     n = len(gpt2.encode("The quick brown fox"))
     with pytest.raises(ExplorerError) as err:
         completion_body(gpt2, req, Limits(hidden_states_max_tokens=n - 1))
     assert err.value.message.startswith(f"Text too long for hidden states: {n} tokens, max is {n - 1} ")
     assert err.value.param == "return_hidden_states" and err.value.code == "hidden_states_too_long"
     completion_body(gpt2, req, Limits(hidden_states_max_tokens=n))  # at the cap: served
+
+
+LONG_CHAT = [
+    {"role": "system", "content": "You are a helpful assistant who answers in one short and friendly sentence."},
+    {"role": "user", "content": "Hi"},
+]
+
+
+def test_the_token_cap_counts_the_positions_returned_not_the_prompt(client, model, live, gpt2):
+    """A chat whose template makes the prompt longer than the cap (SmolLM2's default system prompt: 31 tokens) still
+    gets SGLang's `true` (1 position) and `"last"` (one per generated token); asking for every prompt position is
+    what the cap refuses, with the count it bounds."""
+    assert len(gpt2.encode_chat(LONG_CHAT)) > 16
+    kw = dict(model=model, messages=LONG_CHAT, max_tokens=2, temperature=0)
+    one = client.chat.completions.create(**kw, extra_body={"return_hidden_states": True})
+    assert len(one.model_dump()["choices"][0]["hidden_states"]) == 32
+    rows = client.chat.completions.create(**kw, extra_body={"return_hidden_states": "last"})
+    assert np.asarray(rows.model_dump()["choices"][0]["hidden_states"]).shape == (2, 32)
+    _, (h,) = states_of(
+        live, "chat/completions", {**kw, "return_hidden_states": {"layers": [0, 1], "positions": "last"}}
+    )
+    assert h["shape"] == [1, 2, 32]
+    prompt = len(gpt2.encode_chat(LONG_CHAT))
+    r = post(live, "chat/completions", {**kw, "return_hidden_states": {"layers": [0], "positions": "prompt"}})
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["code"] == "hidden_states_too_long"
+    msg = err["message"]
+    assert msg.startswith(f"Text too long for hidden states: {prompt} tokens, max is 16 (positions whose states")
+    assert f"({prompt} positions x 1 layer x 32 x 4 bytes)" in msg and "1 layers" not in msg
+
+
+def test_one_position_and_one_layer_read_as_such(gpt2):
+    req = parse(
+        CompletionRequest,
+        {"prompt": "fox", "max_tokens": 2, "return_hidden_states": {"layers": [0], "positions": "last"}},
+    )
+    with pytest.raises(ExplorerError) as err:
+        completion_body(gpt2, req, Limits(hidden_states_max_bytes=10))
+    assert "(1 position x 1 layer x 32 x 4 bytes)" in err.value.message
+    assert "1 tokens" not in err.value.message and "1 token, max is 16" in err.value.message
 
 
 def test_the_byte_budget_counts_positions_layers_and_the_dtype(gpt2):
@@ -376,7 +420,7 @@ def test_chat_budget_is_the_room_left(gpt2):
     req = parse(ChatRequest, {"messages": [{"role": "user", "content": "Hi"}], "return_hidden_states": {"layers": [0]}})
     with pytest.raises(ExplorerError) as err:
         chat_body(gpt2, req, Limits(hidden_states_max_bytes=1000))
-    assert f"({gpt2.context - 1} positions x 1 layers x 32 x 4 bytes)" in err.value.message
+    assert f"({gpt2.context - 1} positions x 1 layer x 32 x 4 bytes)" in err.value.message
 
 
 def test_llamacpp_refuses_with_the_engine_that_can(tiny_gguf):

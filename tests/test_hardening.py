@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import signal
 import threading
@@ -71,6 +72,17 @@ BAD = [
     ("completions", b'{"prompt": "a", "\\ud800": 1}', 400, "\\ud800", "invalid_value"),
     ("completions", {"prompt": "a", "stream": "yes"}, 400, "stream", None),
     ("completions", {"prompt": "a", "stream_options": [1]}, 400, "stream_options", None),
+    ("chat/completions", {"messages": [{"role": "user"}], "max_tokens": 3}, 400, "messages", "invalid_value"),
+    ("chat/completions", {"messages": [{"role": "user", "content": None}]}, 400, "messages", "invalid_value"),
+    ("chat/completions", {"messages": USER, "n": 1_000_000_000}, 400, "n", "integer_above_max_value"),
+    ("completions", {"prompt": "x", "temperature": -1}, 400, "temperature", "number_below_min_value"),
+    (
+        "chat/completions",
+        b'{"messages": [{"role": "user", "content": "hi"}], "top_p": Infinity}',
+        400,
+        "top_p",
+        "number_above_max_value",
+    ),
 ]
 
 
@@ -95,6 +107,45 @@ def test_bad_input_is_a_clean_openai_error(live, route, body, status, param, cod
     assert err["message"] and err["param"] == param and (code is None or err["code"] == code), err
     assert "/tmp" not in err["message"] and "Traceback" not in r.text
     models_answer(live.url)
+
+
+def test_a_message_without_content_reads_as_one_with_a_bad_content(live):
+    bad = post(live.url, "chat/completions", {"messages": [{"role": "user", "content": 5}], "max_tokens": 3})
+    missing = post(live.url, "chat/completions", {"messages": [{"role": "user"}], "max_tokens": 3})
+    assert missing.status_code == bad.status_code == 400, missing.text
+    assert missing.json()["error"] == bad.json()["error"]
+    assert "a string `content`" in missing.json()["error"]["message"]
+
+
+def test_n_out_of_range_says_the_same_on_both_routes(live):
+    chat = post(live.url, "chat/completions", {"messages": USER, "n": 1_000_000_000})
+    text = post(live.url, "completions", {"prompt": "hi", "n": 1_000_000_000})
+    assert chat.json()["error"] == text.json()["error"], (chat.text, text.text)
+    assert chat.json()["error"]["message"] == "`n` (=1000000000) must be in [1, 16]."
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br", "deflate, gzip"])
+def test_a_compressed_body_is_a_415_saying_to_send_it_plain(live, encoding):
+    body = gzip.compress(json.dumps({"prompt": "x", "max_tokens": 1}).encode())
+    r = httpx.post(
+        f"{live.url}/v1/completions",
+        content=body,
+        headers={"content-type": "application/json", "content-encoding": encoding},
+        timeout=60,
+    )
+    assert r.status_code == 415, r.text
+    err = r.json()["error"]
+    ErrorObject.model_validate(err)
+    assert err["message"] == f"Content-Encoding {encoding} is not supported: send the JSON uncompressed."
+    assert err["code"] == "unsupported_content_encoding"
+    plain = json.dumps({"prompt": "x", "max_tokens": 1}).encode()
+    same = httpx.post(
+        f"{live.url}/v1/completions",
+        content=plain,
+        headers={"content-type": "application/json", "content-encoding": "identity"},
+        timeout=60,
+    )
+    assert same.status_code == 200, same.text
 
 
 def test_one_token_prompts_are_scored(live):

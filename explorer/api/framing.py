@@ -17,6 +17,7 @@ STATUS = {
     "model_not_found": 404,
     "server_busy": 429,
     "request_too_large": 413,
+    "unsupported_content_encoding": 415,
     "invalid_api_key": 401,
     "api_off": 403,
     "room_not_found": 404,
@@ -59,7 +60,14 @@ def json_response(body: dict) -> Response:
 
 
 async def read_json(request: Request, max_bytes: int) -> dict:
-    """The request's JSON object; a body too large, not UTF-8, not JSON or not an object is a clear ExplorerError."""
+    """The request's JSON object; a compressed body, one too large, not UTF-8, not JSON or not an object is a clear
+    ExplorerError."""
+    encoding = request.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):  # never decompressed here: its bytes would read as bad UTF-8
+        raise ExplorerError(
+            f"Content-Encoding {encoding} is not supported: send the JSON uncompressed.",
+            code="unsupported_content_encoding",
+        )
     declared = request.headers.get("content-length", "")
     too_big = ExplorerError(
         f"The request body is larger than this server's limit of {max_bytes:,} bytes "

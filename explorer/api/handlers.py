@@ -19,7 +19,7 @@ from explorer.export import openai_chat, openai_completion
 from explorer.export.native import full_vocab_npy
 from explorer.results.hidden import Capture
 from explorer.results.scores import TokenScores
-from explorer.rules.sampler import Limits, SamplerSettings, max_logprobs
+from explorer.rules.sampler import Limits, SamplerSettings, check_number, max_logprobs
 from explorer.serving.models import Models
 
 
@@ -42,7 +42,9 @@ def permission(created: int) -> dict:
 
 
 def check_size(req, prompts: list[list[int]], limits: Limits, engine) -> None:
-    """The request's cost against the server's limits, before any work."""
+    """The request's cost against the server's limits, before any work (`n` in its own range first, as
+    completions' settings check it, so that both routes say the same)."""
+    check_number("n", req.n)
     choices = len(prompts) * req.n
     if choices > limits.max_choices:
         raise ExplorerError(
@@ -137,12 +139,12 @@ def asked(prompts: list[list[int]], s) -> dict[str, int]:
 def completion_body(engine, req: CompletionRequest, limits: Limits, run: Runner = HERE) -> dict:
     p = completion_plan(engine, req, limits)
     prompts, s, ask = p.prompts, p.settings, p.hidden
-    if ask is not None and hidden.forwarded(engine):  # a backend that computes them: the request goes there whole
-        hidden.check_forwarded(prompts, s.n, limits)
-        return engine.forward("/v1/completions", req.model_dump(exclude_unset=True, by_alias=True))
     captures = None
     if ask is not None:
         new = [min(s.max_tokens, max(engine.context - len(ids), 0)) for ids in prompts]
+        if hidden.forwarded(engine):  # a backend that computes them: the request goes there whole
+            hidden.check_forwarded(ask, prompts, new, s.n, limits)
+            return engine.forward("/v1/completions", req.model_dump(exclude_unset=True, by_alias=True))
         captures = hidden.plan(ask, engine, prompts, new, s.n, limits)
     results = run.call(engine, Work(completions, (prompts, s, p.listed, captures), **asked(prompts, s)))
     return openai_completion.export(results, options=p.options)
@@ -235,10 +237,10 @@ def chat_body(engine, req: ChatRequest, limits: Limits, run: Runner = HERE) -> d
     (ids,), s, ask = p.prompts, p.settings, p.hidden
     capture = None
     if ask is not None:
-        if hidden.forwarded(engine):  # as completion_body
-            hidden.check_forwarded([ids], s.n, limits)
-            return engine.forward("/v1/chat/completions", req.model_dump(exclude_unset=True, by_alias=True))
         new = min(s.max_tokens, max(engine.context - len(ids), 0))
+        if hidden.forwarded(engine):  # as completion_body
+            hidden.check_forwarded(ask, [ids], [new], s.n, limits)
+            return engine.forward("/v1/chat/completions", req.model_dump(exclude_unset=True, by_alias=True))
         (capture,) = hidden.plan(ask, engine, [ids], [new], s.n, limits)
     results = run.call(engine, Work(generated, (ids, s, capture), **asked([ids], s)))
     return openai_chat.export(results, options=p.options)
@@ -264,7 +266,7 @@ def card(models: Models, limits: Limits, name: str) -> dict:
                 limits.full_vocab_max_prompt_tokens,
                 engine.capabilities.full_vocab_max_prompt_tokens if engine else limits.full_vocab_max_prompt_tokens,
             ),
-            **hidden.caps(engine, limits),  # `return_hidden_states`: prompt tokens x n and bytes (0: not served)
+            **hidden.caps(engine, limits),  # `return_hidden_states`: positions returned x n and bytes (0: not served)
             "max_logprobs": within(max_logprobs(), engine.capabilities.max_logprobs if engine else -1),
             "prompt_logprobs": True,
             **(

@@ -6,8 +6,9 @@ Steps, for a request that asks:
    no model): the field's form, every key and value checked by type; `stream`, `n > 1` and `best_of > 1` refused
    with it (at first, as vLLM's RFC: one sequence's states per request); the handler's Plan carries the Ask;
 2. `plan` (the handler, the model known): capture on here, the engine torch's, the layers within the model, the
-   prompt tokens x n counted against `hidden_states_max_tokens` (16 by default, as the seed API), and all the
-   positions kept (generated ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
+   positions returned x n counted against `hidden_states_max_tokens` (16 by default, as the seed API; SGLang's
+   `true` returns 1, so a chat whose template adds a system prompt fits), and all the positions kept (generated
+   ones at most as many as `max_tokens` allows) x layers x hidden x dtype against
    `hidden_states_max_bytes` (32 MiB); off on a public server unless its operator turns it on;
 3. the engine computes them (explorer/engine/analyses/hidden.py) into each result's `TokenScores.hidden_states`,
    and the exporter writes each choice's `hidden_states` from its result (explorer/export/hidden_states.py
@@ -131,9 +132,10 @@ def capture(ask: Ask, layers: list, prompt: int, new: int) -> tuple[Capture, int
 
 def plan(ask: Ask, engine, prompts: list[list[int]], new: list[int], n: int, limits: Limits) -> list[Capture]:
     """Each prompt's Capture (`new[i]`: the most tokens prompt i may generate), checked against the limits:
-    capture served here (`limits.hidden_states`), the engine's, prompt tokens x n within
-    `hidden_states_max_tokens` and the states' bytes (positions x layers x hidden x dtype) within
-    `hidden_states_max_bytes`."""
+    capture served here (`limits.hidden_states`), the engine's, the positions returned x n within
+    `hidden_states_max_tokens` (what the request gets back: SGLang's `true` is 1 position whatever the prompt's
+    length, which the prompt limits bound as any request's) and the states' bytes (positions x layers x hidden x
+    dtype) within `hidden_states_max_bytes`."""
     check_on(limits)
     here = local_engine(engine)
     layers = resolve_layers(list(ask.layers), here.n_layers, f"{PARAM}.layers") if ask.form == "object" else []
@@ -142,18 +144,17 @@ def plan(ask: Ask, engine, prompts: list[list[int]], new: list[int], n: int, lim
         c, count = capture(ask, layers, len(ids), m)
         captures.append(c)
         positions += count * n
-    tokens = sum(len(ids) for ids in prompts) * n
     item = export.ITEM_BYTES[ask.dtype]
     width = len(captures[0].layers) if captures else 0
     size = positions * width * here.hidden_size * item
-    if tokens > limits.hidden_states_max_tokens or size > limits.hidden_states_max_bytes:
-        too_long = tokens > limits.hidden_states_max_tokens
+    if positions > limits.hidden_states_max_tokens or size > limits.hidden_states_max_bytes:
+        too_long = positions > limits.hidden_states_max_tokens
         raise ExplorerError(
-            f"{'Text too long' if too_long else 'Too many bytes'} for hidden states: {tokens} tokens, max is "
-            f"{limits.hidden_states_max_tokens} (prompt tokens x n, EXPLORER_HIDDEN_STATES_MAX_TOKENS); "
-            f"{size:,} bytes ({positions} positions x {width} layers x {here.hidden_size} x {item} bytes), max is "
-            f"{limits.hidden_states_max_bytes:,} (EXPLORER_HIDDEN_STATES_MAX_BYTES). Shorten the text, or ask for "
-            "fewer layers or `positions`, fewer `max_tokens` or a smaller `dtype`.",
+            f"{'Text too long' if too_long else 'Too many bytes'} for hidden states: {_tokens_line(positions, limits)}"
+            f"; {size:,} bytes ({_count(positions, 'position')} x {_count(width, 'layer')} x {here.hidden_size} x "
+            f"{item} bytes), max is {limits.hidden_states_max_bytes:,} (EXPLORER_HIDDEN_STATES_MAX_BYTES). Ask for "
+            'fewer `positions` (`"last"`, a [start, end] range), fewer `max_tokens`, fewer layers or a smaller '
+            "`dtype`, or shorten the text.",
             param=PARAM,
             code="hidden_states_too_long" if too_long else "hidden_states_too_large",
         )
@@ -171,18 +172,31 @@ def check_on(limits: Limits) -> None:
         )
 
 
-def check_forwarded(prompts: list[list[int]], n: int, limits: Limits) -> None:
-    """A request a remote engine sends on (`forwarded`): capture on here and prompt tokens x n within this server's
-    `hidden_states_max_tokens`; its bytes are the backend's to bound (it knows the layers' width)."""
+def check_forwarded(ask: Ask, prompts: list[list[int]], new: list[int], n: int, limits: Limits) -> None:
+    """A request a remote engine sends on (`forwarded`): capture on here and the positions returned x n within this
+    server's `hidden_states_max_tokens`; its bytes are the backend's to bound (it knows the layers' width)."""
     check_on(limits)
-    tokens = sum(len(ids) for ids in prompts) * n
-    if tokens > limits.hidden_states_max_tokens:
+    positions = sum(capture(ask, [], len(ids), m)[1] for ids, m in zip(prompts, new)) * n
+    if positions > limits.hidden_states_max_tokens:
         raise ExplorerError(
-            f"Text too long for hidden states: {tokens} tokens, max is {limits.hidden_states_max_tokens} (prompt "
-            "tokens x n, EXPLORER_HIDDEN_STATES_MAX_TOKENS). Shorten the text.",
+            f"Text too long for hidden states: {_tokens_line(positions, limits)}. Ask for fewer `positions` or "
+            "`max_tokens`, or shorten the text.",
             param=PARAM,
             code="hidden_states_too_long",
         )
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def _tokens_line(positions: int, limits: Limits) -> str:
+    """The token cap's part of a refusal: it counts the positions whose states come back (the forward pass over the
+    prompt is bounded by the prompt limits as any request's), not the prompt's length."""
+    return (
+        f"{_count(positions, 'token')}, max is {limits.hidden_states_max_tokens} (positions whose states are "
+        "returned, x n: EXPLORER_HIDDEN_STATES_MAX_TOKENS)"
+    )
 
 
 def forwarded(engine) -> bool:
@@ -192,8 +206,8 @@ def forwarded(engine) -> bool:
 
 
 def caps(engine, limits: Limits) -> dict:
-    """A model card's `return_hidden_states` caps: prompt tokens x n and bytes per request, both 0 where it is not
-    served (off here, or an engine without hidden states; an engine not loaded yet: the server's); a remote engine
+    """A model card's `return_hidden_states` caps: positions returned x n and bytes per request, both 0 where it is
+    not served (off here, or an engine without hidden states; an engine not loaded yet: the server's); a remote engine
     that forwards them: the smaller token cap (both servers check theirs) and its backend's bytes (which it checks)."""
     if not (limits.hidden_states and (engine is None or engine.capabilities.hidden_states or forwarded(engine))):
         return {"hidden_states_max_tokens": 0, "hidden_states_max_bytes": 0}

@@ -274,6 +274,12 @@ class ChatRequest(_Base):
         out = []
         for i, m in enumerate(self.messages):
             content = m.get("content")
+            if content is None:  # missing or null: only an assistant's tool calls go without, and tools are refused
+                raise ExplorerError(
+                    "Each message needs a `role` (system, user or assistant) and a string `content`.",
+                    param="messages",
+                    code="invalid_value",
+                )
             if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
                 parts = []
                 for p in content:
@@ -287,7 +293,7 @@ class ChatRequest(_Base):
                     parts.append(p["text"])
                 content = "".join(parts)
             role = "system" if m.get("role") == "developer" else m.get("role")  # OpenAI's newer name for system
-            out.append({"role": role, "content": content if content is not None else ""})
+            out.append({"role": role, "content": content})
         return out
 
 

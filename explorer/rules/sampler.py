@@ -142,8 +142,18 @@ def _in_range(name: str, v, lo, hi, *, lo_open: bool = False, integer: bool = Fa
         raise ExplorerError(
             f"`{name}` (={v}) must be in {left}{lo}, {hi}].",
             param=name,
-            code="integer_below_min_value" if below else "integer_above_max_value",
+            code=("integer_below_min_value" if below else "integer_above_max_value")
+            if integer
+            else ("number_below_min_value" if below else "number_above_max_value"),
         )
+
+
+def check_number(name: str, value: Any) -> None:
+    """One SamplerSettings number (`n`, ...) in its range before the rest of a request is read: the same
+    ExplorerError as SamplerSettings' own check (chat counts its choices before it builds the settings)."""
+    for field_name, lo, hi, lo_open, integer in numbers():
+        if field_name == name:
+            _in_range(name, value, lo, hi, lo_open=lo_open, integer=integer)
 
 
 @dataclass(frozen=True)
