@@ -352,7 +352,7 @@ class LM:
         self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0, stats: bool = True
     ) -> Batch:
         """Many texts, one row per text (tokens, total and mean logprob, perplexity, the text statistics), each with
-        the numbers `score` gives it alone, several texts a forward pass on the torch engine, as the Batch tab and
+        the numbers `score` gives it alone, several texts a forward pass (torch, llama.cpp), as the Batch tab and
         `logprob-explorer batch` give them. `stats` False: the sums only (no ranks, entropy or text statistics:
         what minicons' sequence_score gives, faster). A text that cannot be scored (empty, too long) gets its
         reason in its row's `error`."""

@@ -9,8 +9,9 @@ Steps, per group of texts (`groups`: sorted by length within a window, so that r
    token ((x - m) - log sum exp(x - m), as metrics.row_stats writes it); with `full` the statistics of row_stats
    (rank, entropy, varentropy); with `ends` each end set's log mass (word_ends.end_mass).
 All of a group runs as one piece of the engine's `compute` (one hand-over to the team thread, one host copy), so a
-text costs its tokens and nothing more. An engine that does not batch texts (`batches_texts` False: llama.cpp, a
-served model) scores each text alone as before.
+text costs its tokens and nothing more. On llama.cpp step 1 is one llama_decode of several KV sequences
+(explorer/engine/llamacpp/texts.py). An engine that does not batch texts (`batches_texts` False: a served model)
+scores each text alone as before.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class TextNumbers:
 
 
 def batches_texts(engine: object) -> bool:
-    """Whether `engine` scores several texts in one forward pass (the torch engine)."""
+    """Whether `engine` scores several texts in one forward pass (the torch and llama.cpp engines)."""
     return bool(getattr(engine, "batches_texts", False))
 
 
