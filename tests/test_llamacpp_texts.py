@@ -89,7 +89,8 @@ def test_a_text_longer_than_a_sequence_is_read_alone(tiny_gguf, monkeypatch):
 
 @pytest.mark.slow
 def test_the_default_gguf_scores_texts_together_as_alone(smollm_gguf, monkeypatch):
-    """The default model (SmolLM2-135M Q4_1): measured 0.0 difference for 8 texts of 9 tokens, 24 of 11-16, 48 of 7-8."""
+    """The default model (SmolLM2-135M Q4_1): measured 0.0 difference for 8 texts of 9 tokens, 24 of 11-16 and 48
+    of 7-8 tokens."""
     texts = ["The key to the cabinets is on the table.", "The keys to the cabinet are on the table.",
              "A dog ran into the old house.", "A cat ran into the old barn.", "Hello"]  # fmt: skip
     _check(smollm_gguf, texts, monkeypatch, 1e-4)
