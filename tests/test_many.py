@@ -237,3 +237,21 @@ def test_words_file_interrupted_keeps_the_rows_done(gpt2, gpt2_dir, tmp_path, ca
     assert rows == [json.loads(line) for line in table.to_jsonl().splitlines() if json.loads(line)["row"] <= 2]
     regions = (tmp_path / "words-regions.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(regions) == 4 and {json.loads(r)["row"] for r in regions} == {1, 2}
+
+
+def test_words_file_to_csv_takes_more_texts_than_the_cap(gpt2, gpt2_dir, tmp_path, capsys, monkeypatch):
+    """csv and jsonl are written row by row, so the Batch tab's cap (MAX_TEXTS, here lowered to 3) holds for json
+    only, whose message says how to go past it."""
+    from explorer.results import stimuli as stimuli_mod
+
+    monkeypatch.setattr(stimuli_mod, "MAX_TEXTS", 3)
+    path = tmp_path / "stimuli.csv"
+    path.write_text(WORDS_CSV, encoding="utf-8")  # 4 texts
+    out = tmp_path / "words.csv"
+    assert main([*_words_argv(gpt2_dir, path), "--out", str(out)]) == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert sorted({int(r["row"]) for r in rows}) == [1, 2, 3, 4]
+    capsys.readouterr()
+    assert main([*_words_argv(gpt2_dir, path), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "At most 3 texts" in err and "--format csv or jsonl" in err

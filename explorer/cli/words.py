@@ -98,7 +98,7 @@ def _many(a: argparse.Namespace) -> dict | int:
     """--file: the word table of every text (and the region table beside it), csv and jsonl written text by text as
     the texts are scored, with a progress bar on stderr; json (one document) whole at the end."""
     from explorer.cli.args import check_out, load_engine
-    from explorer.notebook.lm import LM, stimuli_of
+    from explorer.notebook.lm import LM
     from explorer.results.word_table import WordTable
 
     fmt = a.format or _ending(a.out)
@@ -106,7 +106,7 @@ def _many(a: argparse.Namespace) -> dict | int:
     check_out(a.out, "--out")
     check_out(regions_out, "--regions-out")
     _no_backend(a)
-    items = stimuli_of(a.file, a.text_column)  # every row checked before the model loads
+    items = _stimuli(a.file, a.text_column, fmt)  # every row checked before the model loads
     start = None if a.context_start.lower() == "none" else a.context_start
     engine = load_engine(a, a.model)
     if start is not None:
@@ -129,6 +129,21 @@ def _many(a: argparse.Namespace) -> dict | int:
         if path:
             print(f"wrote {path}", file=sys.stderr)
     return status
+
+
+def _stimuli(path: str, text_column: str, fmt: str) -> list:
+    """The checked stimuli of --file: json (one document held whole) within the Batch tab's limits, csv and jsonl
+    (written row by row) of any size."""
+    from explorer.notebook.lm import stimuli_of
+    from explorer.results.stimuli import MAX_TEXTS
+
+    try:
+        return stimuli_of(path, text_column, capped=fmt == "json")
+    except ExplorerError as e:
+        if f"At most {MAX_TEXTS}" not in e.message and "MB: split it" not in e.message:
+            raise
+        more = "Or write --format csv or jsonl, whose rows are written as they come (any number of texts)."
+        raise ExplorerError(f"{e.message} {more}", param="file", code=e.code) from None
 
 
 def _scored(engine, items: list, start: str | None, table) -> Iterator[int]:
