@@ -166,3 +166,92 @@ def test_cli_stream_refuses_an_unknown_start_before_it_opens_the_output(gpt2_dir
     assert main([*argv, "--context-start", "<|nope|>"]) == 2
     assert "Unknown context start" in capsys.readouterr().err
     assert out.read_text(encoding="utf-8") == "yesterday's rows\n"
+
+
+WORDS_CSV = (
+    "item,condition,text\n"
+    "1,a,The [key] to the [cabinets] is on the table.\n"
+    "1,b,The [keys] to the [cabinet] are on the table.\n"
+    "2,a,[The cat] sat.\n"
+    "2,b,[The cats] sat.\n"
+)
+
+
+def _words_argv(gpt2_dir, path) -> list[str]:
+    return ["words", "--model", str(gpt2_dir), "--device", "cpu", "--file", str(path), "--context-start", "eos"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_words_file_streams_the_in_memory_tables(gpt2, gpt2_dir, tmp_path, capsys, fmt):
+    """`words --file` writes each text's rows as it is scored: the same bytes as the whole table made in memory by
+    the Python API (word rows and region rows), to a file or to stdout, with a progress bar on stderr."""
+    path = tmp_path / "stimuli.csv"
+    path.write_text(WORDS_CSV, encoding="utf-8")
+    table = LM(gpt2).word_table(str(path), "eos")
+    want = table.to_csv() if fmt == "csv" else table.to_jsonl()
+    want_regions = table.to_csv(regions=True) if fmt == "csv" else table.to_jsonl(regions=True)
+    out = tmp_path / f"words.{fmt}"
+    assert main([*_words_argv(gpt2_dir, path), "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == want
+    assert (tmp_path / f"words-regions.{fmt}").read_text(encoding="utf-8") == want_regions
+    err = capsys.readouterr().err
+    assert "words: 4/4 texts [" in err and f"wrote {out}" in err
+    assert main([*_words_argv(gpt2_dir, path), "--format", fmt]) == 0
+    assert capsys.readouterr().out == want
+
+
+def test_words_file_keeps_the_rows_before_a_text_it_cannot_score(gpt2, gpt2_dir, tmp_path, capsys):
+    """A text over the model's context in the middle of the list: an error naming its row, and the rows of the
+    texts before it written (equal to those texts' table alone)."""
+    long = "word " * (gpt2.context + 10)
+    path = tmp_path / "stimuli.csv"
+    path.write_text(f"item,text\n1,The cat sat.\n2,The dog ran home.\n3,{long}\n4,The end.\n", encoding="utf-8")
+    out = tmp_path / "words.csv"
+    assert main([*_words_argv(gpt2_dir, path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Row 3" in err and "The rows of the 2 texts before it are written." in err
+    before = LM(gpt2).word_table([{"item": "1", "text": "The cat sat."}, {"item": "2", "text": "The dog ran home."}],
+                                 "eos")  # fmt: skip
+    assert out.read_text(encoding="utf-8") == before.to_csv()
+
+
+def test_words_file_interrupted_keeps_the_rows_done(gpt2, gpt2_dir, tmp_path, capsys, monkeypatch):
+    """Ctrl-C after the second text: exit status 130, the rows of the first two texts written."""
+    from explorer.cli import progress as cli_progress
+
+    path = tmp_path / "stimuli.csv"
+    path.write_text(WORDS_CSV, encoding="utf-8")
+    real = cli_progress.Progress.__call__
+
+    def interrupted(self, done, total):
+        real(self, done, total)
+        if done == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_progress.Progress, "__call__", interrupted)
+    out = tmp_path / "words.jsonl"
+    assert main([*_words_argv(gpt2_dir, path), "--out", str(out)]) == 130
+    assert "Interrupted after 2 of 4 texts" in capsys.readouterr().err
+    table = LM(gpt2).word_table(str(path), "eos")
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows == [json.loads(line) for line in table.to_jsonl().splitlines() if json.loads(line)["row"] <= 2]
+    regions = (tmp_path / "words-regions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(regions) == 4 and {json.loads(r)["row"] for r in regions} == {1, 2}
+
+
+def test_words_file_to_csv_takes_more_texts_than_the_cap(gpt2, gpt2_dir, tmp_path, capsys, monkeypatch):
+    """csv and jsonl are written row by row, so the Batch tab's cap (MAX_TEXTS, here lowered to 3) holds for json
+    only, whose message says how to go past it."""
+    from explorer.results import stimuli as stimuli_mod
+
+    monkeypatch.setattr(stimuli_mod, "MAX_TEXTS", 3)
+    path = tmp_path / "stimuli.csv"
+    path.write_text(WORDS_CSV, encoding="utf-8")  # 4 texts
+    out = tmp_path / "words.csv"
+    assert main([*_words_argv(gpt2_dir, path), "--out", str(out)]) == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert sorted({int(r["row"]) for r in rows}) == [1, 2, 3, 4]
+    capsys.readouterr()
+    assert main([*_words_argv(gpt2_dir, path), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "At most 3 texts" in err and "--format csv or jsonl" in err

@@ -11,7 +11,7 @@ from typing import Any
 from explorer.api import hidden
 from explorer.api.runner import HERE, Runner, Work
 from explorer.api.schemas import ChatRequest, CompletionRequest
-from explorer.engine import generate, score_ids
+from explorer.engine import generate, score_ids, score_prompts
 from explorer.engine.analyses.hidden import generate_states, score_states
 from explorer.engine.kernels.listed import listed_width
 from explorer.errors import ExplorerError
@@ -151,12 +151,16 @@ def completion_body(engine, req: CompletionRequest, limits: Limits, run: Runner 
 
 
 def completions(engine, prompts: list[list[int]], s, listed, captures: list[Capture] | None) -> list[TokenScores]:
-    """n choices of each prompt, each with its `hidden_states` where `captures` (one per prompt) asks for them."""
+    """n choices of each prompt, each with its `hidden_states` where `captures` (one per prompt) asks for them. Echo
+    scoring (`max_tokens: 0`) of several prompts scores them together, several a forward pass where the engine
+    batches texts (`score_prompts`: the numbers each gets alone)."""
+    k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
+    if s.max_tokens == 0 and captures is None and listed is None:
+        return [r for r in score_prompts(engine, prompts, k) for _ in range(s.n)]
     results: list[TokenScores] = []
     for i, ids in enumerate(prompts):
         capture = captures[i] if captures is not None else None
         if s.max_tokens == 0:  # echo scoring: the same scored prompt for every choice
-            k = s.prompt_logprobs if s.prompt_logprobs is not None else 0
             if capture is None:
                 results += [score_ids(engine, ids, k=k, listed=listed)] * s.n
             else:  # the same forward passes give the logprobs and the states

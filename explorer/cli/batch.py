@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+
+from explorer.cli.progress import Progress as _Progress
+from explorer.cli.progress import rows_out
 
 FORMATS = ("json", "csv", "jsonl")
 
@@ -49,32 +51,6 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--format", choices=FORMATS, default="json")
     p.add_argument("--out", help="write the result here instead of stdout")
-
-
-class _Progress:
-    """`batch: 37/200 texts [###.................] 41 texts/s` on stderr, at most once a second (and the last): on one line on
-    a terminal, a line each otherwise."""
-
-    def __init__(self) -> None:
-        self.last, self.open = 0.0, False
-        self.started = time.monotonic()
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == total or now - self.last >= 1.0:
-            self.last = now
-            self.open = self.tty and done < total
-            lead, end = ("\r", "" if self.open else "\n") if self.tty else ("", "\n")
-            bar = "#" * (20 * done // max(total, 1))
-            rate = f" {done / (now - self.started):.0f} texts/s" if done and now > self.started else ""
-            print(f"{lead}batch: {done}/{total} texts [{bar:.<20}]{rate}", end=end, file=sys.stderr, flush=True)
-
-    def end(self) -> None:
-        """Close an open progress line (before another message)."""
-        if self.open:
-            print(file=sys.stderr)
-            self.open = False
 
 
 def run(a: argparse.Namespace) -> dict | str | int:
@@ -134,8 +110,7 @@ def _stream(a: argparse.Namespace, engine, items: list, start: str | None) -> in
         engine.context_start_ids(start)  # a start token this model lacks: refused before --out is opened (kept)
     progress = _Progress()
     done = 0
-    out = open(a.out, "w", encoding="utf-8", newline="") if a.out else sys.stdout  # noqa: SIM115 - closed below
-    try:
+    with rows_out(a.out) as out:
         if a.format == "csv":
             out.write(csv_header())
         progress(0, len(items))
@@ -149,9 +124,6 @@ def _stream(a: argparse.Namespace, engine, items: list, start: str | None) -> in
             print(f"batch: Interrupted after {done} of {len(items)} texts. The {done} rows done are written; exit "
                   "status 130.", file=sys.stderr)  # fmt: skip
             return 130
-    finally:
-        if a.out:
-            out.close()
     progress.end()
     if a.out:
         print(f"wrote {a.out}", file=sys.stderr)

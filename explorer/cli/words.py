@@ -15,7 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import TextIO
 
+from explorer.cli.progress import Progress, rows_out
 from explorer.errors import ExplorerError
 
 FORMATS = ("json", "csv", "jsonl")  # jsonl: with --file only
@@ -57,7 +61,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", help="write the result here instead of stdout")
 
 
-def run(a: argparse.Namespace) -> dict | str:
+def run(a: argparse.Namespace) -> dict | str | int:
     from explorer.cli.args import check_out, load_engine, source_text
     from explorer.engine.passes.word_ends import score_text_words
     from explorer.export.words import to_csv, to_dict
@@ -90,27 +94,89 @@ def _no_backend(a: argparse.Namespace) -> None:
         )
 
 
-def _many(a: argparse.Namespace) -> dict | str:
-    """--file: the word table of every text (and the region table written beside it)."""
-    from explorer.cli.args import check_out, load_engine, write
-    from explorer.notebook.lm import LM, stimuli_of
+def _many(a: argparse.Namespace) -> dict | int:
+    """--file: the word table of every text (and the region table beside it), csv and jsonl written text by text as
+    the texts are scored, with a progress bar on stderr; json (one document) whole at the end."""
+    from explorer.cli.args import check_out, load_engine
+    from explorer.notebook.lm import LM
+    from explorer.results.word_table import WordTable
 
     fmt = a.format or _ending(a.out)
     regions_out = a.regions_out or (_beside(a.out, fmt) if a.out else None)
     check_out(a.out, "--out")
     check_out(regions_out, "--regions-out")
     _no_backend(a)
-    items = stimuli_of(a.file, a.text_column)  # every row checked before the model loads
+    items = _stimuli(a.file, a.text_column, fmt)  # every row checked before the model loads
     start = None if a.context_start.lower() == "none" else a.context_start
-    table = LM(load_engine(a, a.model)).word_table(items, start or False)
-    if table.regions and fmt != "json":
-        if regions_out is None:
-            print(
-                "words: the texts mark regions; give --out or --regions-out to write the region table.", file=sys.stderr
-            )
-        else:
-            write(table.to_csv(regions=True) if fmt == "csv" else table.to_jsonl(regions=True), regions_out)
-    return table.to_dict() if fmt == "json" else table.to_csv() if fmt == "csv" else table.to_jsonl()
+    engine = load_engine(a, a.model)
+    if start is not None:
+        engine.context_start_ids(start)  # a start token this model lacks: refused before --out is opened
+    table = WordTable.of(LM(engine).name, items)
+    if fmt == "json":
+        progress = Progress("words")
+        for done in _scored(engine, items, start, table):
+            progress(done, len(items))
+        progress.end()
+        return table.to_dict()
+    regions = any(s.regions for s in items)
+    if regions and regions_out is None:
+        print("words: the texts mark regions; give --out or --regions-out to write the region table.", file=sys.stderr)
+    with ExitStack() as files:
+        out = files.enter_context(rows_out(a.out))
+        side = files.enter_context(rows_out(regions_out)) if regions and regions_out else None
+        status = _stream(engine, items, start, table, fmt, out, side)
+    for path in (side and regions_out, a.out):
+        if path:
+            print(f"wrote {path}", file=sys.stderr)
+    return status
+
+
+def _stimuli(path: str, text_column: str, fmt: str) -> list:
+    """The checked stimuli of --file: json (one document held whole) within the Batch tab's limits, csv and jsonl
+    (written row by row) of any size."""
+    from explorer.notebook.lm import stimuli_of
+    from explorer.results.stimuli import MAX_TEXTS
+
+    try:
+        return stimuli_of(path, text_column, capped=fmt == "json")
+    except ExplorerError as e:
+        if f"At most {MAX_TEXTS}" not in e.message and "MB: split it" not in e.message:
+            raise
+        more = "Or write --format csv or jsonl, whose rows are written as they come (any number of texts)."
+        raise ExplorerError(f"{e.message} {more}", param="file", code=e.code) from None
+
+
+def _scored(engine, items: list, start: str | None, table) -> Iterator[int]:
+    """fill_word_table's texts done after each text (explorer/engine/analyses/batch.py)."""
+    from explorer.engine.analyses.batch import fill_word_table
+
+    yield 0
+    yield from fill_word_table(engine, items, start, table)
+
+
+def _stream(engine, items: list, start: str | None, table, fmt: str, out: TextIO, side: TextIO | None) -> int:
+    """Each text's word rows (and region rows) written as soon as it is scored; a text that cannot be scored ends
+    the list with an error naming its row, Ctrl-C with status 130, the rows of the texts before kept either way."""
+    progress = Progress("words")
+    done = 0
+    try:
+        for done in _scored(engine, items, start, table):
+            part = table.drained()
+            for file, regions in ((out, False), (side, True)):
+                if file is not None:
+                    file.write(part.to_csv(regions, header=done == 0) if fmt == "csv" else part.to_jsonl(regions))
+            progress(done, len(items))
+    except KeyboardInterrupt:
+        progress.end()
+        print(f"words: Interrupted after {done} of {len(items)} texts. The rows of the {done} texts done are "
+              "written; exit status 130.", file=sys.stderr)  # fmt: skip
+        return 130
+    except ExplorerError as e:
+        progress.end()
+        raise ExplorerError(f"{e.message} The rows of the {done} texts before it are written.", param=e.param,
+                            code=e.code) from None  # fmt: skip
+    progress.end()
+    return 0
 
 
 def _ending(out: str | None) -> str:

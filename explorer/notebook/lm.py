@@ -128,21 +128,22 @@ def _text(value: object, param: str, verb: str) -> str:
     return value
 
 
-def stimuli_of(stimuli: object, text_column: str = "text") -> list[Stimulus]:
+def stimuli_of(stimuli: object, text_column: str = "text", capped: bool = True) -> list[Stimulus]:
     """A stimulus list, checked (explorer/results/stimuli.py): from a CSV or JSONL path, a pandas DataFrame, a list
-    of records (dicts) or texts, or stimuli already read."""
+    of records (dicts) or texts, or stimuli already read; `capped` False: a file of any size (`words --file` to csv
+    or jsonl, written row by row)."""
     from explorer.results.stimuli import MAX_BYTES, Stimulus, from_frame, from_records, read_stimuli
 
     if isinstance(stimuli, (str, os.PathLike)):
         path = os.fspath(stimuli)
         try:
             with open(path, "rb") as f:
-                raw = f.read(MAX_BYTES + 1)
+                raw = f.read(MAX_BYTES + 1) if capped else f.read()
         except OSError as e:
             raise ExplorerError(
                 f"{path!r}: {e.strerror}; give a CSV or JSONL file that exists.", param="file"
             ) from None
-        return read_stimuli(raw, path, text_column)
+        return read_stimuli(raw, path, text_column, capped)
     if hasattr(stimuli, "to_dict") and hasattr(stimuli, "columns"):
         return from_frame(stimuli, text_column)
     if isinstance(stimuli, Iterable) and not isinstance(stimuli, (bytes, dict)):
@@ -360,7 +361,7 @@ class LM:
         self, texts: Iterable[str], context_start: ContextStart = False, min_k_percent: float = 20.0, stats: bool = True
     ) -> Batch:
         """Many texts, one row per text (tokens, total and mean logprob, perplexity, the text statistics), each with
-        the numbers `score` gives it alone, several texts a forward pass on the torch engine, as the Batch tab and
+        the numbers `score` gives it alone, several texts a forward pass (torch, llama.cpp), as the Batch tab and
         `logprob-explorer batch` give them. `stats` False: the sums only (no ranks, entropy or text statistics:
         what minicons' sequence_score gives, faster). A text that cannot be scored (empty, too long) gets its
         reason in its row's `error`."""

@@ -208,12 +208,15 @@ def _plain(v: object) -> object:
     return item() if callable(item) and type(v).__module__ == "numpy" else v
 
 
-def from_records(records: Iterable, text_column: str = "text", lines: list[int] | None = None) -> list[Stimulus]:
-    """Records (dicts, or plain texts) as checked stimuli, at most MAX_TEXTS."""
+def from_records(
+    records: Iterable, text_column: str = "text", lines: list[int] | None = None, capped: bool = True
+) -> list[Stimulus]:
+    """Records (dicts, or plain texts) as checked stimuli, at most MAX_TEXTS where `capped` (a list written row by
+    row as it is scored, `words --file` to csv or jsonl, has no cap)."""
     items = list(records)
     if not items:
         raise _bad("There are no texts: give at least one row with a text.")
-    if len(items) > MAX_TEXTS:
+    if capped and len(items) > MAX_TEXTS:
         raise _bad(f"At most {MAX_TEXTS} texts at once, got {len(items)}: split them.")
     has_regions = any(isinstance(r, Mapping) and REGIONS in r for r in items)
     out = []
@@ -232,10 +235,11 @@ def from_frame(frame, text_column: str = "text") -> list[Stimulus]:
     return from_records(frame.to_dict("records"), text_column)
 
 
-def read_stimuli(raw: bytes, name: str, text_column: str = "text") -> list[Stimulus]:
+def read_stimuli(raw: bytes, name: str, text_column: str = "text", capped: bool = True) -> list[Stimulus]:
     """The stimuli of a CSV (commas, semicolons or tabs), JSONL (`name` ends in .jsonl/.json/.ndjson, or its first
-    character is `{`, `"` or `[`) or .txt file (one text a line, as the Batch tab reads it), checked."""
-    if len(raw) > MAX_BYTES:
+    character is `{`, `"` or `[`) or .txt file (one text a line, as the Batch tab reads it), checked; `capped`: at most
+    MAX_BYTES and MAX_TEXTS (the Batch tab's limits)."""
+    if capped and len(raw) > MAX_BYTES:
         raise _bad(f"The file is over {MAX_BYTES // 1_000_000} MB: split it.")
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
@@ -251,7 +255,7 @@ def read_stimuli(raw: bytes, name: str, text_column: str = "text") -> list[Stimu
         records, lines = _txt_records(text)
     else:
         records, lines = _csv_records(text, text_column)
-    return from_records(records, text_column, lines)
+    return from_records(records, text_column, lines, capped)
 
 
 def _txt_records(text: str) -> tuple[list, list[int]]:

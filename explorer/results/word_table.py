@@ -44,6 +44,22 @@ class WordTable:
     regions: list[dict] = field(default_factory=list)  # extra + REGION_COLUMNS
     shown: list[str] = field(default_factory=list)  # per word row, its tokens as the page shows them (the CSV's)
 
+    @classmethod
+    def of(cls, model: str, items: list[Stimulus]) -> WordTable:
+        """An empty table whose columns are already those of `items` (their own columns, in the order they come), so
+        its CSV header can be written before any row (`drained`)."""
+        t = cls(model)
+        for s in items:
+            _check_extra(t, s)
+        return t
+
+    def drained(self) -> WordTable:
+        """The rows added since the last call, as a table of their own with this one's columns; they leave this one,
+        so a list of any length is written as it is scored in bounded memory (`logprob-explorer words --file`)."""
+        part = WordTable(self.model, list(self.extra), self.words, self.regions, self.shown)
+        self.words, self.regions, self.shown = [], [], []
+        return part
+
     @property
     def columns(self) -> list[str]:
         return [*self.extra, *OWN, *WORD_COLUMNS]
@@ -90,12 +106,14 @@ class WordTable:
             "regions": [_json_row(r) for r in self.regions],
         }
 
-    def to_csv(self, regions: bool = False) -> str:
+    def to_csv(self, regions: bool = False, header: bool = True) -> str:
         """The word table (or the region table) as CSV: unknown numbers empty; a word's `tokens` as the page shows
-        them joined by spaces and its `token_ids` joined by spaces (as the Words CSV)."""
+        them joined by spaces and its `token_ids` joined by spaces (as the Words CSV); `header` False: the rows
+        alone."""
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=self.region_columns if regions else self.columns, lineterminator="\n")
-        writer.writeheader()
+        if header:
+            writer.writeheader()
         for i, row in enumerate(self.regions if regions else self.words):
             cells = {k: "" if _unknown(v) else v for k, v in row.items()}
             if not regions:

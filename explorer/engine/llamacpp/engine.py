@@ -12,6 +12,8 @@ How it plugs in:
    paths keep their numbers (to float rounding: a re-decode batches positions differently).
 3. Token bytes come from the GGUF vocabulary (byte-level BPE `Ġ` and SentencePiece `▁` / `<0xNN>` alike); the
    tokenizer and chat template are transformers' reading of the same GGUF (explorer/engine/llamacpp/gguf.py).
+4. Several texts at once (many.py's groups, `continue_rows` after nothing) decode in a context of their own, a KV
+   sequence each (explorer/engine/llamacpp/texts.py).
 Memory: one llama_decode returns at most n_batch rows; callers (scoring.score_blocks) ask PREFILL positions a call.
 """
 
@@ -32,6 +34,7 @@ from explorer.config import EngineOptions
 from explorer.engine.capabilities import Capabilities
 from explorer.engine.llamacpp.gguf import tokenizer as gguf_tokenizer
 from explorer.engine.llamacpp.sequences import Decoder, SequenceCache, fill
+from explorer.engine.llamacpp.texts import Texts
 from explorer.engine.local import team
 from explorer.engine.local.forward import ForwardEngine, one_torch_thread
 from explorer.engine.local.options import in_force
@@ -147,6 +150,8 @@ class LlamaPast:
 class LlamaCppEngine(ForwardEngine):
     """A GGUF file run by llama.cpp; numbers computed by ForwardEngine's own code from llama.cpp's logits."""
 
+    batches_texts = True  # several texts in one llama_decode, a KV sequence each (explorer/engine/llamacpp/texts.py)
+
     def __init__(
         self,
         path: str,
@@ -201,6 +206,7 @@ class LlamaCppEngine(ForwardEngine):
         self.one_at_a_time = threading.RLock()
         self._for_batch = threading.local()  # .on: this thread's prompt reads are for a batch (`for_batch`)
         self.decoder: Decoder | None = None  # a served model's batch (reserve), explorer/engine/llamacpp/sequences.py
+        self.texts: Texts | None = None  # several texts a llama_decode (continue_rows), made on first use
 
     def _load_model(self, path: str, device: str | None):
         """llama.cpp's model of the GGUF file `path`, every layer on `device`'s GPU where it has one."""
@@ -338,6 +344,10 @@ class LlamaCppEngine(ForwardEngine):
         if decoder is not None:
             decoder.close()
             self.decoder = None
+        texts = getattr(self, "texts", None)
+        if texts is not None:
+            texts.close()
+            self.texts = None
         if getattr(self, "_batch", None) is not None:
             lc.llama_batch_free(self._batch)
             self._batch = None
@@ -375,6 +385,19 @@ class LlamaCppEngine(ForwardEngine):
             if cache and getattr(self._for_batch, "on", False) and len(past.tokens) <= BATCH_POSITIONS:
                 past.cells = self.cells_of(past.tokens)
         return torch.from_numpy(logits), past
+
+    def continue_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
+        """ids (B, L) -> logits (B, L, V) float32: after nothing (`past` None, several texts: many.py's groups) the
+        rows decode together, each in a KV sequence of its own (explorer/engine/llamacpp/texts.py); else, or a row
+        longer than a sequence there holds, one row at a time (ForwardEngine's)."""
+        if past is None and ids.shape[0] > 1:
+            with self.lock:
+                if self.texts is None:
+                    self.texts = Texts(self)
+            rows = self.texts.rows(ids)
+            if rows is not None:
+                return rows
+        return super().continue_rows(ids, past)
 
     def last_rows(self, ids: torch.Tensor, past=None) -> torch.Tensor:
         """ids (B, L), every row continuing the tokens `past` holds -> each row's last logits (B, V) float32: one

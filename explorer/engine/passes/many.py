@@ -9,8 +9,9 @@ Steps, per group of texts (`groups`: sorted by length within a window, so that r
    token ((x - m) - log sum exp(x - m), as metrics.row_stats writes it); with `full` the statistics of row_stats
    (rank, entropy, varentropy); with `ends` each end set's log mass (word_ends.end_mass).
 All of a group runs as one piece of the engine's `compute` (one hand-over to the team thread, one host copy), so a
-text costs its tokens and nothing more. An engine that does not batch texts (`batches_texts` False: llama.cpp, a
-served model) scores each text alone as before.
+text costs its tokens and nothing more. On llama.cpp step 1 is one llama_decode of several KV sequences
+(explorer/engine/llamacpp/texts.py). An engine that does not batch texts (`batches_texts` False: a served model)
+scores each text alone as before.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.engine.interface import HEAD_MIN_ROWS, Forward
+from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine, forward_pass
 from explorer.engine.passes import blocks, bounds
+from explorer.engine.passes.scoring import score_ids
 from explorer.engine.passes.word_ends import end_ids, end_mass
+from explorer.results.scores import Rows, TokenScores, assemble
 
-__all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "groups", "score_group"]
+__all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "groups", "score_group", "score_prompts"]
 
 TOKENS = 4096  # padded positions per forward pass (rows x the longest row): bounded memory
 ROWS = 128  # most texts per forward pass
@@ -40,10 +43,12 @@ class TextNumbers:
     entropy: np.ndarray | None = None  # (n-1,) float32 nats, with `full`
     varentropy: np.ndarray | None = None  # (n-1,) float32 nats^2, with `full`
     ends: np.ndarray | None = None  # (n, K) float64 log mass of each end set after each position, with `ends`
+    top_ids: np.ndarray | None = None  # (n-1, k) int64 top-k ids, with `full`
+    top_logprobs: np.ndarray | None = None  # (n-1, k) float32 their logprobs, with `full`
 
 
 def batches_texts(engine: object) -> bool:
-    """Whether `engine` scores several texts in one forward pass (the torch engine)."""
+    """Whether `engine` scores several texts in one forward pass (the torch and llama.cpp engines)."""
     return bool(getattr(engine, "batches_texts", False))
 
 
@@ -63,13 +68,40 @@ def groups(lengths: list[int], tokens: int = TOKENS, rows: int = ROWS) -> Iterat
 
 
 @torch.inference_mode()
-def score_group(engine: Forward, seqs: list[list[int]], *, full: bool = False, ends: bool = False) -> list[TextNumbers]:
-    """Each of `seqs` (lists of ids, checked by the caller) scored in one forward pass (the steps above)."""
+def score_group(
+    engine: Forward, seqs: list[list[int]], *, full: bool = False, ends: bool = False, k: int = 0
+) -> list[TextNumbers]:
+    """Each of `seqs` (lists of ids, checked by the caller) scored in one forward pass (the steps above); `k`: with
+    `full`, each position's k top entries too (k >= 0)."""
     bounds.check()
-    return engine.compute(_group, engine, seqs, full, ends)
+    return engine.compute(_group, engine, seqs, full, ends, k)
 
 
-def _group(engine: Forward, seqs: list[list[int]], full: bool, ends: bool) -> list[TextNumbers]:
+def score_prompts(engine: ModelEngine, seqs: list[list[int]], k: int = 0) -> list[TokenScores]:
+    """Each of `seqs` (lists of ids, checked by the caller) as `score_ids(engine, ids, k)` gives it alone, to float32
+    rounding: several a forward pass where the engine batches texts (`groups`), else one at a time. A prompt of one
+    token or of more than PREFILL (read through the KV cache a block at a time), and full rows (k = -1), go alone."""
+    out: list[TokenScores | None] = [None] * len(seqs)
+    together = [i for i, ids in enumerate(seqs) if 2 <= len(ids) <= blocks.PREFILL] if k >= 0 else []
+    if batches_texts(engine) and len(together) > 1:
+        fwd = forward_pass(engine)
+        for group in groups([len(seqs[i]) for i in together]):
+            js = [together[g] for g in group]
+            nums = score_group(fwd, [seqs[j] for j in js], full=True, k=k)
+            for j, num in zip(js, nums):
+                out[j] = _prompt_scores(fwd, seqs[j], num, k)
+    return [r if r is not None else score_ids(engine, seqs[i], k=k) for i, r in enumerate(out)]
+
+
+def _prompt_scores(engine: Forward, ids: list[int], num: TextNumbers, k: int) -> TokenScores:
+    """The TokenScores of a prompt scored in a group: score_ids' assembly of the same rows."""
+    assert num.ranks is not None and num.entropy is not None and num.top_ids is not None  # `full`
+    assert num.top_logprobs is not None
+    rows = Rows(num.logprobs, num.ranks, num.entropy, num.top_ids, num.top_logprobs, varentropy=num.varentropy)
+    return assemble(engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=k)
+
+
+def _group(engine: Forward, seqs: list[list[int]], full: bool, ends: bool, k: int = 0) -> list[TextNumbers]:
     """score_group on the engine's compute thread."""
     dev = engine.device
     n = torch.tensor([len(s) for s in seqs], device=dev)  # (B,)
@@ -83,13 +115,14 @@ def _group(engine: Forward, seqs: list[list[int]], full: bool, ends: bool) -> li
     # 2. real positions, text after text
     pos = torch.arange(width, device=dev)[None, :]  # (1, L)
     keep = pos < reach[:, None]  # (B, L)
-    cols = _columns(engine, hidden[keep], x[:, 1:][keep], full, ends)  # targets: the next id (0 after the last)
+    cols = _columns(engine, hidden[keep], x[:, 1:][keep], full, ends, k)  # targets: the next id (0 after the last)
     has_next = (pos < (n - 1)[:, None])[keep]  # (N,)
     return _split(cols, has_next, reach.tolist(), full, ends)
 
 
-def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: bool, ends: bool) -> dict:
-    """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy`, with `ends` `ends` (N, K); numpy."""
+def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: bool, ends: bool, k: int) -> dict:
+    """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy`, `top_ids` and `top_lp` (N, k), with
+    `ends` `ends` (N, K); numpy."""
     sets = end_ids(engine) if ends else None
     parts: dict[str, list[torch.Tensor]] = {}
     step = max(HEAD_MIN_ROWS, min(rows.shape[0], (1 << 24) // max(engine.vocab_size, 1)))  # 64 MB of logits a chunk
@@ -97,8 +130,9 @@ def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: b
         logits = blocks.logits(engine, rows[a : a + step])  # (c, V)
         t = targets[a : a + step]
         if full:
-            s = engine.stats(logits, t, 0)
+            s = engine.stats(logits, t, k)
             got = {"lp": s.logprob, "rank": s.rank, "entropy": s.entropy, "varentropy": s.varentropy}
+            got |= {"top_ids": s.top_ids, "top_lp": s.top_logprobs}
         else:
             got = {"lp": _logprob(logits, t)}
         if sets is not None:
@@ -136,6 +170,8 @@ def _split(cols: dict, has_next: torch.Tensor, reach: list[int], full: bool, end
                 col("entropy") if full else None,
                 col("varentropy") if full else None,
                 per["ends"][b] if ends else None,
+                col("top_ids") if full else None,
+                col("top_lp") if full else None,
             )
         )
     return out
