@@ -115,3 +115,20 @@ def test_a_full_vocabulary_view_lists_the_top_twenty(gpt2):
     assert "full_logprobs_f32_b64" not in held and f"top {VIEW_K} of the" in drawn
     assert len(drawn) < 4 * len(lm.score(TEXT, k=5)._repr_html_())
     assert r.full_logprobs.shape == (r.n, gpt2.vocab_size)  # the result itself is not cut
+
+
+def test_words_out_with_an_ending_it_cannot_write_is_refused(gpt2_dir, tmp_path, capsys):
+    """`words --out w.xlsx` wrote a CSV under an Excel name ("wrote w.xlsx"); now it stops before the model loads,
+    naming the endings it writes, and writes nothing."""
+    from explorer.cli import main
+
+    path = tmp_path / "s.csv"
+    path.write_text("item,text\n1,The dog barked.\n", encoding="utf-8")
+    out = tmp_path / "w.xlsx"
+    args = ["words", "--model", str(gpt2_dir), "--device", "cpu", "--file", str(path), "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and ".csv, .jsonl or .json" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main([*args, "--format", "csv"]) == 0  # a format named: written under that name
+    assert out.read_text(encoding="utf-8").startswith("item,")

@@ -180,9 +180,16 @@ def _stream(engine, items: list, start: str | None, table, fmt: str, out: TextIO
 
 
 def _ending(out: str | None) -> str:
-    """The format --out's ending names (csv without one)."""
+    """The format --out's ending names (csv without one); another ending (.xlsx, .parquet) is an ExplorerError,
+    not a CSV under that name."""
     ext = os.path.splitext(out or "")[1].lower()
-    return {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(ext, "csv")
+    known = {"": "csv", ".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+    if ext not in known:
+        raise ExplorerError(
+            f"--out {out}: words writes .csv, .jsonl or .json (or give --format csv|jsonl|json to write that format "
+            f"under this name)."
+        )
+    return known[ext]
 
 
 def _beside(out: str, fmt: str) -> str:
