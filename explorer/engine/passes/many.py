@@ -5,9 +5,11 @@ Steps, per group of texts (`groups`: sorted by length within a window, so that r
    blind to the padding after them, so a row's numbers are its own (to float rounding, tests/test_many.py);
 2. the real positions only, packed one text after another (N, H): positions with a next token, and with `ends`
    every text's last position too (the distribution after the text ends its last word);
-3. per chunk of packed positions, the output layer once, then only what was asked: the logprob of the actual
-   token ((x - m) - log sum exp(x - m), as metrics.row_stats writes it); with `full` the statistics of row_stats
-   (rank, entropy, varentropy); with `ends` each end set's log mass (word_ends.end_mass).
+3. per chunk of packed positions, the output layer once, then only what was asked, block_size(V) rows at a time
+   (warm in cache): the logprob of the actual token ((x - m) - log sum exp(x - m), as metrics.row_stats writes
+   it); with `full` the statistics of row_stats (rank over every entry, entropy, varentropy) in one kernel a block
+   (the engine's `block_stats`: compiled where it compiles); with `ends` each end set's log mass from the same
+   exp(x - m) as the logprob (word_ends.logprob_ends).
 All of a group runs as one piece of the engine's `compute` (one hand-over to the team thread, one host copy), so a
 text costs its tokens and nothing more. An engine that does not batch texts (`batches_texts` False: llama.cpp, a
 served model) scores each text alone as before.
@@ -21,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.engine.interface import HEAD_MIN_ROWS, Forward
+from explorer.engine.interface import HEAD_MIN_ROWS, Forward, block_size
 from explorer.engine.passes import blocks, bounds
-from explorer.engine.passes.word_ends import end_ids, end_mass
+from explorer.engine.passes.word_ends import end_mass, end_sets, logprob_ends
 
 __all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "groups", "score_group"]
 
@@ -90,19 +92,21 @@ def _group(engine: Forward, seqs: list[list[int]], full: bool, ends: bool) -> li
 
 def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: bool, ends: bool) -> dict:
     """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy`, with `ends` `ends` (N, K); numpy."""
-    sets = end_ids(engine) if ends else None
+    sets = end_sets(engine) if ends else None
     parts: dict[str, list[torch.Tensor]] = {}
     step = max(HEAD_MIN_ROWS, min(rows.shape[0], (1 << 24) // max(engine.vocab_size, 1)))  # 64 MB of logits a chunk
     for a in range(0, rows.shape[0], step):
         logits = blocks.logits(engine, rows[a : a + step])  # (c, V)
         t = targets[a : a + step]
+        got: dict[str, torch.Tensor] = {}
         if full:
-            s = engine.stats(logits, t, 0)
-            got = {"lp": s.logprob, "rank": s.rank, "entropy": s.entropy, "varentropy": s.varentropy}
+            got["lp"], got["rank"], got["entropy"], got["varentropy"] = engine.block_stats(logits, t)
+            if sets is not None:
+                got["ends"] = end_mass(logits, sets)
+        elif sets is not None:
+            got["lp"], got["ends"] = logprob_ends(logits, t, sets)
         else:
-            got = {"lp": _logprob(logits, t)}
-        if sets is not None:
-            got["ends"] = end_mass(logits, sets)
+            got["lp"] = _logprob(logits, t)
         for key, v in got.items():
             parts.setdefault(key, []).append(v)
     return {key: torch.cat(v).cpu().numpy() for key, v in parts.items()}
@@ -110,11 +114,15 @@ def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: b
 
 def _logprob(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """(c,) float32 logprob of `targets` (c,) under rows `logits` (c, V): (x - m) - log sum exp(x - m), row_stats'
-    formula, and nothing else."""
-    x = logits.float()
-    m = x.amax(-1, keepdim=True)  # (c, 1)
-    ls = (x - m).exp().sum(-1, keepdim=True).log()  # (c, 1)
-    return ((x.gather(-1, targets[:, None]) - m) - ls)[:, 0]
+    formula, and nothing else; block_size(V) rows at a time."""
+    b = block_size(logits.shape[1])
+    out = []
+    for a in range(0, logits.shape[0], b):
+        x = logits[a : a + b].float()
+        m = x.amax(-1, keepdim=True)  # (c, 1)
+        ls = (x - m).exp().sum(-1, keepdim=True).log()  # (c, 1)
+        out.append(((x.gather(-1, targets[a : a + b, None]) - m) - ls)[:, 0])
+    return torch.cat(out)
 
 
 def _split(cols: dict, has_next: torch.Tensor, reach: list[int], full: bool, ends: bool) -> list[TextNumbers]:
