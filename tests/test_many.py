@@ -255,3 +255,63 @@ def test_words_file_to_csv_takes_more_texts_than_the_cap(gpt2, gpt2_dir, tmp_pat
     assert main([*_words_argv(gpt2_dir, path), "--format", "json"]) == 2
     err = capsys.readouterr().err
     assert "At most 3 texts" in err and "--format csv or jsonl" in err
+
+
+def test_many_texts_of_one_length_equal_each_alone_to_the_bit(gpt2, monkeypatch):
+    """Groups of many texts of one length: every column, the text statistics computed for the whole group at once
+    (results/stats.text_stats_rows) and the sums, equals the text scored alone (TokenScores + text_stats)."""
+    texts = [f"The cat number {i} sat on mat {i % 7}." for i in range(40)] + ["The dog ran.", "The dog ran away."]
+    batched = run_batch(gpt2, items(texts), "eos")
+    assert not any(r.error for r in batched.rows)
+    monkeypatch.setattr(type(gpt2), "batches_texts", False)
+    alone = run_batch(gpt2, items(texts), "eos")
+    assert [r.to_dict() for r in batched.rows] == [r.to_dict() for r in alone.rows]
+
+
+def test_stats_rows_equal_text_stats_to_the_bit():
+    """text_stats_rows on (texts, positions) arrays: each row's values equal text_stats of that text alone (every
+    length around numpy's pairwise-summation blocks); a row with a position text_stats would leave out (a
+    varentropy of 0, an entropy not finite) is left to text_stats."""
+    from explorer.results.scores import Rows, assemble
+    from explorer.results.stats import ROW_VALUES, text_stats, text_stats_rows
+
+    rng = np.random.default_rng(0)
+    vocab = [bytes([i]) for i in range(256)]
+    for m in [1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 300]:
+        lp = (-rng.exponential(3.0, (5, m))).astype(np.float32)
+        rank = rng.integers(1, 5000, (5, m))
+        ent = rng.uniform(0.1, 6.0, (5, m)).astype(np.float32)
+        var = rng.uniform(0.01, 9.0, (5, m)).astype(np.float32)
+        var[3, 0], ent[4, -1] = 0.0, np.inf
+        values, done = text_stats_rows(lp, rank, ent, var, 20.0)
+        assert done.tolist() == [True, True, True, False, False]
+        assert np.isnan(values[~done]).all()
+        for b in np.flatnonzero(done):
+            rows = Rows(
+                lp[b], rank[b], ent[b], np.zeros((m, 0), np.int64), np.zeros((m, 0), np.float32), varentropy=var[b]
+            )
+            r = assemble("m", vocab, [i % 256 for i in range(m + 1)], m + 1, rows, first=1)
+            gltr, mk, mkp, fdg = text_stats(r, 20.0)
+            assert isinstance(gltr.value, dict)
+            assert values[b].tolist() == [gltr.value[v] for v in ROW_VALUES[:4]] + [mk.value, mkp.value, fdg.value]
+
+
+def test_end_masses_stay_finite_where_every_token_of_a_set_underflows():
+    """A set whose every token is far below the row's best (exp underflows to 0 in float32) keeps its log mass:
+    log sum exp over the set, as a plain float64 log_softmax gives it; the logprob from the same pass too."""
+    from explorer.engine.passes.word_ends import EndSets, end_mass, logprob_ends
+
+    v = 400
+    logits = torch.randn(3, v)
+    logits[:, 100:] -= 300.0  # tokens 100.. are 300 nats below the rest
+    order = torch.arange(v)
+    sets = EndSets([order[:100], order[100:], order[:0]], order, [(0, 100), (100, v)], [[0], [1], []])
+    got = end_mass(logits, sets)
+    ref = logits.double().log_softmax(-1)
+    want = torch.stack([ref[:, :100].logsumexp(-1), ref[:, 100:].logsumexp(-1)], 1)
+    np.testing.assert_allclose(got[:, :2].numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    assert torch.isinf(got[:, 2]).all() and bool((got[:, 1] < -250).all())
+    t = torch.tensor([0, 5, 150])
+    lp, mass = logprob_ends(logits, t, sets)
+    np.testing.assert_allclose(lp.numpy(), ref.gather(1, t[:, None])[:, 0].numpy(), rtol=1e-5, atol=1e-6)
+    assert torch.equal(mass, got)

@@ -25,6 +25,13 @@ from explorer.rules.sampler import SamplerSettings
 STAT_ROWS = 16  # rows per fused-sums call: a few MB of float32 logits, warm in cache
 HEAD_ROWS = 128  # most positions per output-layer call (more buys no speed on a CPU; fewer bytes alive)
 HEAD_MIN_ROWS = 64  # the output layer always sees >= 64 rows: the same BLAS kernel, so chunking cannot change a logit
+STAT_BLOCK = 1 << 19  # float32 entries per block of many texts' statistics (2 MB: warm in cache, no fresh pages)
+
+
+def block_size(vocab_size: int) -> int:
+    """Rows per block of many texts' statistics (explorer/engine/passes/many.py, word_ends.py): STAT_BLOCK entries,
+    a multiple of STAT_ROWS (at least STAT_ROWS)."""
+    return STAT_ROWS * max(1, STAT_BLOCK // (STAT_ROWS * max(vocab_size, 1)))
 
 
 @runtime_checkable
@@ -128,6 +135,11 @@ class Forward(ModelEngine, Protocol):
         ...
 
     def for_batch(self) -> AbstractContextManager: ...
+
+    def block_stats(self, logits: Any, targets: Any) -> tuple[Any, Any, Any, Any]:
+        """(logprob, rank, entropy, varentropy), each (c,), of logits rows (c, V) for `targets` (c,): `stats`'
+        numbers without the top-k, block_size(V) rows a kernel call (compiled where this engine compiles)."""
+        ...
 
     def row_sums(self, logits: Any, m: Any) -> tuple[Any, Any, Any]:
         """(s, q, r), each (c, 1): the sums over the vocabulary of e = exp(x - m), e * (x - m) and e * (x - m)^2 for

@@ -7,6 +7,7 @@ Natural log throughout; only scored positions count (position 0 of a prompt has 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass
 
@@ -181,6 +182,46 @@ def text_stats(r: TokenScores, k: float = MIN_K_PERCENT) -> list[TextStat]:
     """Every single-model statistic of `r`, in the order the panel shows them."""
     k = check_k_percent(k)
     return [gltr(r), min_k(r, k), min_k_plus(r, k), fast_detectgpt(r)]
+
+
+ROW_VALUES = (
+    "1-10",
+    "11-100",
+    "101-1000",
+    ">1000",
+    "min_k",
+    "min_k_plus",
+    "fast_detectgpt",
+)  # text_stats_rows' columns
+
+
+def text_stats_rows(
+    logprobs: np.ndarray, ranks: np.ndarray, entropy: np.ndarray, varentropy: np.ndarray, k: float = MIN_K_PERCENT
+) -> tuple[np.ndarray, np.ndarray]:
+    """text_stats' values for B texts of m scored positions each, all at once: each of logprobs (float32), ranks,
+    entropy, varentropy (float32) is (B, m), row b a text's scored positions. Returns (values (B, 7) float64 in
+    ROW_VALUES' order: GLTR's four shares, Min-K%, Min-K%++, Fast-DetectGPT; done (B,) bool). The same operations
+    as gltr, min_k, min_k_plus and fast_detectgpt, row by row along the last axis, so a value equals text_stats' to
+    the bit; a row with a position those functions would leave out (a rank unknown, an entropy or varentropy not
+    finite, a varentropy of 0) is not done (NaN): ask text_stats for it."""
+    k = check_k_percent(k)
+    b, m = logprobs.shape
+    out = np.full((b, len(ROW_VALUES)), np.nan)
+    done = np.isfinite(varentropy).all(1) & (varentropy > 0).all(1) & np.isfinite(entropy).all(1) & (ranks > 0).all(1)
+    done &= ~np.isnan(logprobs).any(1) & (m > 0)
+    rows = np.flatnonzero(done)
+    if not len(rows):
+        return out, done
+    lp, rank, ent, var = logprobs[rows].astype(np.float64), ranks[rows], entropy[rows], varentropy[rows]
+    edges = [0, *GLTR_BUCKETS, np.iinfo(np.int64).max]
+    for j, (lo, hi) in enumerate(itertools.pairwise(edges)):
+        out[rows, j] = ((rank > lo) & (rank <= hi)).sum(1) / m
+    n = max(1, int(m * k / 100))  # _lowest_mean's count
+    out[rows, 4] = np.sort(lp, axis=1)[:, :n].mean(axis=1)
+    z = (lp + ent) / np.sqrt(var.astype(np.float64))  # (r, m)
+    out[rows, 5] = np.sort(z, axis=1)[:, :n].mean(axis=1)
+    out[rows, 6] = (lp.sum(1) + ent.astype(np.float64).sum(1)) / np.sqrt(var.astype(np.float64).sum(1))
+    return out, done
 
 
 def stats_block(r: TokenScores, k: float = MIN_K_PERCENT) -> dict:

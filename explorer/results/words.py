@@ -214,14 +214,25 @@ def first_class(b: bytes) -> str:
     return "new" if cls in ("symbol", "cjk") else cls
 
 
+def token_classes(vocab: Sequence[bytes], special_ids: set[int]) -> tuple[list[str], np.ndarray]:
+    """(the classes, _FOLLOWS' keys; each token's class as an index into them (V,) int64): a token's class is its
+    first character's (first_class), 'special' for a special token."""
+    names = list(_FOLLOWS)
+    index = {name: i for i, name in enumerate(names)}
+    cls = [index["special" if i in special_ids else first_class(b)] for i, b in enumerate(vocab)]
+    return names, np.array(cls, np.int64)
+
+
+def class_sets(names: list[str]) -> np.ndarray:
+    """(len(END_SETS), len(names)) bool: row c marks the classes whose tokens start a new word after a word ending
+    in class c (every END_SETS row is a union of token classes)."""
+    return np.array([[c in _FOLLOWS[name] for name in names] for c in END_SETS], bool)
+
+
 def end_masks(vocab: Sequence[bytes], special_ids: set[int]) -> np.ndarray:
     """(len(END_SETS), V) bool: row c marks the tokens that start a new word after a word ending in class c."""
-    out = np.zeros((len(END_SETS), len(vocab)), bool)
-    row = {name: i for i, name in enumerate(END_SETS)}
-    for i, b in enumerate(vocab):
-        for name in _FOLLOWS["special" if i in special_ids else first_class(b)]:
-            out[row[name], i] = True
-    return out
+    names, cls = token_classes(vocab, special_ids)
+    return class_sets(names)[:, cls]
 
 
 def end_class(text: str, end: int | None = None) -> str:

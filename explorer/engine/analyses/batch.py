@@ -6,8 +6,9 @@ Steps, per window of WINDOW texts:
 2. score them several a forward pass where the engine batches texts (explorer/engine/passes/many.py: the torch
    engine), else one at a time (`score_progress`): logprobs, and with `stats` ranks over the whole vocabulary,
    entropy and varentropy;
-3. each text's figures: token count, total and mean logprob, perplexity, with `stats` the text statistics; for a
-   quiz line, the answer set scored after the question (`score_answers`).
+3. each text's figures: token count, total and mean logprob, perplexity, with `stats` the text statistics (a group's
+   texts together: `text_stats_rows`, numpy over (texts, positions), no TokenScores made); for a quiz line, the
+   answer set scored after the question (`score_answers`).
 A text that cannot be scored (empty, over the context or the cap) gets its reason in its row and the batch goes on;
 a stop (Stop pressed, the time cap, the client gone) ends it between rows, and the rows done so far are kept.
 Stimulus lists (`fill_word_table`) go the same way, with each position's word-end masses.
@@ -29,7 +30,7 @@ from explorer.engine.text.encoding import check_text
 from explorer.errors import ExplorerError
 from explorer.results.batch import Batch, BatchItem, BatchRow
 from explorer.results.scores import Rows, TokenScores, assemble
-from explorer.results.stats import MIN_K_PERCENT, check_k_percent, text_stats
+from explorer.results.stats import MIN_K_PERCENT, ROW_VALUES, check_k_percent, text_stats, text_stats_rows
 from explorer.results.stimuli import Stimulus
 from explorer.results.word_scores import WordScores
 from explorer.results.word_table import WordTable
@@ -40,12 +41,15 @@ STOP_CODES = frozenset({"cancelled", "timeout", "request_timeout", "request_canc
 Progress = Callable[[int, int], None]  # (texts done, texts in all)
 
 
+GLTR_COLUMNS = {"1-10": "gltr_1_10", "11-100": "gltr_11_100", "101-1000": "gltr_101_1000", ">1000": "gltr_over_1000"}
+VALUE_COLUMNS = [GLTR_COLUMNS.get(v, v) for v in ROW_VALUES]  # text_stats_rows' values as STAT_COLUMNS
+
+
 def _stats(r: TokenScores, k_percent: float) -> dict[str, float | None]:
     """The STAT_COLUMNS of `r`: GLTR's four bucket fractions, Min-K%, Min-K%++, Fast-DetectGPT."""
     gltr, min_k, min_k_plus, fdg = text_stats(r, k_percent)
     buckets = gltr.value if isinstance(gltr.value, dict) else {}
-    names = {"1-10": "gltr_1_10", "11-100": "gltr_11_100", "101-1000": "gltr_101_1000", ">1000": "gltr_over_1000"}
-    out: dict[str, float | None] = {col: buckets.get(b) for b, col in names.items()}
+    out: dict[str, float | None] = {col: buckets.get(b) for b, col in GLTR_COLUMNS.items()}
     for col, s in (("min_k", min_k), ("min_k_plus", min_k_plus), ("fast_detectgpt", fdg)):
         out[col] = s.value if isinstance(s.value, float) else None
     return out
@@ -101,6 +105,16 @@ def _sums_row(item: BatchItem, index: int, tokens: int, logprobs: np.ndarray) ->
     return BatchRow(index, item.id, item.text, item.line, tokens, len(logprobs), total, mean, math.exp(-mean))
 
 
+def _stats_row(item: BatchItem, index: int, tokens: int, logprobs: np.ndarray, values: np.ndarray) -> BatchRow:
+    """A row of a text scored in a group, its statistics computed with the group's (`values`: text_stats_rows' row):
+    TokenScores' total (a float64 sum after position 0's 0, as its nansum), mean and perplexity, computed the same
+    way, with no TokenScores built."""
+    total = float(np.concatenate(([0.0], logprobs.astype(np.float64))).sum())
+    mean = total / len(logprobs)
+    stats: dict[str, float | None] = dict(zip(VALUE_COLUMNS, values.tolist()))
+    return BatchRow(index, item.id, item.text, item.line, tokens, len(logprobs), total, mean, math.exp(-mean), stats)
+
+
 def score_item(
     engine: ModelEngine, item: BatchItem, index: int, start: str | None, k_percent: float, stats: bool = True
 ) -> BatchRow:
@@ -146,17 +160,24 @@ def _checked(
     return out
 
 
+_COLUMNS = ("logprobs", "ranks", "entropy", "varentropy")  # a TextNumbers' columns text_stats_rows reads
+
+
 class _Numbers:
     """Each text's numbers, several texts a forward pass (explorer/engine/passes/many.py): a text's group is
     scored when its first text is asked for, so rows come in order as their groups are done (a stop is seen
     between groups, progress moves as rows come)."""
 
-    def __init__(self, engine: ModelEngine, seqs: dict[int, list[int]], full: bool, ends: bool):
+    def __init__(
+        self, engine: ModelEngine, seqs: dict[int, list[int]], full: bool, ends: bool, k_percent: float | None = None
+    ):
         self.engine, self.seqs, self.full, self.ends = forward_pass(engine), seqs, full, ends
+        self.k_percent = k_percent  # with `full`: the group's text statistics too (`values`)
         keys = list(seqs)
         self.groups = [[keys[g] for g in group] for group in many.groups([len(seqs[j]) for j in keys])]
         self.group_of = {j: g for g, js in enumerate(self.groups) for j in js}
         self.done: dict[int, many.TextNumbers] = {}
+        self.values: dict[int, np.ndarray] = {}  # text_stats_rows' row of each text it could do
 
     def __contains__(self, j: int) -> bool:
         return j in self.group_of
@@ -166,6 +187,10 @@ class _Numbers:
             js = self.groups[self.group_of[j]]
             nums = many.score_group(self.engine, [self.seqs[i] for i in js], full=self.full, ends=self.ends)
             self.done.update(zip(js, nums))
+            if self.full and self.k_percent is not None and len({len(n.logprobs) for n in nums}) == 1:
+                lp, rank, ent, var = (np.stack([getattr(n, c) for n in nums]) for c in _COLUMNS)  # (texts, positions)
+                values, ok = text_stats_rows(lp, rank, ent, var, self.k_percent)
+                self.values.update((i, values[b]) for b, i in enumerate(js) if ok[b])
         return self.done.pop(j)  # each text's numbers are read once: memory stays one window's
 
 
@@ -198,7 +223,7 @@ def _window(
             failed[j] = _failed(items[j], first + j, ids.message)
         else:
             seqs[j] = ids
-    nums = _Numbers(engine, seqs, stats, False)
+    nums = _Numbers(engine, seqs, stats, False, k_percent)
     for j, item in enumerate(items):
         bounds.check()
         if j in failed:
@@ -206,7 +231,12 @@ def _window(
         elif j in nums and not stats:
             yield _sums_row(item, first + j, len(seqs[j]) - len(prefix), nums[j].logprobs)
         elif j in nums:
-            yield _row(item, first + j, _scores(engine, seqs[j], nums[j], len(prefix)), len(prefix), k_percent, stats)
+            num = nums[j]
+            values = nums.values.pop(j, None)
+            if values is not None:
+                yield _stats_row(item, first + j, len(seqs[j]) - len(prefix), num.logprobs, values)
+            else:
+                yield _row(item, first + j, _scores(engine, seqs[j], num, len(prefix)), len(prefix), k_percent, stats)
         else:
             yield score_item(engine, item, first + j, start, k_percent, stats)
 

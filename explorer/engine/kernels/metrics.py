@@ -12,6 +12,11 @@ Steps, per block of positions (c, V):
    off the top-K; only the other rows get a full compare.
 Filtered entries may be -inf (processed mode): they get probability 0.
 
+Many texts' positions (explorer/engine/passes/many.py), where nothing needs the top-k: `block_rows`, step 1 as the
+row max alone and steps 2-4 as `one_row` over a block of rows (compiled where the engine compiles: one kernel a block,
+every rank counted over every entry), the same numbers as row_stats (the max is the top-K's first value; a rank
+counted over every entry is the count the top-K gives).
+
 A decode step's one row, where the statistics are compiled (`ForwardEngine.stats`): step 1's top-K, then steps 2-4 as
 one compiled kernel (`one_row`), which counts the rank over every entry (no branch, no host sync: the same count,
 as the entries outside the top-K are below the K-th best). Its eager operations cost more than the row's arithmetic:
@@ -73,9 +78,10 @@ def sums(logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
 def one_row(
     logits: torch.Tensor, targets: torch.Tensor, m: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(logprob (1,), rank (1,), entropy (1,), varentropy (1,), log-sum-exp - m (1, 1)) of one row `logits` (1, V)
-    float32 for `targets` (1,), its max `m` (1, 1) given (the top-K's first value): row_stats' numbers, the rank
-    counted over every entry. Shapes fixed by V alone, so one compiled kernel serves every k."""
+    """(logprob (c,), rank (c,), entropy (c,), varentropy (c,), log-sum-exp - m (c, 1)) of rows `logits` (c, V)
+    float32 for `targets` (c,), their maxima `m` (c, 1) given (the top-K's first value): row_stats' numbers, the rank
+    counted over every entry. A decode step's one row (c = 1: shapes fixed by V alone, so one compiled kernel serves
+    every k) or a block of `block_rows`."""
     s, q, r2 = sums(logits, m)
     ls = s.log()
     lp_t = (logits.gather(-1, targets[:, None]) - m) - ls  # (1, 1)
@@ -83,6 +89,16 @@ def one_row(
     entropy = (ls - q / s)[:, 0]
     varentropy = (r2 / s - (q / s) ** 2).clamp_min(0.0)[:, 0]
     return lp_t[:, 0], rank, entropy, varentropy, ls
+
+
+def block_rows(
+    logits: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(logprob, rank, entropy, varentropy), each (c,), of rows `logits` (c, V) for `targets` (c,): row_stats'
+    numbers without the top-k (the max as the row's amax: the top-K's first value), as one kernel."""
+    x = logits.float()
+    lp_t, rank, entropy, varentropy, _ = one_row(x, targets, x.amax(-1, keepdim=True))
+    return lp_t, rank, entropy, varentropy
 
 
 def compiled_row_stats(one_row_fn, logits: torch.Tensor, targets: torch.Tensor, k: int) -> Stats:
@@ -146,6 +162,11 @@ def compiled_sums():
 def compiled_one_row():
     """`one_row` compiled by torch.compile (fixed shapes), or None when compilation is unavailable."""
     return _compiled(one_row)
+
+
+def compiled_block_rows():
+    """`block_rows` compiled by torch.compile (fixed shapes), or None when compilation is unavailable."""
+    return _compiled(block_rows)
 
 
 def _compiled(fn):

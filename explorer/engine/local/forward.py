@@ -21,8 +21,17 @@ import torch
 
 from explorer.config import EngineOptions
 from explorer.engine.capabilities import Capabilities
-from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS
-from explorer.engine.kernels.metrics import Stats, compiled_one_row, compiled_row_stats, compiled_sums, row_stats, sums
+from explorer.engine.interface import HEAD_MIN_ROWS, HEAD_ROWS, STAT_ROWS, block_size
+from explorer.engine.kernels.metrics import (
+    Stats,
+    block_rows,
+    compiled_block_rows,
+    compiled_one_row,
+    compiled_row_stats,
+    compiled_sums,
+    row_stats,
+    sums,
+)
 from explorer.engine.local import team
 from explorer.engine.passes.events import Done, Step
 from explorer.engine.passes.generation import decode_text
@@ -41,6 +50,8 @@ def one_torch_thread() -> None:
 class ForwardEngine(TokenizerText, ABC):
     """A model whose forward pass runs in this process; subclasses give `body`, `last_rows` and `capabilities`;
     the text side (text <-> ids, where a text starts) is TokenizerText's (explorer/engine/text/side.py)."""
+
+    compiles_block = True  # many texts' statistics by a compiled block kernel (where `batches_texts`; on a CPU)
 
     def __init__(
         self,
@@ -76,7 +87,7 @@ class ForwardEngine(TokenizerText, ABC):
         self._pool: ThreadPoolExecutor | None = None  # see background()
         self.scheduler: Any = None  # a served torch model's continuous batching (engine/batching/scheduler.py `attach`)
         self.one_at_a_time: Any = None  # where generations must not interleave (llama.cpp's)
-        self._sums_kernel, self._row_kernel = self._stats_kernels(compile)
+        self._sums_kernel, self._row_kernel, self._block_kernel = self._stats_kernels(compile)
 
     # ---- what this engine is -------------------------------------------------------------
     @property
@@ -129,8 +140,11 @@ class ForwardEngine(TokenizerText, ABC):
 
     # ---- statistics ------------------------------------------------------------------------
     def _stats_kernels(self, compile: bool | None):
-        """(the fused-sums kernel, the one-row kernel or None): torch.compile'd (and warmed up here) when asked and it
-        works, else (eager `sums`, None). The one-row kernel only on a CPU, where it was measured (metrics.py).
+        """(the fused-sums kernel, the one-row kernel or None, the block kernel or None): torch.compile'd (and warmed
+        up here) when asked and it works, else (eager `sums`, None, None). The one-row and block kernels only on a
+        CPU, where they were measured (metrics.py; bench/RESULTS.md, #54); the block kernel only for an engine that
+        scores many texts a pass (`batches_texts`) and compiles it (`compiles_block`: the torch engine; llama.cpp's
+        load stays free of a second compile, its many texts' statistics eager).
 
         `compile=None`: the engine's options say (EXPLORER_COMPILE: 1 on, 0 off, auto (default) on).
         """
@@ -138,8 +152,7 @@ class ForwardEngine(TokenizerText, ABC):
             compile = self.options.compile
         fn = compiled_sums() if compile else None
         if fn is None:
-            return sums, None
-        row = compiled_one_row() if self.device.type == "cpu" else None
+            return sums, None, None
         try:  # compile now (seconds), not on a user's first request: scoring slices and decode steps
             for rows, dtype in ((STAT_ROWS, self.dtype), (1, torch.float32)):
                 fn(
@@ -148,18 +161,28 @@ class ForwardEngine(TokenizerText, ABC):
                 )
         except Exception as err:  # noqa: BLE001 - any compiler failure means: stay eager
             log.warning("torch.compile failed (%s); using eager statistics", str(err).splitlines()[0][:200])
-            return sums, None
+            return sums, None, None
+        if self.device.type != "cpu":
+            return fn, None, None
+        v, b = self.vocab_size, block_size(self.vocab_size)
+        row = self._warm(compiled_one_row(), "one row", (1, v), torch.float32, ((1,), torch.long), ((1, 1), None))
+        block = None
+        if getattr(self, "batches_texts", False) and self.compiles_block:
+            block = self._warm(compiled_block_rows(), "a block", (b, v), self.dtype, ((b,), torch.long))
+        return fn, row, block
+
+    def _warm(self, kernel, what: str, shape: tuple, dtype: torch.dtype, *more: tuple):
+        """`kernel` called once on zeros of `shape` (dtype) and `more` ((shape, dtype or None: float32), ...), so it
+        compiles now; None where it is None or fails (eager there)."""
+        if kernel is None:
+            return None
         try:
-            if row is not None:
-                row(
-                    torch.zeros((1, self.vocab_size), device=self.device),
-                    torch.zeros((1,), dtype=torch.long, device=self.device),
-                    torch.zeros((1, 1), device=self.device),
-                )
-        except Exception as err:  # noqa: BLE001 - the one-row kernel failing leaves the sums kernel
-            log.warning("torch.compile failed on one row (%s); eager there", str(err).splitlines()[0][:200])
-            row = None
-        return fn, row
+            zeros = [torch.zeros(s, device=self.device, dtype=d or torch.float32) for s, d in more]
+            kernel(torch.zeros(shape, device=self.device, dtype=dtype), *zeros)
+        except Exception as err:  # noqa: BLE001 - a kernel failing leaves the sums kernel
+            log.warning("torch.compile failed on %s (%s); eager there", what, str(err).splitlines()[0][:200])
+            return None
+        return kernel
 
     def row_sums(self, logits: torch.Tensor, m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Forward.row_sums: `sums` over slices of STAT_ROWS rows (cache-sized; the compiled kernel sees exactly that
@@ -177,6 +200,25 @@ class ForwardEngine(TokenizerText, ABC):
             parts.append((s[:c], q[:c], r[:c]))
         s, q, r = (torch.cat(col) for col in zip(*parts))
         return s, q, r
+
+    def block_stats(
+        self, logits: torch.Tensor, targets: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Forward.block_stats: `block_rows` over slices of block_size(V) rows (the compiled kernel sees exactly that
+        shape: the last slice padded with zero rows)."""
+        b = block_size(logits.shape[1])
+        parts = []
+        for a in range(0, logits.shape[0], b):
+            x, t = logits[a : a + b], targets[a : a + b]
+            c = x.shape[0]
+            if self._block_kernel is None:
+                parts.append(block_rows(x, t))
+                continue
+            if c < b:
+                x, t = torch.cat([x, x.new_zeros((b - c, x.shape[1]))]), torch.cat([t, t.new_zeros(b - c)])
+            parts.append(tuple(v[:c] for v in self._block_kernel(x, t)))
+        lp, rank, entropy, varentropy = (torch.cat(col) for col in zip(*parts))
+        return lp, rank, entropy, varentropy
 
     def stats(self, logits: torch.Tensor, targets: torch.Tensor, k: int, full: bool = False) -> Stats:
         """row_stats of a block of positions, with the engine's kernels (a decode step's one row: its own)."""

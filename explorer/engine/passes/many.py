@@ -5,9 +5,11 @@ Steps, per group of texts (`groups`: sorted by length within a window, so that r
    blind to the padding after them, so a row's numbers are its own (to float rounding, tests/test_many.py);
 2. the real positions only, packed one text after another (N, H): positions with a next token, and with `ends`
    every text's last position too (the distribution after the text ends its last word);
-3. per chunk of packed positions, the output layer once, then only what was asked: the logprob of the actual
-   token ((x - m) - log sum exp(x - m), as metrics.row_stats writes it); with `full` the statistics of row_stats
-   (rank, entropy, varentropy); with `ends` each end set's log mass (word_ends.end_mass).
+3. per chunk of packed positions, the output layer once, then only what was asked, block_size(V) rows at a time
+   (warm in cache): the logprob of the actual token ((x - m) - log sum exp(x - m), as metrics.row_stats writes
+   it); with `full` the statistics of row_stats (rank over every entry, entropy, varentropy) in one kernel a block
+   (the engine's `block_stats`: compiled where it compiles); with `ends` each end set's log mass from the same
+   exp(x - m) as the logprob (word_ends.logprob_ends).
 All of a group runs as one piece of the engine's `compute` (one hand-over to the team thread, one host copy), so a
 text costs its tokens and nothing more. On llama.cpp step 1 is one llama_decode of several KV sequences
 (explorer/engine/llamacpp/texts.py). An engine that does not batch texts (`batches_texts` False: a served model)
@@ -22,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine, forward_pass
+from explorer.engine.interface import HEAD_MIN_ROWS, Forward, ModelEngine, block_size, forward_pass
 from explorer.engine.passes import blocks, bounds
 from explorer.engine.passes.scoring import score_ids
-from explorer.engine.passes.word_ends import end_ids, end_mass
+from explorer.engine.passes.word_ends import end_mass, end_sets, logprob_ends
 from explorer.results.scores import Rows, TokenScores, assemble
 
 __all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "groups", "score_group", "score_prompts"]
@@ -43,8 +45,8 @@ class TextNumbers:
     entropy: np.ndarray | None = None  # (n-1,) float32 nats, with `full`
     varentropy: np.ndarray | None = None  # (n-1,) float32 nats^2, with `full`
     ends: np.ndarray | None = None  # (n, K) float64 log mass of each end set after each position, with `ends`
-    top_ids: np.ndarray | None = None  # (n-1, k) int64 top-k ids, with `full`
-    top_logprobs: np.ndarray | None = None  # (n-1, k) float32 their logprobs, with `full`
+    top_ids: np.ndarray | None = None  # (n-1, k) int64 top-k ids, with `full` and k > 0
+    top_logprobs: np.ndarray | None = None  # (n-1, k) float32 their logprobs, with `full` and k > 0
 
 
 def batches_texts(engine: object) -> bool:
@@ -95,9 +97,11 @@ def score_prompts(engine: ModelEngine, seqs: list[list[int]], k: int = 0) -> lis
 
 def _prompt_scores(engine: Forward, ids: list[int], num: TextNumbers, k: int) -> TokenScores:
     """The TokenScores of a prompt scored in a group: score_ids' assembly of the same rows."""
-    assert num.ranks is not None and num.entropy is not None and num.top_ids is not None  # `full`
-    assert num.top_logprobs is not None
-    rows = Rows(num.logprobs, num.ranks, num.entropy, num.top_ids, num.top_logprobs, varentropy=num.varentropy)
+    assert num.ranks is not None and num.entropy is not None  # `full`
+    m = len(num.logprobs)
+    top_ids = num.top_ids if num.top_ids is not None else np.zeros((m, 0), np.int64)  # k = 0: no top-k
+    top_lps = num.top_logprobs if num.top_logprobs is not None else np.zeros((m, 0), np.float32)
+    rows = Rows(num.logprobs, num.ranks, num.entropy, top_ids, top_lps, varentropy=num.varentropy)
     return assemble(engine.name, engine.vocab, ids, len(ids), rows, first=1, prompt_k=k)
 
 
@@ -121,22 +125,29 @@ def _group(engine: Forward, seqs: list[list[int]], full: bool, ends: bool, k: in
 
 
 def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: bool, ends: bool, k: int) -> dict:
-    """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy`, `top_ids` and `top_lp` (N, k), with
-    `ends` `ends` (N, K); numpy."""
-    sets = end_ids(engine) if ends else None
+    """Per packed position: `lp`, with `full` `rank`, `entropy`, `varentropy` (and `top_ids`, `top_lp` (N, k) when
+    k > 0: the engine's row statistics with their top-k), with `ends` `ends` (N, K); numpy."""
+    sets = end_sets(engine) if ends else None
     parts: dict[str, list[torch.Tensor]] = {}
     step = max(HEAD_MIN_ROWS, min(rows.shape[0], (1 << 24) // max(engine.vocab_size, 1)))  # 64 MB of logits a chunk
     for a in range(0, rows.shape[0], step):
         logits = blocks.logits(engine, rows[a : a + step])  # (c, V)
         t = targets[a : a + step]
-        if full:
-            s = engine.stats(logits, t, k)
-            got = {"lp": s.logprob, "rank": s.rank, "entropy": s.entropy, "varentropy": s.varentropy}
-            got |= {"top_ids": s.top_ids, "top_lp": s.top_logprobs}
+        got: dict[str, torch.Tensor] = {}
+        if full and k > 0:  # a prompt's top-k too (/v1 prompt lists): the engine's statistics with their top-k
+            st = engine.stats(logits, t, k)
+            got = {"lp": st.logprob, "rank": st.rank, "entropy": st.entropy, "varentropy": st.varentropy}
+            got |= {"top_ids": st.top_ids, "top_lp": st.top_logprobs}
+            if sets is not None:
+                got["ends"] = end_mass(logits, sets)
+        elif full:
+            got["lp"], got["rank"], got["entropy"], got["varentropy"] = engine.block_stats(logits, t)
+            if sets is not None:
+                got["ends"] = end_mass(logits, sets)
+        elif sets is not None:
+            got["lp"], got["ends"] = logprob_ends(logits, t, sets)
         else:
-            got = {"lp": _logprob(logits, t)}
-        if sets is not None:
-            got["ends"] = end_mass(logits, sets)
+            got["lp"] = _logprob(logits, t)
         for key, v in got.items():
             parts.setdefault(key, []).append(v)
     return {key: torch.cat(v).cpu().numpy() for key, v in parts.items()}
@@ -144,11 +155,15 @@ def _columns(engine: Forward, rows: torch.Tensor, targets: torch.Tensor, full: b
 
 def _logprob(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """(c,) float32 logprob of `targets` (c,) under rows `logits` (c, V): (x - m) - log sum exp(x - m), row_stats'
-    formula, and nothing else."""
-    x = logits.float()
-    m = x.amax(-1, keepdim=True)  # (c, 1)
-    ls = (x - m).exp().sum(-1, keepdim=True).log()  # (c, 1)
-    return ((x.gather(-1, targets[:, None]) - m) - ls)[:, 0]
+    formula, and nothing else; block_size(V) rows at a time."""
+    b = block_size(logits.shape[1])
+    out = []
+    for a in range(0, logits.shape[0], b):
+        x = logits[a : a + b].float()
+        m = x.amax(-1, keepdim=True)  # (c, 1)
+        ls = (x - m).exp().sum(-1, keepdim=True).log()  # (c, 1)
+        out.append(((x.gather(-1, targets[a : a + b, None]) - m) - ls)[:, 0])
+    return torch.cat(out)
 
 
 def _split(cols: dict, has_next: torch.Tensor, reach: list[int], full: bool, ends: bool) -> list[TextNumbers]:
@@ -170,8 +185,8 @@ def _split(cols: dict, has_next: torch.Tensor, reach: list[int], full: bool, end
                 col("entropy") if full else None,
                 col("varentropy") if full else None,
                 per["ends"][b] if ends else None,
-                col("top_ids") if full else None,
-                col("top_lp") if full else None,
+                col("top_ids") if "top_ids" in per else None,  # with `full` and k > 0
+                col("top_lp") if "top_lp" in per else None,
             )
         )
     return out
