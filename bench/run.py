@@ -545,7 +545,8 @@ def remote_figures(engine, quick: bool, backend: str | None = None) -> dict:
 
 
 def hidden_figures(engine, quick: bool) -> dict:
-    """`return_hidden_states` of every layer (0..L and final_norm, float32) at 16 prompt tokens (the default cap),
+    """`return_hidden_states` of every layer (0..L and final_norm, float32) at 16 prompt tokens (the default cap;
+    twice that for the generation, whose positions returned are its prompt's and its own),
     through the API's handler, over the same request without it: scoring (`echo`, `max_tokens: 0`) and a greedy
     16-token generation (which then decodes on its own thread, outside the batch); and the scoring's extra peak
     memory over the states' own bytes."""
@@ -553,7 +554,9 @@ def hidden_figures(engine, quick: bool) -> dict:
     from explorer.api.schemas import CompletionRequest, parse
     from explorer.rules.sampler import Limits
 
-    ids, limits = ids_of(engine, 16), Limits()
+    ids = ids_of(engine, 16)
+    limits = replace(Limits(), hidden_states_max_tokens=2 * len(ids))  # the cap counts the positions returned:
+    # the generation's are its 16 prompt tokens and the 16 it makes
     spec = {"return_hidden_states": {"layers": [*range(engine.n_layers + 1), "final_norm"]}}
     score = {"prompt": ids, "max_tokens": 0, "echo": True, "logprobs": 5}
     gen = {"prompt": ids, "max_tokens": 16, "temperature": 0, "logprobs": 5}
