@@ -174,7 +174,9 @@ class _Numbers:
         self.engine, self.seqs, self.full, self.ends = forward_pass(engine), seqs, full, ends
         self.k_percent = k_percent  # with `full`: the group's text statistics too (`values`)
         keys = list(seqs)
-        self.groups = [[keys[g] for g in group] for group in many.groups([len(seqs[j]) for j in keys])]
+        self.groups = [
+            [keys[g] for g in group] for group in many.groups([len(seqs[j]) for j in keys], many.group_tokens(engine))
+        ]
         self.group_of = {j: g for g, js in enumerate(self.groups) for j in js}
         self.done: dict[int, many.TextNumbers] = {}
         self.values: dict[int, np.ndarray] = {}  # text_stats_rows' row of each text it could do

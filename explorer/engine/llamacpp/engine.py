@@ -151,6 +151,7 @@ class LlamaCppEngine(ForwardEngine):
     """A GGUF file run by llama.cpp; numbers computed by ForwardEngine's own code from llama.cpp's logits."""
 
     batches_texts = True  # several texts in one llama_decode, a KV sequence each (explorer/engine/llamacpp/texts.py)
+    group_tokens = N_BATCH  # a many-texts group's positions: its logits (positions x V float32) are held at once
     compiles_block = False  # no second compile at load (the default model's start): many texts' statistics eager
 
     def __init__(

@@ -30,7 +30,7 @@ from explorer.engine.passes.scoring import score_ids
 from explorer.engine.passes.word_ends import end_mass, end_sets, logprob_ends
 from explorer.results.scores import Rows, TokenScores, assemble
 
-__all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "groups", "score_group", "score_prompts"]
+__all__ = ["ROWS", "TOKENS", "TextNumbers", "batches_texts", "group_tokens", "groups", "score_group", "score_prompts"]
 
 TOKENS = 4096  # padded positions per forward pass (rows x the longest row): bounded memory
 ROWS = 128  # most texts per forward pass
@@ -52,6 +52,13 @@ class TextNumbers:
 def batches_texts(engine: object) -> bool:
     """Whether `engine` scores several texts in one forward pass (the torch and llama.cpp engines)."""
     return bool(getattr(engine, "batches_texts", False))
+
+
+def group_tokens(engine: object) -> int:
+    """Positions a group of `engine` may hold: TOKENS, or fewer where its forward pass hands back every position's
+    logits rather than hidden states (llama.cpp: `group_tokens`, one llama_decode's worth, so a group's logits stay
+    about 100 MB on SmolLM2, not 0.8 GB)."""
+    return min(TOKENS, int(getattr(engine, "group_tokens", TOKENS)))
 
 
 def groups(lengths: list[int], tokens: int = TOKENS, rows: int = ROWS) -> Iterator[list[int]]:
@@ -87,7 +94,7 @@ def score_prompts(engine: ModelEngine, seqs: list[list[int]], k: int = 0) -> lis
     together = [i for i, ids in enumerate(seqs) if 2 <= len(ids) <= blocks.PREFILL] if k >= 0 else []
     if batches_texts(engine) and len(together) > 1:
         fwd = forward_pass(engine)
-        for group in groups([len(seqs[i]) for i in together]):
+        for group in groups([len(seqs[i]) for i in together], group_tokens(engine)):
             js = [together[g] for g in group]
             nums = score_group(fwd, [seqs[j] for j in js], full=True, k=k)
             for j, num in zip(js, nums):
